@@ -1,0 +1,146 @@
+r"""The objective protocol every algorithm touches data through.
+
+An objective is the regularised empirical risk
+
+.. math::
+
+    F(\theta; D) = \frac1n \sum_{i=1}^n \ell(\theta; x_i, y_i)
+                   + \frac{\mu}{2} \lVert \theta \rVert^2, \qquad \theta \in C,
+
+with ``C`` either :math:`\mathbb R^p` or an L2 ball of radius ``R``.
+Algorithms only call the methods below; the hot path is
+:meth:`Objective.clipped_gradient_sum`.
+
+Given a declared bound ``B`` on row norms (rows are scaled to norm <= B before
+training, a per-row operation that costs no privacy), an objective states its
+constants through :meth:`Objective.constants`: per-example Lipschitz constant
+``L`` of the data term, per-example smoothness ``beta`` of the data term, and
+the strong-convexity constant of ``F``. An objective that cannot state them
+(a neural network) returns ``None`` for those entries, and algorithms whose
+proofs need them refuse.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+
+class Regime(str, Enum):
+    """Which utility bound of Lecture 12, section 12.2, applies to an objective."""
+
+    NONCONVEX_SMOOTH = "nonconvex_smooth"  # 12.2.1
+    CONVEX_SMOOTH = "convex_smooth"  # 12.2.2
+    CONVEX_LIPSCHITZ = "convex_lipschitz"  # 12.2.3
+    STRONGLY_CONVEX = "strongly_convex"  # 12.2.4
+
+
+@dataclass(frozen=True)
+class ObjectiveConstants:
+    """Constants an objective can state for rows with ``||x|| <= row_norm_bound``.
+
+    Attributes
+    ----------
+    lipschitz : float or None
+        ``L``: :math:`\\sup \\lVert \\nabla \\ell(\\theta; x, y) \\rVert` over the
+        domain (per example, data term only). ``None`` if unbounded (e.g. the
+        squared loss without a projection radius): clipping then provides the
+        sensitivity.
+    smoothness : float or None
+        ``beta``: per-example smoothness of the data term ``ell``.
+    strong_convexity : float
+        Strong-convexity constant of ``F`` (``mu`` for a convex loss plus
+        ``mu/2 ||theta||^2``); 0 when merely convex.
+    convex : bool
+        Whether ``ell`` is convex in ``theta``.
+    row_norm_bound : float
+        The bound ``B`` the constants were computed for.
+    """
+
+    lipschitz: float | None
+    smoothness: float | None
+    strong_convexity: float
+    convex: bool
+    row_norm_bound: float
+
+    @property
+    def regime(self) -> Regime:
+        """The section-12.2 regime these constants put the problem in."""
+        if not self.convex:
+            return Regime.NONCONVEX_SMOOTH
+        if self.strong_convexity > 0:
+            return Regime.STRONGLY_CONVEX
+        if self.smoothness is not None:
+            return Regime.CONVEX_SMOOTH
+        return Regime.CONVEX_LIPSCHITZ
+
+
+class Objective(ABC):
+    """Per-example loss plus L2 regularisation, optionally constrained to a ball.
+
+    Parameters are flat vectors ``theta`` of length :meth:`n_params`. For the
+    linear models of :mod:`noisygd.objectives.glm` the last entry is the
+    intercept when ``fit_intercept`` is true.
+    """
+
+    l2: float = 0.0
+    radius: float | None = None
+
+    @abstractmethod
+    def n_params(self, n_features: int) -> int:
+        """Length of ``theta`` for data with ``n_features`` columns."""
+
+    @abstractmethod
+    def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Vector of ``ell(theta; x_i, y_i)``, shape ``(n,)``."""
+
+    @abstractmethod
+    def clipped_gradient_sum(
+        self,
+        theta: np.ndarray,
+        X: np.ndarray,
+        y: np.ndarray,
+        clip: float | None,
+        row_norms: np.ndarray | None = None,
+    ) -> np.ndarray:
+        r""":math:`\sum_i \mathrm{clip}_C(\nabla \ell(\theta; x_i, y_i))` (data term only).
+
+        ``clip=None`` means no clipping. ``row_norms`` are precomputed norms
+        of the rows as the gradient sees them (with the intercept column);
+        pass them to avoid recomputation in loops. Must not build an (n, p)
+        per-example matrix for GLMs.
+        """
+
+    @abstractmethod
+    def constants(self, row_norm_bound: float) -> ObjectiveConstants:
+        """Constants for rows with ``||x|| <= row_norm_bound`` (see module doc)."""
+
+    @abstractmethod
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        """Validate labels for this loss (raise ``ValueError`` naming the problem)."""
+
+    # Concrete helpers -------------------------------------------------------
+
+    def value(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
+        """``F(theta; D)``: mean loss plus ``l2/2 ||theta||^2``."""
+        data = float(np.mean(self.per_example_loss(theta, X, y)))
+        return data + 0.5 * self.l2 * float(theta @ theta)
+
+    def gradient(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Exact gradient of ``F`` (non-private; for baselines and tests)."""
+        n = X.shape[0]
+        return self.clipped_gradient_sum(theta, X, y, None) / n + self.l2 * theta
+
+    def regularizer_gradient(self, theta: np.ndarray) -> np.ndarray:
+        """Gradient of ``l2/2 ||theta||^2`` (data-independent, needs no noise)."""
+        return self.l2 * theta
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        """Euclidean projection onto ``C`` (identity when ``radius`` is None)."""
+        if self.radius is None:
+            return theta
+        norm = float(np.linalg.norm(theta))
+        return theta if norm <= self.radius else theta * (self.radius / norm)
