@@ -173,8 +173,8 @@ class AccountingResult:
                 f"  {name:>14}: eps = {eps:.6g} at delta = {self.delta:.3g}"
                 f"  ({self.theorems.get(name, '')}){mark}"
             )
-        for name, why in self.refused.items():
-            lines.append(f"  {name:>14}: refused ({why})")
+        if self.refused:
+            lines.append(f"  not applicable (refused): {', '.join(self.refused)}")
         return "\n".join(lines)
 
 

@@ -22,7 +22,7 @@ Further event types live next to their accountants (for example
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 
 
@@ -43,6 +43,18 @@ def _check_positive(name: str, value: float, *, allow_inf: bool = False) -> None
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
 
 
+def _short(value: object) -> str:
+    if isinstance(value, DpEvent):
+        return value.describe()
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_short(v) for v in value) + ")"
+    return repr(value)
+
+
 @dataclass(frozen=True)
 class DpEvent:
     """Base class of all privacy events."""
@@ -52,8 +64,16 @@ class DpEvent:
         raise NotImplementedError
 
     def describe(self) -> str:
-        """One-line human-readable description (the dataclass repr)."""
-        return repr(self)
+        """Compact one-line description: fields with short number formats.
+
+        The neighbouring relation is left out (reports print it once).
+        """
+        parts = []
+        for f in fields(self):
+            if f.name == "relation":
+                continue
+            parts.append(f"{f.name}={_short(getattr(self, f.name))}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,9 @@ class SelfComposed(DpEvent):
     def neighbouring(self) -> Neighbouring:
         return self.event.neighbouring
 
+    def describe(self) -> str:
+        return f"{self.count} x {self.event.describe()}"
+
 
 @dataclass(frozen=True)
 class Composed(DpEvent):
@@ -138,6 +161,12 @@ class Composed(DpEvent):
     @property
     def neighbouring(self) -> Neighbouring:
         return self.events[0].neighbouring
+
+    def describe(self) -> str:
+        return " + ".join(
+            f"[{e.describe()}]" if isinstance(e, Composed | SelfComposed) else e.describe()
+            for e in self.events
+        )
 
 
 @dataclass(frozen=True)

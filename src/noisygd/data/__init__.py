@@ -1,0 +1,39 @@
+"""Data loading and private-by-construction preprocessing.
+
+- :func:`load_uci` / :func:`dataset_info`: the five UCI datasets of the experiments, encoded
+  with public category lists and public bounds only (see ``docs/data.md``).
+- :func:`read_table`: a user's CSV / gzipped CSV / Parquet file, for the CLI.
+- :func:`clip_rows`, :func:`scale_by_bounds`: free per-row preprocessing.
+- :func:`standardize`, :func:`minmax_scale`: data-dependent, so they warn with
+  :class:`~noisygd.exceptions.PrivacyLeakWarning` unless ``declare_public=True``.
+"""
+
+from noisygd.data.io import DataFileError, MissingDependencyError, read_table
+from noisygd.data.preprocessing import (
+    clip_rows,
+    minmax_scale,
+    one_hot,
+    scale_by_bounds,
+    signed_log1p,
+    standardize,
+)
+from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature
+from noisygd.data.uci import UCI_DATASETS, dataset_info, load_uci
+
+__all__ = [
+    "UCI_DATASETS",
+    "CategoricalFeature",
+    "DataFileError",
+    "DatasetInfo",
+    "MissingDependencyError",
+    "NumericFeature",
+    "clip_rows",
+    "dataset_info",
+    "load_uci",
+    "minmax_scale",
+    "one_hot",
+    "read_table",
+    "scale_by_bounds",
+    "signed_log1p",
+    "standardize",
+]

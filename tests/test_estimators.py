@@ -1,0 +1,178 @@
+"""Estimator contract, privacy reports and input validation."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from noisygd.accounting.events import Composed, Gaussian
+from noisygd.estimators import (
+    DPHuberRegressor,
+    DPLinearRegression,
+    DPLogisticRegression,
+)
+from noisygd.exceptions import PrivacyLeakWarning
+
+
+def _binary(n=600, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    w = rng.normal(size=d)
+    y = (X @ w + 0.1 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _regression(n=600, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.clip(X @ rng.normal(size=d) * 0.5, -1, 1)
+    return X, y
+
+
+def test_same_seed_same_model_and_different_seed_differs():
+    X, y = _binary()
+    a = DPLogisticRegression(classes=[0, 1], random_state=3).fit(X, y)
+    b = DPLogisticRegression(classes=[0, 1], random_state=3).fit(X, y)
+    c = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_privacy_report_meets_budget_and_pays_for_the_count():
+    X, y = _binary()
+    model = DPLogisticRegression(epsilon=0.7, delta=1e-6, classes=[0, 1], random_state=0)
+    model.fit(X, y)
+    report = model.privacy_
+    assert report.epsilon <= 0.7 * (1 + 1e-9)
+    assert report.accountant in report.by_accountant
+    assert report.by_accountant[report.accountant] == min(report.by_accountant.values())
+    # Under add/remove with no public n, the first release is the Gaussian count.
+    assert isinstance(report.event, Composed)
+    assert isinstance(report.event.events[0], Gaussian)
+    assert model.fit_info_["n_samples_source"].startswith("Gaussian count")
+    # The budget is used: the exact Gaussian-DP epsilon is close to the target.
+    assert report.by_accountant["gdp"] > 0.69
+
+
+def test_public_n_and_replace_one_release_no_count():
+    X, y = _binary()
+    m1 = DPLogisticRegression(classes=[0, 1], n_samples_public=len(y), random_state=0).fit(X, y)
+    m2 = DPLogisticRegression(classes=[0, 1], neighbouring="replace_one", random_state=0).fit(X, y)
+    for m in (m1, m2):
+        assert not isinstance(m.privacy_.event, Composed)
+        assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    assert m2.privacy_.event.neighbouring.value == "replace_one"
+
+
+def test_accuracy_well_above_chance_on_easy_data():
+    X, y = _binary(n=4000)
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.85
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+
+
+def test_multiclass_one_vs_rest_splits_the_budget():
+    rng = np.random.default_rng(0)
+    centers = np.eye(3) * 2
+    X = np.vstack([c + 0.3 * rng.normal(size=(400, 3)) for c in centers]) / 3
+    y = np.repeat(["a", "b", "c"], 400)
+    model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], random_state=0).fit(X, y)
+    assert model.coef_.shape == (3, 3)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    assert len(model.privacy_.event.events) == 4  # count + 3 problems
+    assert model.score(X, y) > 0.8
+
+
+def test_label_set_from_data_warns_and_declared_labels_do_not():
+    X, y = _binary()
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
+        DPLogisticRegression(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [DPHuberRegressor, DPLinearRegression])
+def test_regressors_fit_and_report(cls):
+    X, y = _regression(n=3000)
+    model = cls(epsilon=1.0, random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    assert model.predict(X).shape == (3000,)
+    assert model.score(X, y) > 0.3
+
+
+def test_clone_pipeline_gridsearch():
+    X, y = _binary()
+    est = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0)
+    assert clone(est).get_params() == est.get_params()
+    pipe = Pipeline([("id", FunctionTransformer()), ("clf", est)]).fit(X, y)
+    assert pipe.score(X, y) > 0.6
+    grid = GridSearchCV(est, {"l2": [1e-4, 1e-2]}, cv=2).fit(X, y)
+    assert grid.best_params_["l2"] in (1e-4, 1e-2)
+
+
+@pytest.mark.parametrize(
+    ("X", "match"),
+    [
+        (np.array([[np.nan, 1.0], [0.0, 1.0]] * 10), "NaN"),
+        (np.array([[np.inf, 1.0], [0.0, 1.0]] * 10), "infinity"),
+    ],
+)
+def test_non_finite_features_rejected(X, match):
+    y = np.array([0, 1] * 10)
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(classes=[0, 1]).fit(X, y)
+
+
+def test_wrong_shapes_rejected():
+    X, y = _binary()
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DPLogisticRegression(classes=[0, 1]).fit(X, y[:-1])
+    model = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :2])
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, np.inf, np.nan])
+def test_bad_epsilon(eps):
+    X, y = _binary()
+    with pytest.raises(ValueError, match="epsilon"):
+        DPLogisticRegression(epsilon=eps, classes=[0, 1]).fit(X, y)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -1e-5, 2.0])
+def test_bad_delta(delta):
+    X, y = _binary()
+    with pytest.raises(ValueError, match="delta"):
+        DPLogisticRegression(delta=delta, classes=[0, 1]).fit(X, y)
+
+
+def test_delta_at_least_one_over_n_warns():
+    X, y = _binary(n=200)
+    with pytest.warns(UserWarning, match="1/n"):
+        DPLogisticRegression(delta=0.01, classes=[0, 1], random_state=0).fit(X, y)
+
+
+def test_labels_outside_domain():
+    X, y = _binary()
+    with pytest.raises(ValueError, match="not in classes"):
+        DPLogisticRegression(classes=[0, 2]).fit(X, y)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPLogisticRegression(classes=[1]).fit(X, np.ones(len(y), dtype=int))
+    with pytest.raises(ValueError, match="Unknown label type|continuous"):
+        DPLogisticRegression(classes=None).fit(X, np.linspace(0, 1, len(y)))
+
+
+def test_unknown_method_lists_valid_ones():
+    X, y = _binary()
+    with pytest.raises(ValueError, match="noisy_gd"):
+        DPLogisticRegression(method="magic", classes=[0, 1]).fit(X, y)
