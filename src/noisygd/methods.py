@@ -56,7 +56,10 @@ def fit_noisy_gd(
 
     clip_norm = _clip_norm(objective, row_norm_bound, clip)
     constants = objective.constants(row_norm_bound)
-    plan_kwargs = {"clip": clip_norm, "relation": relation}
+    plan_kwargs: dict[str, Any] = {"clip": clip_norm, "relation": relation}
+    init_distance = getattr(objective, "optimum_norm_bound", lambda: None)()
+    if init_distance is not None:
+        plan_kwargs["init_distance"] = init_distance
     if max_iter is not None:
         plan_kwargs["max_steps"] = int(max_iter)
     plan_kwargs.update(options.pop("plan", {}))
@@ -68,20 +71,16 @@ def fit_noisy_gd(
         constants,
         **plan_kwargs,
     )
+    run_kwargs = {**plan.noisy_gd_kwargs(), **options}
     result = noisy_gd(
         objective,
         X,
         y,
-        noise_multiplier=plan.noise_multiplier,
         clip=clip_norm,
-        steps=plan.steps,
-        learning_rate=plan.learning_rate,
         n_samples=n_samples,
-        schedule=plan.schedule,
-        averaging=plan.averaging,
         relation=relation,
         rng=rng,
-        **options,
+        **run_kwargs,
     )
     result.info["plan"] = {
         k: (v.value if hasattr(v, "value") else v)

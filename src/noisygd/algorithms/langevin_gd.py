@@ -1,0 +1,453 @@
+r"""Projected noisy gradient descent with a hidden trajectory (seed 004, Algorithm 1).
+
+Chourasia, Ye and Shokri (NeurIPS 2021), Algorithm 1: for :math:`k = 0..K-1`
+
+.. math::
+
+    \theta_{k+1} = \Pi_{\mathcal C}\Bigl(\theta_k - \eta\nabla\mathcal L_D(\theta_k)
+                   + \sqrt{2\eta}\,\mathcal N(0, \sigma^2\mathbb I_d)\Bigr),
+    \qquad \theta_0 \sim \Pi_{\mathcal C}\bigl(\mathcal N(0, \tfrac{2\sigma^2}{\lambda}
+    \mathbb I_d)\bigr),
+
+where :math:`\mathcal L_D = \frac1n\sum_i \ell(\theta; x_i)` and the per-example
+loss includes the L2 regulariser of the objective (so
+:math:`\nabla\mathcal L_D(\theta) = \frac1n g(\theta; D) + \mu\theta`). Only
+:math:`\theta_K` is returned: this module keeps no history, logs no iterate
+and never clips gradients (clipping would break the gradient-field
+assumptions of Lemma 5). The run is described by a
+:class:`~noisygd.accounting.langevin.LastIterateLangevin` event that records
+the objective's declared constants; the accountants decide what it certifies.
+
+Also here, for the tightness analysis of Section 4 (Theorem 3, Corollary 2):
+
+* :class:`SquaredDistanceLoss`, the loss :math:`\ell(\theta; x) = \frac12\lVert
+  \theta - x\rVert^2` of the paper's lower-bound construction;
+* :func:`linear_gaussian_dynamics`, the exact mean and covariance of the
+  iterates of Algorithm 1 on a quadratic objective over :math:`\mathbb R^d`
+  (a linear Gaussian recursion, so every iterate is Gaussian);
+* :func:`gaussian_renyi_divergence`, the exact Rényi divergence of two
+  Gaussians, and :func:`squared_loss_exact_divergence`, the closed form of
+  Appendix E.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from noisygd.accounting.base import UnsupportedEventError
+from noisygd.accounting.langevin import (
+    LastIterateLangevin,
+    last_iterate_rho,
+    verified_lsi_constant,
+)
+from noisygd.algorithms.base import FitResult
+from noisygd.exceptions import AssumptionError
+from noisygd.objectives.base import Objective, ObjectiveConstants
+
+__all__ = [
+    "SquaredDistanceLoss",
+    "gaussian_renyi_divergence",
+    "langevin_facts",
+    "linear_gaussian_dynamics",
+    "projected_noisy_gd",
+    "squared_loss_exact_divergence",
+    "total_gradient_sensitivity",
+]
+
+
+# ---------------------------------------------------------------- the paper's loss
+class SquaredDistanceLoss(Objective):
+    r""":math:`\ell(\theta; x) = \frac12\lVert\theta - x\rVert^2` (seed 004, eq. (71)).
+
+    The loss of Theorem 3 and Corollary 2 (mean estimation). The rows of ``X``
+    are the records :math:`x_i \in \mathbb R^d`; ``y`` is ignored (any vector of
+    length ``n``). With ``l2 = mu`` the per-example loss is
+    :math:`(1+\mu)`-strongly convex and :math:`(1+\mu)`-smooth, quadratic with
+    the data-independent Hessian :math:`(1+\mu)I`, and the total-gradient
+    difference :math:`g(\theta; D) - g(\theta; D') = x' - x` does not depend on
+    :math:`\theta`, so :math:`S_g = 2B` exactly for rows with
+    :math:`\lVert x\rVert \le B` (Definition B.10).
+    """
+
+    quadratic_constant_hessian = True
+
+    def __init__(self, l2: float = 0.0, radius: float | None = None) -> None:
+        if not (l2 >= 0) or not math.isfinite(l2):
+            raise ValueError(f"l2 must be finite and >= 0, got {l2!r}")
+        if radius is not None and (not (radius > 0) or not math.isfinite(radius)):
+            raise ValueError(f"radius must be positive and finite, got {radius!r}")
+        self.l2 = float(l2)
+        self.radius = None if radius is None else float(radius)
+
+    def n_params(self, n_features: int) -> int:
+        return int(n_features)
+
+    def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        diff = np.asarray(X, dtype=float) - np.asarray(theta, dtype=float)
+        return 0.5 * np.einsum("ij,ij->i", diff, diff)
+
+    def clipped_gradient_sum(self, theta, X, y, clip, row_norms=None) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        theta = np.asarray(theta, dtype=float)
+        if clip is None:
+            return X.shape[0] * theta - X.sum(axis=0)
+        grads = theta[None, :] - X  # (n, d): only used for the clipped (non-Langevin) path
+        norms = np.linalg.norm(grads, axis=1)
+        scale = np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+        return (grads * scale[:, None]).sum(axis=0)
+
+    def constants(self, row_norm_bound: float) -> ObjectiveConstants:
+        B = float(row_norm_bound)
+        if not (B > 0) or not math.isfinite(B):
+            raise ValueError(f"row_norm_bound must be positive and finite, got {row_norm_bound!r}")
+        lipschitz = None if self.radius is None else self.radius + B
+        return ObjectiveConstants(lipschitz=lipschitz, smoothness=1.0,
+                                  strong_convexity=1.0 + self.l2, convex=True,
+                                  row_norm_bound=B)
+
+    def total_gradient_sensitivity(self, row_norm_bound: float) -> float:
+        r"""Exact :math:`S_g = \max\lVert x - x'\rVert = 2B`."""
+        return 2.0 * float(row_norm_bound)
+
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+        return y
+
+    def __repr__(self) -> str:
+        return f"SquaredDistanceLoss(l2={self.l2!r}, radius={self.radius!r})"
+
+
+# ------------------------------------------------------------------ facts and checks
+def total_gradient_sensitivity(objective: Objective, row_norm_bound: float) -> float:
+    r""":math:`S_g` of Definition B.10 for replace-one neighbours.
+
+    The objective's exact value when it states one
+    (``objective.total_gradient_sensitivity``), else :math:`2L` with ``L`` the
+    declared per-example Lipschitz constant of the data term over the domain
+    (the regulariser cancels in :math:`g(\theta; D) - g(\theta; D')`);
+    ``inf`` if the objective states no ``L``.
+    """
+    exact = getattr(objective, "total_gradient_sensitivity", None)
+    if callable(exact):
+        return float(exact(row_norm_bound))
+    lipschitz = objective.constants(row_norm_bound).lipschitz
+    return math.inf if lipschitz is None else 2.0 * float(lipschitz)
+
+
+def langevin_facts(objective: Objective, row_norm_bound: float) -> dict:
+    r"""The constants of the per-example loss :math:`\ell + \frac{\mu}{2}\lVert\theta\rVert^2`.
+
+    Returns ``strong_convexity`` (:math:`\lambda`, as the objective declares it
+    for ``F``), ``smoothness`` (:math:`\beta` = data-term smoothness + ``l2``,
+    or None), ``sensitivity`` (:math:`S_g`), ``constraint``/``radius`` and
+    ``quadratic_constant_hessian``.
+    """
+    c = objective.constants(row_norm_bound)
+    if not c.convex:
+        lam = 0.0
+    else:
+        lam = float(c.strong_convexity)
+    beta = None if c.smoothness is None else float(c.smoothness) + float(objective.l2)
+    return {
+        "strong_convexity": lam,
+        "smoothness": beta,
+        "sensitivity": total_gradient_sensitivity(objective, row_norm_bound),
+        "constraint": "none" if objective.radius is None else "ball",
+        "radius": None if objective.radius is None else float(objective.radius),
+        "quadratic_constant_hessian": bool(getattr(objective, "quadratic_constant_hessian",
+                                                   False)),
+        "constants": c,
+    }
+
+
+def _scale_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Rows with norm > ``bound`` scaled onto the sphere (a per-row map: free under DP)."""
+    norms = np.linalg.norm(X, axis=1)
+    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return X * scale[:, None]
+
+
+# ------------------------------------------------------------------------- Algorithm 1
+def projected_noisy_gd(
+    objective: Objective,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    sigma: float,
+    step_size: float,
+    steps: int,
+    n_samples: int,
+    row_norm_bound: float,
+    theta0: np.ndarray | None = None,
+    theorem: str = "auto",
+    lsi_constant: float | None = None,
+    strict: bool = True,
+    rng: np.random.Generator,
+) -> FitResult:
+    r"""Algorithm 1 of seed 004; only :math:`\theta_K` is released.
+
+    Parameters
+    ----------
+    objective : Objective
+        Its ``l2`` is part of the per-example loss; its ``radius`` (if any) is
+        the L2 ball :math:`\mathcal C` (else :math:`\mathcal C = \mathbb R^d`).
+    X : ndarray of shape (n, d)
+        Private rows; rows with norm above ``row_norm_bound`` are scaled down
+        to it (a per-row map, free under DP) so the declared constants hold.
+    y : ndarray of shape (n,)
+    sigma : float
+        :math:`\sigma`: the noise added is :math:`\sqrt{2\eta}\mathcal N(0,\sigma^2 I)`.
+    step_size : float
+        :math:`\eta` (on the mean objective).
+    steps : int
+        :math:`K \ge 1`.
+    n_samples : int
+        The public dataset size ``n`` (replace-one neighbours); must equal ``len(X)``.
+    row_norm_bound : float
+        Public bound ``B`` on the row norms, for the objective's constants.
+    theta0 : ndarray or None
+        None (default): :math:`\theta_0 \sim \Pi_{\mathcal C}(\mathcal N(0,
+        2\sigma^2/\lambda\,I))` as Lemma 5 / Corollary 1 require. An array: a
+        fixed, data-independent start (projected), as in Theorem 3 /
+        Corollary 2.
+    theorem : {"auto", "corollary1", "corollary2", "theorem2"}
+        Recorded on the event; ``"auto"`` picks Corollary 2 when its facts hold
+        (quadratic loss with a constant Hessian, :math:`\mathcal C = \mathbb R^d`,
+        fixed start), else Corollary 1.
+    lsi_constant : float or None
+        The LSI constant claimed with ``theorem="theorem2"``.
+    strict : bool, default=True
+        Raise :class:`~noisygd.exceptions.AssumptionError` before touching the
+        data if the last-iterate accountant would refuse the run. With
+        ``strict=False`` the run proceeds and only the composition accountant
+        (``langevin_composition``) will bound it.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    FitResult
+        ``theta`` = :math:`\theta_K`, ``event`` a
+        :class:`~noisygd.accounting.langevin.LastIterateLangevin`,
+        ``n_iter = K``, ``info`` with the public parameters.
+
+    Raises
+    ------
+    AssumptionError
+        (``strict``) strong convexity, smoothness, :math:`\eta < 1/\beta`, the
+        start distribution or a finite :math:`S_g` is missing.
+    """
+    if not isinstance(objective, Objective):
+        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    for name, v in (("sigma", sigma), ("step_size", step_size),
+                    ("row_norm_bound", row_norm_bound)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (v > 0) \
+                or not math.isfinite(v):
+            raise ValueError(f"{name} must be positive and finite, got {v!r}")
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if theorem not in ("auto", "corollary1", "corollary2", "theorem2"):
+        raise ValueError(f"theorem must be 'auto', 'corollary1', 'corollary2' or 'theorem2', "
+                         f"got {theorem!r}")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    y = objective.check_targets(y)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Real) \
+            or float(n_samples) != X.shape[0]:
+        raise ValueError(
+            f"n_samples={n_samples!r} must equal the number of rows ({X.shape[0]}): under "
+            "replace-one neighbours the dataset size is public and fixed")
+    n = int(X.shape[0])
+    K = int(steps)
+    sigma, eta, B = float(sigma), float(step_size), float(row_norm_bound)
+
+    facts = langevin_facts(objective, B)
+    lam = facts["strong_convexity"]
+    p = objective.n_params(X.shape[1])
+    if theta0 is None:
+        start = "projected_gaussian"
+        start_variance = 2.0 * sigma**2 / lam if lam > 0 else None
+    else:
+        start, start_variance = "fixed", None
+        theta0 = np.array(theta0, dtype=float)
+        if theta0.shape != (p,) or not np.all(np.isfinite(theta0)):
+            raise ValueError(f"theta0 must be a finite vector of shape ({p},), "
+                             f"got shape {theta0.shape}")
+    if theorem == "auto":
+        theorem = ("corollary2" if facts["quadratic_constant_hessian"]
+                   and facts["constraint"] == "none" and start == "fixed" else "corollary1")
+    event = LastIterateLangevin(
+        strong_convexity=lam,
+        smoothness=facts["smoothness"],
+        step_size=eta,
+        sigma=sigma,
+        steps=K,
+        n_samples=n,
+        sensitivity=facts["sensitivity"],
+        theorem=theorem,
+        lsi_constant=lsi_constant,
+        constraint=facts["constraint"],
+        radius=facts["radius"],
+        start=start,
+        start_variance=start_variance,
+        hidden_trajectory=True,
+        clipped_gradients=False,
+        quadratic_constant_hessian=facts["quadratic_constant_hessian"],
+        objective=f"{objective!r} with rows ||x|| <= {B:g}",
+    )
+    lsi = None
+    try:
+        lsi = verified_lsi_constant(event)
+        last_iterate_rho(event)
+    except UnsupportedEventError as exc:
+        if strict:
+            raise AssumptionError(str(exc)) from None
+    if start == "projected_gaussian" and start_variance is None:
+        raise AssumptionError("the Gaussian start N(0, 2 sigma^2 / lambda I) needs lambda > 0; "
+                              "pass a fixed theta0 (strict=False) to run without it")
+
+    X = _scale_rows(X, B)
+    if theta0 is None:
+        theta = rng.normal(0.0, math.sqrt(start_variance), size=p)
+    else:
+        theta = theta0
+    theta = objective.project(theta)
+    noise_sd = math.sqrt(2.0 * eta) * sigma
+    l2 = float(objective.l2)
+    for _ in range(K):
+        grad = objective.clipped_gradient_sum(theta, X, y, None) / n + l2 * theta
+        theta = objective.project(theta - eta * grad + noise_sd * rng.standard_normal(p))
+    info = {
+        "algorithm": "projected noisy GD (Chourasia-Ye-Shokri 2021, Algorithm 1)",
+        "sigma": sigma,
+        "step_size": eta,
+        "steps": K,
+        "theorem": theorem,
+        "lsi_constant": lsi,
+        "start": start,
+        "start_variance": start_variance,
+        "sensitivity": facts["sensitivity"],
+        "strong_convexity": lam,
+        "smoothness": facts["smoothness"],
+    }
+    return FitResult(theta=theta, event=event, n_iter=K, info=info)
+
+
+# ---------------------------------------------------------- exact Gaussian dynamics
+def linear_gaussian_dynamics(
+    hessian: np.ndarray,
+    linear: np.ndarray,
+    *,
+    step_size: float,
+    sigma: float,
+    steps: int,
+    mean0: np.ndarray,
+    cov0: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact law of the iterates of Algorithm 1 on a quadratic objective over R^d.
+
+    For :math:`\mathcal L_D(\theta) = \frac12\theta^\top A\theta - b^\top\theta`
+    the update :math:`\theta_{k+1} = (I - \eta A)\theta_k + \eta b +
+    \sqrt{2\eta}\sigma Z_k` maps :math:`\mathcal N(m_k, \Sigma_k)` to
+    :math:`\mathcal N(m_{k+1}, \Sigma_{k+1})` with
+
+    .. math::
+
+        m_{k+1} = (I - \eta A)m_k + \eta b, \qquad
+        \Sigma_{k+1} = (I - \eta A)\Sigma_k(I - \eta A)^\top + 2\eta\sigma^2 I
+
+    (the recursion in the proof of Theorem 3, Appendix E).
+
+    Parameters
+    ----------
+    hessian : ndarray (d, d)
+        ``A``, symmetric.
+    linear : ndarray (d,)
+        ``b``.
+    step_size, sigma : float
+    steps : int
+        ``K >= 0``.
+    mean0 : ndarray (d,)
+    cov0 : ndarray (d, d)
+        Law of :math:`\theta_0` (zeros for a fixed start).
+
+    Returns
+    -------
+    means : ndarray (K+1, d)
+    covs : ndarray (K+1, d, d)
+        The law of every :math:`\theta_k`, ``k = 0..K`` (analysis only: the
+        algorithm itself never exposes iterates).
+    """
+    A = np.asarray(hessian, dtype=float)
+    b = np.asarray(linear, dtype=float)
+    d = b.shape[0]
+    M = np.eye(d) - step_size * A
+    means = np.empty((steps + 1, d))
+    covs = np.empty((steps + 1, d, d))
+    means[0] = np.asarray(mean0, dtype=float)
+    covs[0] = np.asarray(cov0, dtype=float)
+    noise = 2.0 * step_size * sigma**2 * np.eye(d)
+    for k in range(steps):
+        means[k + 1] = M @ means[k] + step_size * b
+        covs[k + 1] = M @ covs[k] @ M.T + noise
+    return means, covs
+
+
+def gaussian_renyi_divergence(
+    alpha: float, mean1: np.ndarray, cov1: np.ndarray, mean2: np.ndarray, cov2: np.ndarray
+) -> float:
+    r"""Exact Rényi divergence of two Gaussians, order :math:`\alpha > 1`.
+
+    :math:`R_\alpha(\mathcal N(m_1, \Sigma_1) \,\|\, \mathcal N(m_2, \Sigma_2))`:
+
+    .. math::
+
+        R_\alpha = \frac\alpha2 (m_1 - m_2)^\top \Sigma_\alpha^{-1}(m_1 - m_2)
+        - \frac{1}{2(\alpha-1)}\log\frac{\det\Sigma_\alpha}
+          {\det\Sigma_1^{1-\alpha}\det\Sigma_2^{\alpha}},
+        \qquad \Sigma_\alpha = \alpha\Sigma_2 + (1-\alpha)\Sigma_1
+
+    (Gil, Alajaji and Linder 2013, Table 2); ``inf`` if :math:`\Sigma_\alpha` is
+    not positive definite. For equal covariances :math:`\sigma^2 I` it is
+    :math:`\alpha\lVert m_1 - m_2\rVert^2/(2\sigma^2)` (Mironov 2017, Prop. 7).
+    """
+    if not alpha > 1:
+        raise ValueError(f"alpha must be > 1, got {alpha!r}")
+    m = np.asarray(mean1, dtype=float) - np.asarray(mean2, dtype=float)
+    S1 = np.atleast_2d(np.asarray(cov1, dtype=float))
+    S2 = np.atleast_2d(np.asarray(cov2, dtype=float))
+    Sa = alpha * S2 + (1.0 - alpha) * S1
+    sign_a, logdet_a = np.linalg.slogdet(Sa)
+    if sign_a <= 0 or np.min(np.linalg.eigvalsh(Sa)) <= 0:
+        return math.inf
+    _, logdet_1 = np.linalg.slogdet(S1)
+    _, logdet_2 = np.linalg.slogdet(S2)
+    quad = float(m @ np.linalg.solve(Sa, m))
+    return 0.5 * alpha * quad - (logdet_a - (1.0 - alpha) * logdet_1 - alpha * logdet_2) / (
+        2.0 * (alpha - 1.0))
+
+
+def squared_loss_exact_divergence(alpha, sigma, eta, steps, n, sensitivity):
+    r"""Closed form of the exact divergence in the proof of Theorem 3 (Appendix E).
+
+    For :math:`\ell = \frac12\lVert\theta - x\rVert^2`, :math:`\theta_0 = 0`,
+    :math:`D = (x_1, 0, \dots, 0)`, :math:`D' = (x_1', 0, \dots, 0)` with
+    :math:`\lVert x_1 - x_1'\rVert = S_g`:
+
+    .. math::
+
+        R_\alpha(\Theta_{\eta K}\|\Theta'_{\eta K}) = \frac{\alpha S_g^2}{4\sigma^2 n^2}
+        \cdot\frac{2-\eta}{1 + (1-\eta)^K}\bigl(1 - (1-\eta)^K\bigr).
+    """
+    alpha, sigma, eta, steps = (np.asarray(a, dtype=float) for a in (alpha, sigma, eta, steps))
+    q = (1.0 - eta) ** steps
+    return alpha * sensitivity**2 / (4.0 * sigma**2 * n**2) * (2.0 - eta) / (1.0 + q) * (1.0 - q)

@@ -1,0 +1,390 @@
+r"""Generalised linear model objectives: logistic, Huber and squared loss.
+
+For a linear model with parameters :math:`\theta = [w, b]` (intercept last when
+``fit_intercept``) and augmented rows :math:`\tilde x_i = [x_i, 1]`, every loss
+here is :math:`\ell(\theta; x_i, y_i) = \phi(\tilde x_i^\top \theta, y_i)`, so the
+per-example gradient is
+
+.. math::
+
+    \nabla \ell(\theta; x_i, y_i) = r_i \tilde x_i, \qquad
+    r_i = \phi'(\tilde x_i^\top \theta, y_i),
+
+with norm :math:`|r_i| \lVert \tilde x_i \rVert`. Clipping to norm ``C`` is a
+rescaling of the scalar :math:`r_i`, i.e. clipping :math:`r_i` to
+:math:`[-C/\lVert \tilde x_i\rVert, C/\lVert \tilde x_i\rVert]`, and the clipped
+sum of Lecture 12, equation (12.1) is
+:math:`\tilde X^\top \mathrm{clip}(r)`: two matrix-vector products, no
+``(n, p)`` per-example matrix and no stacked column of ones.
+
+The objective is :math:`F(\theta) = \frac1n\sum_i \ell_i(\theta)
++ \frac{\mu}{2}\lVert\theta\rVert^2` where the regulariser **includes the
+intercept**. This is a deliberate choice: it makes ``F`` exactly
+``mu``-strongly convex and bounded below in every coordinate, which the
+strongly convex bound of section 12.2.4 and the calibration of the planner need.
+(scikit-learn's ``LogisticRegression`` leaves the intercept unregularised; with a
+small ``mu`` the difference is negligible.)
+
+Constants (``ObjectiveConstants``) for rows with :math:`\lVert x\rVert \le B`,
+with :math:`\tilde B = \sqrt{B^2 + 1}` when ``fit_intercept`` (else ``B``):
+
+========  ==========================================  =================
+loss      Lipschitz ``L`` (data term)                 smoothness beta
+========  ==========================================  =================
+logistic  :math:`\tilde B` (since :math:`|r|\le 1`)    :math:`\tilde B^2/4`
+Huber     :math:`\delta \tilde B` (:math:`|r|\le\delta`) :math:`\tilde B^2`
+squared   :math:`(\tilde B R + Y)\tilde B` if radius   :math:`\tilde B^2`
+          ``R`` and target bound ``Y`` given, else
+          ``None`` (clipping gives the sensitivity)
+========  ==========================================  =================
+
+and strong convexity ``mu`` (= ``l2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from noisygd.objectives.base import Objective, ObjectiveConstants
+
+__all__ = ["GLMObjective", "HuberLoss", "LogisticLoss", "SquaredLoss", "row_norms"]
+
+
+def _check_nonneg(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real number, got {value!r}") from exc
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return v
+
+
+def _check_pos(name: str, value: float) -> float:
+    v = _check_nonneg(name, value)
+    if v == 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return v
+
+
+def row_norms(X: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
+    r"""Norms :math:`\lVert\tilde x_i\rVert` of the rows as the gradient sees them.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+    fit_intercept : bool
+        If true the rows are augmented with a constant 1, so the norm is
+        :math:`\sqrt{\lVert x_i\rVert^2 + 1}`.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+    else:
+        X = np.asarray(X)
+        sq = np.einsum("ij,ij->i", X, X)
+    if fit_intercept:
+        sq = sq + 1.0
+    return np.sqrt(sq)
+
+
+class GLMObjective(Objective):
+    r"""Shared machinery of linear-model losses :math:`\phi(\tilde x^\top\theta, y)`.
+
+    Subclasses implement :meth:`_loss` (:math:`\phi`) and :meth:`_residual`
+    (:math:`\phi' = \partial\phi/\partial z`), :meth:`check_targets` and
+    :meth:`_data_constants`.
+
+    Parameters
+    ----------
+    l2 : float, default=0.0
+        ``mu`` in :math:`\frac{\mu}{2}\lVert\theta\rVert^2` (intercept included).
+    fit_intercept : bool, default=True
+    radius : float or None, default=None
+        If given, :meth:`project` projects onto the L2 ball of this radius.
+    """
+
+    supports_sparse = True  # X may be a scipy.sparse matrix (CSR preferred)
+
+    def __init__(
+        self, l2: float = 0.0, fit_intercept: bool = True, radius: float | None = None
+    ) -> None:
+        self.l2 = _check_nonneg("l2", l2)
+        if not isinstance(fit_intercept, bool | np.bool_):
+            raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
+        self.fit_intercept = bool(fit_intercept)
+        self.radius = None if radius is None else _check_pos("radius", radius)
+
+    # --- to implement -------------------------------------------------------
+    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _data_constants(self, bt: float) -> tuple[float | None, float]:  # pragma: no cover
+        """``(L, beta)`` of the data term for augmented row norm bound ``bt``."""
+        raise NotImplementedError
+
+    # --- helpers ------------------------------------------------------------
+    def n_params(self, n_features: int) -> int:
+        """``n_features + 1`` with an intercept, else ``n_features``."""
+        return int(n_features) + int(self.fit_intercept)
+
+    def row_norms(self, X: np.ndarray) -> np.ndarray:
+        r""":math:`\lVert\tilde x_i\rVert` (see :func:`row_norms`)."""
+        return row_norms(X, self.fit_intercept)
+
+    def _check_theta(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        p = self.n_params(X.shape[1])
+        if theta.shape != (p,):
+            raise ValueError(f"theta must have shape ({p},) for X with {X.shape[1]} columns, "
+                             f"got {theta.shape}")
+        return theta
+
+    def margins(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
+        r""":math:`\tilde X\theta = Xw + b`, without stacking a column of ones."""
+        if self.fit_intercept:
+            return X @ theta[:-1] + theta[-1]
+        return X @ theta
+
+    def _xt_dot(self, X: np.ndarray, r: np.ndarray) -> np.ndarray:
+        r""":math:`\tilde X^\top r = [X^\top r, \sum_i r_i]` (dense or scipy.sparse ``X``)."""
+        g = np.asarray(X.T @ r).ravel() if sp.issparse(X) else r @ X
+        if self.fit_intercept:
+            return np.append(g, r.sum())
+        return g
+
+    # --- Objective protocol -------------------------------------------------
+    def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Vector of :math:`\\phi(\\tilde x_i^\\top\\theta, y_i)`, shape ``(n,)``."""
+        theta = self._check_theta(theta, X)
+        return self._loss(self.margins(theta, X), y)
+
+    def residuals(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r"""Per-example :math:`r_i = \phi'(\tilde x_i^\top\theta, y_i)`."""
+        return self._residual(self.margins(theta, X), y)
+
+    def clipped_gradient_sum(
+        self,
+        theta: np.ndarray,
+        X: np.ndarray,
+        y: np.ndarray,
+        clip: float | None,
+        row_norms: np.ndarray | None = None,
+    ) -> np.ndarray:
+        r""":math:`\sum_i \mathrm{clip}_C(r_i\tilde x_i) = \tilde X^\top
+        (r \odot \min(1, C / (|r| \odot \lVert\tilde x\rVert)))`.
+
+        Equivalently ``r`` is clipped entrywise to
+        :math:`\pm C/\lVert\tilde x_i\rVert`. ``clip=None`` gives the unclipped
+        sum. ``y`` must already be checked (see :meth:`check_targets`).
+        """
+        r = self._residual(self.margins(theta, X), y)
+        if clip is not None:
+            if row_norms is None:
+                row_norms = self.row_norms(X)
+            with np.errstate(divide="ignore"):
+                bound = clip / row_norms  # +inf for an all-zero row without intercept
+            r = np.clip(r, -bound, bound)
+        return self._xt_dot(X, r)
+
+    def constants(self, row_norm_bound: float) -> ObjectiveConstants:
+        """Constants for rows with ``||x|| <= row_norm_bound`` (table in the module doc)."""
+        B = _check_pos("row_norm_bound", row_norm_bound)
+        bt = math.sqrt(B * B + 1.0) if self.fit_intercept else B
+        lipschitz, smoothness = self._data_constants(bt)
+        return ObjectiveConstants(
+            lipschitz=lipschitz,
+            smoothness=smoothness,
+            strong_convexity=self.l2,
+            convex=True,
+            row_norm_bound=B,
+        )
+
+    def loss_at_zero_bound(self) -> float | None:
+        r"""A data-independent upper bound on :math:`F(0)`, or None.
+
+        With it, :math:`\frac{\mu}{2}\lVert\theta^*\rVert^2 \le F(\theta^*) \le F(0)`
+        bounds the optimum's norm publicly (see :meth:`optimum_norm_bound`).
+        """
+        return None
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""Public bound on :math:`\lVert\theta^*\rVert` (the minimiser of ``F``), or None.
+
+        The radius if there is one; else, when ``l2 > 0`` and ``F(0) <= F0``
+        for every dataset, :math:`\sqrt{2F_0/\mu}` (from
+        :math:`\frac\mu2\lVert\theta^*\rVert^2 \le F(\theta^*) \le F(0)`, the data
+        term being non-negative).
+        """
+        if self.radius is not None:
+            return self.radius
+        f0 = self.loss_at_zero_bound()
+        if f0 is None or self.l2 <= 0:
+            return None
+        return math.sqrt(2.0 * f0 / self.l2)
+
+    def _check_real_targets(self, y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+        if not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise ValueError(f"y must hold real numbers, got dtype {y.dtype}")
+        y = y.astype(float, copy=False)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite values")
+        return y
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(l2={self.l2!r}, fit_intercept={self.fit_intercept!r}, "
+                f"radius={self.radius!r})")
+
+
+class LogisticLoss(GLMObjective):
+    r"""Logistic loss :math:`\log(1 + e^{-y z})`, labels :math:`y \in \{-1, +1\}`.
+
+    :math:`\phi'(z, y) = -y\,\sigma(-yz)` with :math:`|\phi'| \le 1` and
+    :math:`\phi'' = \sigma(z)(1-\sigma(z)) \le 1/4`, hence
+    :math:`L = \tilde B`, :math:`\beta = \tilde B^2/4`.
+    Labels in {0, 1} are accepted and mapped to {-1, +1} by :meth:`check_targets`.
+    """
+
+    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.logaddexp(0.0, -y * z)
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        # -y * sigmoid(-y z), written with tanh: sigmoid(u) = (1 + tanh(u/2)) / 2
+        # (numerically stable for all z, no overflow warnings).
+        return -0.5 * y * (1.0 - np.tanh(0.5 * y * z))
+
+    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+        return bt, bt * bt / 4.0
+
+    def loss_at_zero_bound(self) -> float:
+        """``F(0) = log 2`` for every dataset."""
+        return math.log(2.0)
+
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        """Return labels as floats in {-1, +1}; accepts {-1, +1} or {0, 1} (or bools)."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+        if y.dtype == bool:
+            return np.where(y, 1.0, -1.0)
+        if not np.issubdtype(y.dtype, np.number):
+            raise ValueError(f"logistic labels must be numeric in {{-1, +1}} or {{0, 1}}, "
+                             f"got dtype {y.dtype}")
+        values = set(np.unique(y).tolist())
+        if values <= {-1, 1}:
+            return y.astype(float)
+        if values <= {0, 1}:
+            return np.where(y == 1, 1.0, -1.0)
+        shown = sorted(values)[:5]
+        raise ValueError(f"logistic labels must be in {{-1, +1}} or {{0, 1}}, got values {shown}")
+
+
+class HuberLoss(GLMObjective):
+    r"""Huber regression loss with threshold :math:`\delta` on :math:`e = z - y`.
+
+    :math:`\phi = e^2/2` for :math:`|e|\le\delta`, else
+    :math:`\delta(|e| - \delta/2)`; :math:`\phi' = \mathrm{clip}(e, -\delta, \delta)`,
+    :math:`\phi'' \le 1`: :math:`L = \delta\tilde B`, :math:`\beta = \tilde B^2`.
+
+    Parameters
+    ----------
+    threshold : float, default=1.0
+        :math:`\delta > 0`.
+    l2, fit_intercept, radius
+        See :class:`GLMObjective`.
+    """
+
+    def __init__(
+        self,
+        threshold: float = 1.0,
+        l2: float = 0.0,
+        fit_intercept: bool = True,
+        radius: float | None = None,
+    ) -> None:
+        super().__init__(l2=l2, fit_intercept=fit_intercept, radius=radius)
+        self.threshold = _check_pos("threshold", threshold)
+
+    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        a = np.abs(z - y)
+        d = self.threshold
+        return np.where(a <= d, 0.5 * a * a, d * (a - 0.5 * d))
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.clip(z - y, -self.threshold, self.threshold)
+
+    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+        return self.threshold * bt, bt * bt
+
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        """Finite real targets, returned as floats."""
+        return self._check_real_targets(y)
+
+    def __repr__(self) -> str:
+        return f"HuberLoss(threshold={self.threshold!r}, " + super().__repr__().split("(", 1)[1]
+
+
+class SquaredLoss(GLMObjective):
+    r"""Squared loss :math:`\frac12(z - y)^2`.
+
+    :math:`\phi' = z - y` is unbounded unless the parameters lie in a ball of
+    radius ``R`` and :math:`|y|\le Y`; then
+    :math:`|\phi'| \le \tilde B R + Y` and :math:`L = (\tilde B R + Y)\tilde B`.
+    :math:`\beta = \tilde B^2` always. Without ``radius`` and ``target_bound``
+    ``L`` is ``None`` and only clipping bounds the sensitivity.
+
+    Parameters
+    ----------
+    l2, fit_intercept, radius
+        See :class:`GLMObjective`.
+    target_bound : float or None, default=None
+        Public bound ``Y`` on :math:`|y|`; :meth:`check_targets` enforces it.
+    """
+
+    def __init__(
+        self,
+        l2: float = 0.0,
+        fit_intercept: bool = True,
+        radius: float | None = None,
+        target_bound: float | None = None,
+    ) -> None:
+        super().__init__(l2=l2, fit_intercept=fit_intercept, radius=radius)
+        self.target_bound = None if target_bound is None else _check_pos(
+            "target_bound", target_bound)
+
+    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        e = z - y
+        return 0.5 * e * e
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return z - y
+
+    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+        if self.radius is None or self.target_bound is None:
+            return None, bt * bt
+        return (bt * self.radius + self.target_bound) * bt, bt * bt
+
+    def loss_at_zero_bound(self) -> float | None:
+        """``F(0) <= Y^2/2`` when a target bound ``Y`` is declared."""
+        return None if self.target_bound is None else 0.5 * self.target_bound**2
+
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        """Finite real targets; with ``target_bound`` also ``|y| <= Y``."""
+        y = self._check_real_targets(y)
+        if self.target_bound is not None and y.size and np.max(np.abs(y)) > self.target_bound:
+            raise ValueError(f"|y| exceeds the declared target_bound={self.target_bound}")
+        return y
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", target_bound={self.target_bound!r})"

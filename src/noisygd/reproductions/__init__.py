@@ -1,0 +1,1 @@
+"""Reproductions of the source documents' tables and figures (``noisygd reproduce NAME``)."""

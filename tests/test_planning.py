@@ -1,0 +1,173 @@
+"""Tests of the NoisyGD planner (Lecture 12, sections 12.1.2 and 12.2)."""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+from noisygd.accounting.base import get_accountant
+from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
+from noisygd.exceptions import AssumptionError
+from noisygd.objectives import HuberLoss, LogisticLoss, Regime, SquaredLoss
+from noisygd.objectives.base import ObjectiveConstants
+from noisygd.planning import plan_noisy_gd
+
+N, D_PARAMS = 30000, 100
+
+
+def _event(plan, relation=Neighbouring.ADD_REMOVE):
+    sens = 1.0 if relation is Neighbouring.ADD_REMOVE else 2.0
+    return SelfComposed(Gaussian(plan.noise_multiplier, sens, relation), plan.steps)
+
+
+@pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.3, 1e-6), (4.0, 1e-5)])
+@pytest.mark.parametrize("accelerate", [True, False])
+def test_plan_meets_privacy_target(eps, delta, accelerate):
+    c = LogisticLoss(l2=1e-4).constants(1.0)
+    plan = plan_noisy_gd(eps, delta, N, D_PARAMS, c, accelerate=accelerate, max_steps=150)
+    event = _event(plan)
+    got = get_accountant("gdp").epsilon(event, delta)
+    assert got <= eps * (1 + 1e-9)
+    assert got >= eps * (1 - 1e-6)  # the noise is the smallest that meets the target
+    assert plan.mu == pytest.approx(math.sqrt(plan.steps) / plan.noise_multiplier)
+    # independent check with dp_accounting's PLD accountant (tight for Gaussians):
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.GaussianDpEvent(plan.noise_multiplier), plan.steps)
+    assert acc.get_epsilon(delta) == pytest.approx(eps, abs=0.01 * eps + 2e-3)
+
+
+def test_replace_one_doubles_noise():
+    c = LogisticLoss(l2=1e-4).constants(1.0)
+    a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c)
+    b = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, relation="replace_one")
+    assert b.noise_multiplier == pytest.approx(2 * a.noise_multiplier)
+    ev = _event(b, Neighbouring.REPLACE_ONE)
+    assert get_accountant("gdp").epsilon(ev, 1e-5) <= 1.0 + 1e-9
+
+
+def test_textbook_convex_smooth_plan_minimises_12_2_2():
+    obj = LogisticLoss()  # l2 = 0: convex smooth
+    c = obj.constants(1.0)
+    assert c.regime is Regime.CONVEX_SMOOTH
+    Dist, n, d = 3.0, 2000.0, 10
+    plan = plan_noisy_gd(1.0, 1e-5, n, d, c, init_distance=Dist, accelerate=False,
+                         max_steps=5000)
+    assert plan.bound_name == "12.2.2" and plan.regime is Regime.CONVEX_SMOOTH
+    assert plan.schedule == "constant" and plan.averaging == "uniform"
+    assert plan.momentum == 0.0 and plan.details["bound_covers_run"]
+    # closed form of the 12.2.2 bound (mean objective) on the grid, computed here
+    mu = plan.mu
+    L, beta = math.sqrt(2), 0.5
+    T = np.arange(1, 5001, dtype=float)
+    s2 = T * L**2 / mu**2
+    eta = np.minimum(1 / (n * beta), Dist / np.sqrt(d * s2 * T))
+    bound = (Dist**2 / (T * eta) + eta * d * s2) / n
+    assert plan.steps == int(np.argmin(bound)) + 1
+    assert plan.bound_value == pytest.approx(bound.min(), rel=1e-12)
+    assert plan.learning_rate == pytest.approx(eta[plan.steps - 1])
+    # the notes' closed form T = n beta D sqrt(rho) / (L sqrt d) is where the bound flattens:
+    t_cf = plan.details["candidates"]["12.2.2"]["closed_form_T"]
+    assert t_cf == pytest.approx(n * beta * Dist * math.sqrt(mu**2 / 2) / (L * math.sqrt(d)))
+    assert plan.steps <= 5000
+
+
+def test_max_steps_respected_and_bound_decreasing_in_cap():
+    c = LogisticLoss(l2=1e-4).constants(1.0)
+    vals = []
+    for cap in (5, 20, 80):
+        for acc in (True, False):
+            plan = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=cap, accelerate=acc)
+            assert 1 <= plan.steps <= cap
+        vals.append(plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=cap,
+                                  accelerate=False).bound_value)
+    assert vals[0] >= vals[1] >= vals[2]
+
+
+def test_strongly_convex_with_radius_considers_12_2_4():
+    obj = LogisticLoss(l2=0.5, radius=2.0)
+    c = obj.constants(1.0)
+    assert c.regime is Regime.STRONGLY_CONVEX
+    plan = plan_noisy_gd(1.0, 1e-5, 1000, 5, c, radius=2.0, accelerate=False, max_steps=2000)
+    cands = plan.details["candidates"]
+    assert set(cands) == {"12.2.2", "12.2.4"}
+    assert plan.bound_value == pytest.approx(min(v["bound"] for v in cands.values()))
+    # 12.2.4 at its T (mean form): 4 (n^2 G^2 + d sigma^2) / (n^2 lambda (T+1))
+    t4 = cands["12.2.4"]["steps"]
+    G = math.sqrt(2) + 0.5 * 2.0
+    s2 = t4 * 2.0 / plan.mu**2
+    expect = 4 * (1000**2 * G**2 + 5 * s2) / (1000**2 * 0.5 * (t4 + 1))
+    assert cands["12.2.4"]["bound"] == pytest.approx(expect, rel=1e-9)
+    if plan.bound_name == "12.2.4":
+        assert plan.schedule == "inverse_t" and plan.averaging == "weighted"
+        assert plan.learning_rate is None
+    # without a radius the Lipschitz assumption of 12.2.4 fails: only 12.2.2 remains
+    plan2 = plan_noisy_gd(1.0, 1e-5, 1000, 5, c, accelerate=False)
+    assert set(plan2.details["candidates"]) == {"12.2.2"}
+    assert plan2.details["init_distance_source"].startswith("nominal")
+
+
+def test_convex_lipschitz_regime_uses_12_2_3():
+    c = ObjectiveConstants(lipschitz=1.0, smoothness=None, strong_convexity=0.0, convex=True,
+                           row_norm_bound=1.0)
+    assert c.regime is Regime.CONVEX_LIPSCHITZ
+    plan = plan_noisy_gd(1.0, 1e-5, 500, 3, c, accelerate=False, max_steps=300, init_distance=2)
+    assert plan.bound_name == "12.2.3" and plan.averaging == "uniform"
+    T = plan.steps
+    g2 = 500**2 + 3 * T / plan.mu**2
+    assert plan.bound_value == pytest.approx(2 * math.sqrt(g2) / math.sqrt(T) / 500)
+    # the bound decreases in T at fixed mu (first term n L D / sqrt T), so T = max_steps
+    assert T == 300
+    with pytest.raises(AssumptionError, match="smoothness"):
+        plan_noisy_gd(1.0, 1e-5, 500, 3, c, accelerate=True)
+
+
+def test_nonconvex_needs_loss_gap():
+    c = ObjectiveConstants(lipschitz=1.0, smoothness=2.0, strong_convexity=0.0, convex=False,
+                           row_norm_bound=1.0)
+    with pytest.raises(AssumptionError, match=r"no section-12\.2 bound"):
+        plan_noisy_gd(1.0, 1e-5, 500, 3, c, accelerate=False)
+    plan = plan_noisy_gd(1.0, 1e-5, 500, 3, c, accelerate=False, loss_gap=0.7)
+    assert plan.bound_name == "12.2.1" and plan.regime is Regime.NONCONVEX_SMOOTH
+    T = plan.steps
+    s2 = T / plan.mu**2
+    gap = 500 * 0.7
+    eta = min(1 / (500 * 2.0), math.sqrt(2 * gap / (500 * 2.0 * 3 * s2 * T)))
+    expect = (2 * gap / (T * eta) + eta * 500 * 2.0 * 3 * s2) / 500**2
+    assert plan.bound_value == pytest.approx(expect)
+
+
+def test_squared_loss_without_lipschitz_needs_clip():
+    c = SquaredLoss().constants(1.0)
+    with pytest.raises(AssumptionError, match="Lipschitz"):
+        plan_noisy_gd(1.0, 1e-5, 500, 3, c)
+    plan = plan_noisy_gd(1.0, 1e-5, 500, 3, c, clip=2.0)
+    assert plan.details["clip"] == 2.0 and not plan.details["clip_covers_lipschitz"]
+
+
+def test_accelerated_plan_is_honest_about_its_bound():
+    c = HuberLoss(l2=1e-3).constants(1.0)
+    plan = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=60)
+    assert plan.momentum == 0.95 and plan.steps == 60 and plan.averaging == "last"
+    assert plan.learning_rate == pytest.approx(1 / (N * (2.0 + 1e-3)))
+    assert not plan.details["bound_covers_run"]
+    kw = plan.noisy_gd_kwargs()
+    assert kw["momentum"] == 0.95 and kw["steps"] == 60
+
+
+@pytest.mark.parametrize("args,match", [
+    ((0.0, 1e-5, N, 3), "epsilon"),
+    ((1.0, 0.0, N, 3), "delta"),
+    ((1.0, 1e-5, -5, 3), "n_samples"),
+    ((1.0, 1e-5, N, 0), "n_params"),
+])
+def test_bad_inputs(args, match):
+    c = LogisticLoss().constants(1.0)
+    with pytest.raises(ValueError, match=match):
+        plan_noisy_gd(*args, c)
+    with pytest.raises(ValueError, match="max_steps"):
+        plan_noisy_gd(1.0, 1e-5, N, 3, c, max_steps=0)
+    with pytest.raises(ValueError, match="momentum"):
+        plan_noisy_gd(1.0, 1e-5, N, 3, c, momentum=1.0)
