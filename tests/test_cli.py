@@ -21,7 +21,8 @@ def _run(capsys, argv):
 
 def test_account_json_schema_and_value(capsys):
     code, out, _ = _run(
-        capsys, ["account", "--noise-multiplier", "4", "--steps", "500", "--delta", "1e-5", "--json"]
+        capsys,
+        ["account", "--noise-multiplier", "4", "--steps", "500", "--delta", "1e-5", "--json"],
     )
     assert code == 0
     payload = json.loads(out)

@@ -168,7 +168,7 @@ def test_labels_outside_domain():
         DPLogisticRegression(classes=[0, 2]).fit(X, y)
     with pytest.raises(ValueError, match="at least 2 classes"):
         DPLogisticRegression(classes=[1]).fit(X, np.ones(len(y), dtype=int))
-    with pytest.raises(ValueError, match="Unknown label type|continuous"):
+    with pytest.raises(ValueError, match=r"Unknown label type|continuous"):
         DPLogisticRegression(classes=None).fit(X, np.linspace(0, 1, len(y)))
 
 

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -80,16 +81,21 @@ def build_account_event(args: argparse.Namespace):
     if args.mechanism == "tree":
         if args.sampling_rate is not None or sampled_wor:
             raise CLIError("the tree mechanism is not combined with sampling here")
-        try:
-            from noisygd.accounting.tree import tree_event
-        except ImportError as exc:  # pragma: no cover - defensive
-            raise CLIError(f"the tree mechanism is unavailable: {exc}") from exc
+        if args.sensitivity is not None:
+            raise CLIError("the tree mechanism's sensitivity follows from --steps and --epochs")
+        if args.epochs < 1:
+            raise CLIError("--epochs must be a positive integer")
+        from noisygd.accounting.tree import tree_event
+
+        steps_per_epoch = -(-args.steps // args.epochs)
+        if steps_per_epoch * args.epochs != args.steps:
+            raise CLIError("--steps (total leaves) must be a multiple of --epochs")
         return tree_event(
             noise_multiplier=args.noise_multiplier,
-            steps=args.steps,
+            steps=steps_per_epoch,
             epochs=args.epochs,
-            sensitivity=sensitivity,
-            relation=relation,
+            restart_every_epoch=args.restart_every_epoch,
+            relation=Neighbouring.REPLACE_ONE if args.relation is None else relation,
         )
     if args.epochs != 1:
         raise CLIError("--epochs applies to --mechanism tree; for Gaussian steps give --steps")
@@ -304,6 +310,8 @@ EXAMPLES = {
         "--population 60000 --delta 1e-5\n"
         "  noisygd account --mechanism tree --noise-multiplier 5 --steps 1024 --epochs 2 "
         "--delta 1e-5\n"
+        "the tree mechanism (DP-FTRL) is accounted under replace-one neighbours; --steps is the\n"
+        "total number of leaves over all epochs.\n"
         "--sensitivity is the L2 sensitivity in units of the clipping norm: default 1 under\n"
         "add/remove, 2 under replace-one (the noise std is noise-multiplier x clipping norm)."
     ),
@@ -368,7 +376,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=None, help="sampling without replacement")
     p.add_argument("--population", type=int, default=None, help="sampling without replacement")
     p.add_argument("--mechanism", choices=["gaussian", "tree"], default="gaussian")
-    p.add_argument("--epochs", type=int, default=1, help="tree: passes over the data")
+    p.add_argument("--epochs", type=int, default=1,
+                   help="tree: passes over the data (--steps counts all leaves)")
+    p.add_argument("--restart-every-epoch", action="store_true",
+                   help="tree: a fresh tree for each epoch")
     p.add_argument("--accountant", action="append",
                    help="restrict to this accountant (repeatable)")
 
@@ -379,6 +390,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``noisygd`` command."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # output piped into a command that stopped reading
+        sys.stdout = open(os.devnull, "w")
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args, rest = parser.parse_known_args(argv)

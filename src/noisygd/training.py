@@ -47,7 +47,11 @@ class MethodSpec:
 
     ``fit(objective, X, y, *, epsilon, delta, n_samples, relation,
     row_norm_bound, clip, max_iter, rng, **options) -> FitResult`` must return
-    a result whose event meets (epsilon, delta) on its own.
+    a result whose event meets (epsilon, delta) on its own. A method with
+    ``accepts_prior_event`` also takes ``prior_event`` (a release made before
+    it, such as the private count) and calibrates so that
+    ``Composed((prior_event, own_event))`` meets (epsilon, delta); this lets a
+    non-Gaussian method (NoisySGD) pay for the count exactly.
     """
 
     name: str
@@ -55,6 +59,7 @@ class MethodSpec:
     gaussian: bool
     relations: tuple[Neighbouring, ...] = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
     description: str = ""
+    accepts_prior_event: bool = False
 
 
 METHODS: dict[str, MethodSpec] = {}
@@ -197,13 +202,17 @@ def fit_private(
         _, mu_count, eps_runs = gaussian_budget_split(epsilon, delta, n_problems, frac)
         delta_runs = [delta] * n_problems
     else:
-        if need_count or n_problems > 1:
+        if (need_count and not spec.accepts_prior_event) or n_problems > 1:
             raise ValueError(
                 f"method {method!r} is not a Gaussian composition: it needs a public number of "
                 "rows (pass n_samples_public, or use relation='replace_one') and a single "
                 "binary or regression problem"
             )
-        eps_runs, delta_runs, mu_count = [epsilon], [delta], 0.0
+        eps_runs, delta_runs = [epsilon], [delta]
+        if need_count:
+            from noisygd.accounting.calibration import calibrate_mu
+
+            mu_count = math.sqrt(count_budget_fraction) * calibrate_mu(epsilon, delta)
 
     if need_count:
         count_event = Gaussian(noise_multiplier=1.0 / mu_count, sensitivity=1.0)
@@ -220,6 +229,9 @@ def fit_private(
         )
 
     results = []
+    extra: dict[str, Any] = dict(options or {})
+    if spec.accepts_prior_event and not spec.gaussian:
+        extra["prior_event"] = events[0] if events else None
     for y_k, eps_k, delta_k in zip(targets, eps_runs, delta_runs, strict=True):
         res = spec.fit(
             objective,
@@ -233,7 +245,7 @@ def fit_private(
             clip=clip,
             max_iter=max_iter,
             rng=rng,
-            **(options or {}),
+            **extra,
         )
         results.append(res)
         events.append(res.event)

@@ -132,7 +132,9 @@ class AccountingResult:
     event : DpEvent
     delta : float
     epsilon : float
-        The smallest epsilon among accountants that bound the event.
+        The epsilon of the named accountant: the smallest among accountants
+        that bound the event, up to a relative 1e-9 (ties go to the accountant
+        registered first).
     accountant : str
         The name of the accountant that gave it.
     by_accountant : dict
@@ -220,5 +222,8 @@ def best(
             f"no accountant can bound {event.describe()}: "
             + "; ".join(f"{k}: {v}" for k, v in refused.items())
         )
-    name = min(by, key=by.__getitem__)
+    smallest = min(by.values())
+    # Among values equal up to floating-point noise, name the first registered
+    # (the exact Gaussian accountant precedes the numerical ones).
+    name = next(k for k, v in by.items() if v <= smallest * (1 + 1e-9))
     return AccountingResult(event, delta, by[name], name, by, refused, theorems)

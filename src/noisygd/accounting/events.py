@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from enum import Enum
+from enum import Enum, StrEnum
 
 
-class Neighbouring(str, Enum):
+class Neighbouring(StrEnum):
     """Neighbouring relation under which an event's guarantee holds."""
 
     ADD_REMOVE = "add_remove"
     REPLACE_ONE = "replace_one"
-
-    def __str__(self) -> str:  # pragma: no cover - trivial
-        return self.value
 
 
 def _check_positive(name: str, value: float, *, allow_inf: bool = False) -> None:

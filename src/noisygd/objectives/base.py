@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
 
-class Regime(str, Enum):
+class Regime(StrEnum):
     """Which utility bound of Lecture 12, section 12.2, applies to an objective."""
 
     NONCONVEX_SMOOTH = "nonconvex_smooth"  # 12.2.1

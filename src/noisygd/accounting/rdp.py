@@ -1,0 +1,233 @@
+r"""Rényi differential privacy (RDP) accounting over a grid of orders.
+
+Results used:
+
+* the Gaussian mechanism with L2 sensitivity :math:`\Delta` and noise
+  :math:`\mathcal N(0, \sigma^2)` is :math:`(\alpha, \alpha\Delta^2/(2\sigma^2))`-RDP
+  for every :math:`\alpha > 1` (Mironov 2017, "Rényi differential privacy",
+  Proposition 7);
+* RDP composes additively order by order (Mironov 2017, Proposition 1);
+* pure :math:`\varepsilon`-DP implies
+  :math:`(\alpha, \min(\varepsilon, \alpha\varepsilon^2/2))`-RDP: :math:`D_\alpha \le
+  D_\infty \le \varepsilon` (Mironov 2017, Proposition 3 and monotonicity of
+  :math:`D_\alpha` in :math:`\alpha`) and :math:`\varepsilon^2/2`-zCDP (Bun and Steinke
+  2016, Proposition 1.4), which is :math:`D_\alpha \le \alpha\varepsilon^2/2` for all
+  :math:`\alpha`.
+
+Conversion of an RDP curve :math:`\tau(\alpha)` to :math:`(\varepsilon, \delta)`-DP,
+minimised over the grid (the same conversion as dp_accounting's
+``rdp_privacy_accountant.compute_epsilon``):
+
+* Canonne, Kamath and Steinke (2020) Proposition 12 (also Asoodeh et al. 2021,
+  and Balle et al. 2020 "Hypothesis testing interpretations and Rényi DP",
+  Theorem 21): :math:`\varepsilon = \tau(\alpha) + \log(1 - 1/\alpha) -
+  (\log\delta + \log\alpha)/(\alpha - 1)` for :math:`\alpha > 1.01` (where it is
+  numerically stable);
+* the classical :math:`\varepsilon = \tau(\alpha) + \log(1/\delta)/(\alpha - 1)`
+  (Mironov 2017, Proposition 3), which is never better for :math:`\alpha > 1`
+  but is used at orders :math:`\le 1.01`;
+* :math:`\varepsilon = 0` when :math:`\delta \ge \sqrt{1 - e^{-\tau(\alpha)}}`
+  (KL :math:`\le \tau(\alpha)` and the Bretagnolle-Huber inequality).
+
+Sub-sampled events are registered on :func:`rdp_curve` by
+:mod:`noisygd.accounting.subsampling`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from noisygd.accounting.base import (
+    Accountant,
+    UnsupportedEventError,
+    check_delta,
+    check_epsilon,
+    register_accountant,
+)
+from noisygd.accounting.events import Composed, DpEvent, EpsilonDelta, Gaussian, SelfComposed
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "RDPAccountant",
+    "rdp_curve",
+    "rdp_to_delta",
+    "rdp_to_epsilon",
+]
+
+#: Default orders: the grid of dp_accounting's ``RdpAccountant`` (``DEFAULT_RDP_ORDERS``).
+DEFAULT_ORDERS: tuple[float, ...] = tuple(
+    [1 + x / 10.0 for x in range(1, 100)]
+    + [float(a) for a in range(11, 64)]
+    + [128.0, 256.0, 512.0, 1024.0]
+)
+
+
+# --------------------------------------------------------------------------- hook
+@functools.singledispatch
+def rdp_curve(event: DpEvent, orders: np.ndarray) -> np.ndarray:
+    r"""RDP :math:`\tau(\alpha)` of ``event`` at each order in ``orders`` (all > 1).
+
+    Raises
+    ------
+    UnsupportedEventError
+        For events without a registered RDP bound.
+    """
+    raise UnsupportedEventError(f"no RDP bound is known for {type(event).__name__}")
+
+
+@rdp_curve.register
+def _(event: Gaussian, orders: np.ndarray) -> np.ndarray:
+    # Mironov (2017) Proposition 7: alpha * Delta^2 / (2 sigma^2).
+    mu = event.sensitivity / event.noise_multiplier
+    return np.asarray(orders, dtype=float) * (mu * mu / 2.0)
+
+
+@rdp_curve.register
+def _(event: SelfComposed, orders: np.ndarray) -> np.ndarray:
+    # Mironov (2017) Proposition 1: composition adds.
+    if event.count == 0:
+        return np.zeros_like(np.asarray(orders, dtype=float))
+    return event.count * rdp_curve(event.event, orders)
+
+
+@rdp_curve.register
+def _(event: Composed, orders: np.ndarray) -> np.ndarray:
+    total = np.zeros_like(np.asarray(orders, dtype=float))
+    for e in event.events:
+        total = total + rdp_curve(e, orders)
+    return total
+
+
+@rdp_curve.register
+def _(event: EpsilonDelta, orders: np.ndarray) -> np.ndarray:
+    if event.delta > 0:
+        raise UnsupportedEventError(
+            f"(epsilon, delta)-DP with delta = {event.delta} > 0 has no RDP guarantee"
+        )
+    a = np.asarray(orders, dtype=float)
+    eps = event.epsilon
+    # Mironov (2017) Prop. 3 / monotonicity (<= eps) and Bun-Steinke (2016) Prop. 1.4.
+    return np.minimum(eps, a * eps * eps / 2.0)
+
+
+# ------------------------------------------------------------------- conversions
+def _check_curve(orders: Sequence[float], rdp: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(orders, dtype=float)
+    r = np.asarray(rdp, dtype=float)
+    if a.ndim != 1 or a.shape != r.shape or a.size == 0:
+        raise ValueError(
+            f"orders and rdp must be 1-d of equal non-zero length, got {a.shape} and {r.shape}"
+        )
+    if np.any(~(a > 1.0)) or np.any(np.isinf(a)):
+        raise ValueError("RDP orders must be finite and > 1")
+    if np.any(np.isnan(r)) or np.any(r < 0):
+        raise ValueError("RDP values must be >= 0 (NaN or negative found)")
+    return a, r
+
+
+def rdp_to_epsilon(
+    orders: Sequence[float], rdp: Sequence[float], delta: float
+) -> tuple[float, float]:
+    """Smallest epsilon over the grid and the order achieving it.
+
+    Parameters
+    ----------
+    orders, rdp : sequences of float
+        The RDP curve :math:`\\tau(\\alpha)` at the orders (all > 1).
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    (epsilon, order)
+    """
+    a, r = _check_curve(orders, rdp)
+    delta = check_delta(delta)
+    log_delta = math.log(delta)
+    best, best_order = math.inf, float(a[0])
+    for alpha, tau in zip(a.tolist(), r.tolist(), strict=True):
+        if math.isinf(tau):
+            continue
+        if tau == 0.0 or delta * delta + math.expm1(-tau) >= 0.0:
+            eps = 0.0  # KL <= tau and Bretagnolle-Huber: (0, delta)-DP
+        elif alpha > 1.01:
+            # CKS20 Prop. 12 (as in dp_accounting.rdp.compute_epsilon)
+            eps = tau + math.log1p(-1.0 / alpha) - (log_delta + math.log(alpha)) / (alpha - 1.0)
+        else:
+            # Mironov (2017) Prop. 3
+            eps = tau - log_delta / (alpha - 1.0)
+        if eps < best:
+            best, best_order = eps, alpha
+    return max(0.0, best), best_order
+
+
+def rdp_to_delta(
+    orders: Sequence[float], rdp: Sequence[float], epsilon: float
+) -> tuple[float, float]:
+    """Smallest delta over the grid at ``epsilon`` and the order achieving it.
+
+    Same bounds as :func:`rdp_to_epsilon`, solved for delta (as in
+    dp_accounting's ``compute_delta``).
+    """
+    a, r = _check_curve(orders, rdp)
+    eps = float(epsilon)
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    best, best_order = math.inf, float(a[0])
+    for alpha, tau in zip(a.tolist(), r.tolist(), strict=True):
+        if math.isinf(tau):
+            continue
+        if tau == 0.0:
+            log_d = -math.inf
+        else:
+            log_d = 0.5 * math.log(-math.expm1(-tau))  # Bretagnolle-Huber
+        if alpha > 1.01:
+            cks = (alpha - 1.0) * (tau - eps + math.log1p(-1.0 / alpha)) - math.log(alpha)
+            log_d = min(log_d, cks)
+        else:
+            log_d = min(log_d, (alpha - 1.0) * (tau - eps))
+        if log_d < best:
+            best, best_order = log_d, alpha
+    return min(1.0, math.exp(min(best, 0.0))), best_order
+
+
+# -------------------------------------------------------------------- accountant
+@register_accountant
+class RDPAccountant(Accountant):
+    """RDP accountant over a grid of orders with the CKS20 / Balle et al. 2020 conversion.
+
+    Parameters
+    ----------
+    orders : sequence of float, optional
+        RDP orders (> 1). Defaults to :data:`DEFAULT_ORDERS`, dp_accounting's grid.
+    """
+
+    name = "rdp"
+    theorem = "RDP composition (Mironov 2017) + CKS20 Prop. 12 / Balle et al. 2020 conversion"
+
+    def __init__(self, orders: Sequence[float] | None = None) -> None:
+        a = np.asarray(DEFAULT_ORDERS if orders is None else orders, dtype=float)
+        _check_curve(a, np.zeros_like(a))
+        self.orders = a
+
+    def curve(self, event: DpEvent) -> np.ndarray:
+        """RDP of ``event`` at :attr:`orders` (see :func:`rdp_curve`)."""
+        r = np.asarray(rdp_curve(event, self.orders), dtype=float)
+        if r.shape != self.orders.shape:
+            raise ValueError(f"rdp_curve returned shape {r.shape}, expected {self.orders.shape}")
+        return r
+
+    def epsilon(self, event: DpEvent, delta: float) -> float:
+        delta = check_delta(delta)
+        return rdp_to_epsilon(self.orders, self.curve(event), delta)[0]
+
+    def delta(self, event: DpEvent, epsilon: float) -> float:
+        eps = check_epsilon(epsilon)
+        return rdp_to_delta(self.orders, self.curve(event), eps)[0]
+
+    def __repr__(self) -> str:
+        return f"RDPAccountant(orders=<{self.orders.size} orders>)"

@@ -1,0 +1,235 @@
+r"""Zero-concentrated differential privacy (zCDP) accounting.
+
+Definitions and results used (Bun and Steinke 2016, "Concentrated differential
+privacy: simplifications, extensions, and lower bounds", TCC):
+
+* the Gaussian mechanism with L2 sensitivity :math:`\Delta` and noise
+  :math:`\mathcal N(0, \sigma^2)` is :math:`\rho`-zCDP with
+  :math:`\rho = \Delta^2 / (2\sigma^2)` (Prop. 1.6);
+* zCDP composes additively: :math:`\rho = \sum_i \rho_i` (Lemma 1.7); so the
+  NoisyGD of the lecture notes (seed 000, Section 12.1.2) is
+  :math:`T L^2 / (2\sigma^2)`-zCDP;
+* pure :math:`\varepsilon`-DP implies :math:`\varepsilon^2/2`-zCDP (Prop. 1.4);
+  an :math:`(\varepsilon, \delta)`-DP event with :math:`\delta > 0` has no zCDP
+  guarantee and is refused.
+
+Conversion to :math:`(\varepsilon, \delta)`-DP: the smaller of
+
+* the classical bound :math:`\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}`
+  (Bun and Steinke 2016, Prop. 1.3), and
+* Canonne, Kamath and Steinke (2020, "The discrete Gaussian for differential
+  privacy", NeurIPS) Proposition 12 / Corollary 13, applied to the RDP curve
+  :math:`\tau(\alpha) = \alpha\rho` of :math:`\rho`-zCDP:
+
+  .. math:: \delta = \inf_{\alpha > 1} \frac{e^{(\alpha-1)(\alpha\rho - \varepsilon)}}
+            {\alpha - 1}\Bigl(1 - \frac1\alpha\Bigr)^{\alpha},
+
+  equivalently
+  :math:`\varepsilon = \inf_{\alpha>1} \alpha\rho + \log(1 - 1/\alpha)
+  - (\log\delta + \log\alpha)/(\alpha - 1)`. Every :math:`\alpha` gives a valid
+  bound, so the numerical minimisation over :math:`\alpha` can only lose
+  tightness, never soundness;
+* and, for very small :math:`\rho`, :math:`(0, \sqrt{1 - e^{-\rho}})`-DP from
+  :math:`\mathrm{KL} \le \rho` and the Bretagnolle-Huber inequality (the bound
+  dp_accounting also uses).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from noisygd.accounting.base import (
+    Accountant,
+    UnsupportedEventError,
+    check_delta,
+    check_epsilon,
+    register_accountant,
+)
+from noisygd.accounting.events import Composed, DpEvent, EpsilonDelta, Gaussian, SelfComposed
+
+__all__ = [
+    "ZCDPAccountant",
+    "zcdp_delta",
+    "zcdp_delta_cks",
+    "zcdp_delta_classical",
+    "zcdp_epsilon",
+    "zcdp_epsilon_cks",
+    "zcdp_epsilon_classical",
+    "zcdp_rho",
+]
+
+
+# --------------------------------------------------------------------------- hook
+@functools.singledispatch
+def zcdp_rho(event: DpEvent) -> float:
+    r"""The :math:`\rho` of a :math:`\rho`-zCDP guarantee for ``event``.
+
+    Raises
+    ------
+    UnsupportedEventError
+        For events without a zCDP guarantee (unknown types, sub-sampled events
+        unless registered by their module, non-private releases and
+        :math:`(\varepsilon, \delta)`-DP with :math:`\delta > 0`).
+    """
+    raise UnsupportedEventError(f"no zCDP bound is known for {type(event).__name__}")
+
+
+@zcdp_rho.register
+def _(event: Gaussian) -> float:
+    # Bun and Steinke (2016) Proposition 1.6: rho = Delta^2 / (2 sigma^2).
+    mu = event.sensitivity / event.noise_multiplier
+    return mu * mu / 2.0
+
+
+@zcdp_rho.register
+def _(event: SelfComposed) -> float:
+    # Bun and Steinke (2016) Lemma 1.7: composition adds rho.
+    return event.count * zcdp_rho(event.event)
+
+
+@zcdp_rho.register
+def _(event: Composed) -> float:
+    return math.fsum(zcdp_rho(e) for e in event.events)
+
+
+@zcdp_rho.register
+def _(event: EpsilonDelta) -> float:
+    if event.delta > 0:
+        raise UnsupportedEventError(
+            f"(epsilon, delta)-DP with delta = {event.delta} > 0 has no zCDP guarantee"
+        )
+    # Bun and Steinke (2016) Proposition 1.4: eps-DP implies (eps^2/2)-zCDP.
+    return event.epsilon**2 / 2.0
+
+
+# ------------------------------------------------------------------- conversions
+def _check_rho(rho: float) -> float:
+    r = float(rho)
+    if math.isnan(r) or r < 0 or math.isinf(r):
+        raise ValueError(f"rho must be finite and >= 0, got {rho!r}")
+    return r
+
+
+def zcdp_epsilon_classical(rho: float, delta: float) -> float:
+    r""":math:`\rho + 2\sqrt{\rho\log(1/\delta)}` (Bun and Steinke 2016, Prop. 1.3)."""
+    rho = _check_rho(rho)
+    delta = check_delta(delta)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def zcdp_delta_classical(rho: float, epsilon: float) -> float:
+    r"""Inverse of Prop. 1.3: :math:`\delta = \exp(-(\varepsilon - \rho)^2 / (4\rho))` for
+    :math:`\varepsilon > \rho`, else 1."""
+    rho = _check_rho(rho)
+    if rho == 0.0:
+        return 0.0
+    if epsilon <= rho:
+        return 1.0
+    return math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))
+
+
+def _cks_eps_at(rho: float, log_delta: float, t: float) -> float:
+    # alpha = 1 + e^t;
+    # eps(alpha) = alpha rho + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1)
+    am1 = math.exp(t)
+    alpha = 1.0 + am1
+    log_alpha = math.log1p(am1)
+    return alpha * rho + (t - log_alpha) - (log_delta + log_alpha) / am1
+
+
+def _cks_log_delta_at(rho: float, eps: float, t: float) -> float:
+    # log delta(alpha) = (alpha-1)(alpha rho - eps) + (alpha-1) log(1 - 1/alpha) - log alpha
+    am1 = math.exp(t)
+    log_alpha = math.log1p(am1)
+    return am1 * ((1.0 + am1) * rho - eps) + am1 * (t - log_alpha) - log_alpha
+
+
+def _minimise_over_t(fun, lo: float = -20.0, hi: float = 40.0, grid: int = 121) -> float:
+    """Minimum of ``fun(t)`` over ``t = log(alpha - 1)``: grid search then Brent refinement.
+
+    Any ``t`` evaluated yields a valid bound, so the returned value (which is
+    ``fun`` at a point actually evaluated) is always sound.
+    """
+    ts = np.linspace(lo, hi, grid)
+    vals = np.array([fun(float(t)) for t in ts])
+    i = int(np.argmin(vals))
+    best = float(vals[i])
+    a, b = float(ts[max(i - 1, 0)]), float(ts[min(i + 1, grid - 1)])
+    res = minimize_scalar(fun, bounds=(a, b), method="bounded", options={"xatol": 1e-10})
+    if res.success and float(res.fun) < best:
+        best = float(res.fun)
+    return best
+
+
+def zcdp_epsilon_cks(rho: float, delta: float) -> float:
+    r"""CKS20 Prop. 12 / Cor. 13 conversion of :math:`\rho`-zCDP, minimised over :math:`\alpha`."""
+    rho = _check_rho(rho)
+    delta = check_delta(delta)
+    if rho == 0.0:
+        return 0.0
+    log_delta = math.log(delta)
+    return max(0.0, _minimise_over_t(lambda t: _cks_eps_at(rho, log_delta, t)))
+
+
+def zcdp_delta_cks(rho: float, epsilon: float) -> float:
+    r"""CKS20 Prop. 12 delta at ``epsilon`` for :math:`\rho`-zCDP, minimised over :math:`\alpha`."""
+    rho = _check_rho(rho)
+    if rho == 0.0:
+        return 0.0
+    log_d = _minimise_over_t(lambda t: _cks_log_delta_at(rho, epsilon, t))
+    return min(1.0, math.exp(min(log_d, 0.0)))
+
+
+def _kl_delta(rho: float) -> float:
+    # KL <= rho (limit alpha -> 1 of D_alpha <= alpha rho);
+    # Bretagnolle-Huber: TV <= sqrt(1 - e^-KL).
+    return math.sqrt(-math.expm1(-rho))
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Smallest epsilon of the classical, CKS20 and KL/Bretagnolle-Huber conversions."""
+    rho = _check_rho(rho)
+    delta = check_delta(delta)
+    if rho == 0.0 or delta >= _kl_delta(rho):
+        return 0.0
+    return min(zcdp_epsilon_classical(rho, delta), zcdp_epsilon_cks(rho, delta))
+
+
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """Smallest delta of the classical, CKS20 and KL/Bretagnolle-Huber conversions."""
+    rho = _check_rho(rho)
+    eps = float(epsilon)
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    if rho == 0.0:
+        return 0.0
+    return min(zcdp_delta_classical(rho, eps), zcdp_delta_cks(rho, eps), _kl_delta(rho))
+
+
+# -------------------------------------------------------------------- accountant
+@register_accountant
+class ZCDPAccountant(Accountant):
+    r"""zCDP accountant: additive :math:`\rho`, best of two conversions to (eps, delta).
+
+    Theorem: Bun and Steinke (2016) Prop. 1.3, 1.4, 1.6 and Lemma 1.7;
+    conversion also by Canonne, Kamath and Steinke (2020) Prop. 12 / Cor. 13.
+    """
+
+    name = "zcdp"
+    theorem = "zCDP composition (Bun-Steinke 2016) + CKS20 Prop. 12 conversion"
+
+    def rho(self, event: DpEvent) -> float:
+        r"""The :math:`\rho` of ``event`` (see :func:`zcdp_rho`)."""
+        return zcdp_rho(event)
+
+    def epsilon(self, event: DpEvent, delta: float) -> float:
+        delta = check_delta(delta)
+        return zcdp_epsilon(zcdp_rho(event), delta)
+
+    def delta(self, event: DpEvent, epsilon: float) -> float:
+        eps = check_epsilon(epsilon)
+        return zcdp_delta(zcdp_rho(event), eps)

@@ -1,0 +1,267 @@
+r"""NoisySGD: clipped per-example gradients on random mini-batches plus Gaussian noise.
+
+Lecture 12 (seed 000), section 12.3.2, equations (12.2)-(12.3) (written as
+descent on the regularised objective, with projection):
+
+.. math::
+
+    \hat g_t = \frac{1}{\gamma}\Big(\sum_{i \in B_t}\mathrm{clip}_C(\nabla\ell_i(\theta_t))
+               + \mathcal N(0, (zC)^2 I)\Big) + n\mu\,\theta_t, \qquad
+    \theta_{t+1} = \Pi_C\big(\theta_t - \eta_t(\hat g_t + \beta v_t)\big)
+
+(``normalize="rate"``, an unbiased estimate of the gradient of the *sum*
+objective, as in the lecture), or the same divided by the expected batch size
+:math:`\gamma n` (``normalize="expected_batch"``, the mean objective, as in
+Opacus). ``n`` is the public ``n_samples``; the actual batch size is never used
+for scaling (under add/remove it is private).
+
+Sampling and the event each one returns (the sampling performed is the
+sampling accounted):
+
+``"poisson"`` (add/remove)
+    every row is in :math:`B_t` independently with probability :math:`\gamma`
+    (drawn as a Binomial batch size and a uniform subset of that size, which is
+    the same distribution); batches may be empty. Event
+    ``SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)``.
+``"without_replacement"`` (replace-one)
+    :math:`B_t` is a uniform subset of exactly ``m`` rows, fresh each step.
+    Event ``SelfComposed(SampledWithoutReplacement(m, n, Gaussian(z, 2,
+    REPLACE_ONE)), T)``.
+``"shuffle_fixed"`` (replace-one)
+    each epoch shuffles the rows and cuts them into consecutive batches of
+    ``m``. This is *not* Poisson sampling and is not accounted as such: given
+    the (data-independent) permutation, replacing one row changes one batch
+    per epoch, so by parallel composition within an epoch and adaptive
+    composition across epochs the run is
+    ``SelfComposed(Gaussian(z, 2, REPLACE_ONE), epochs touched)``
+    (no amplification is claimed). Under add/remove neighbours the batch
+    boundaries shift, so this sampler is refused.
+
+Momentum (``momentum = beta``) is heavy-ball on the privatised gradients,
+:math:`v_{t+1} = \beta v_t + \hat g_t`, :math:`\theta_{t+1} = \Pi_C(\theta_t - \eta v_{t+1})`:
+post-processing, no privacy cost.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from noisygd.accounting.events import (
+    DpEvent,
+    Gaussian,
+    Neighbouring,
+    PoissonSampled,
+    SampledWithoutReplacement,
+    SelfComposed,
+)
+from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import _positive, _validate_data
+from noisygd.objectives.base import Objective
+
+__all__ = ["NORMALIZATIONS", "SAMPLINGS", "noisy_sgd"]
+
+SAMPLINGS = ("poisson", "without_replacement", "shuffle_fixed")
+NORMALIZATIONS = ("rate", "expected_batch")
+
+
+def _count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def noisy_sgd(
+    objective: Objective,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    noise_multiplier: float,
+    clip: float,
+    learning_rate: float,
+    n_samples: float,
+    sampling: str = "poisson",
+    sampling_rate: float | None = None,
+    batch_size: int | None = None,
+    epochs: float | None = None,
+    steps: int | None = None,
+    normalize: str = "rate",
+    momentum: float = 0.0,
+    averaging: str = "last",
+    theta0: np.ndarray | None = None,
+    rng: np.random.Generator,
+) -> FitResult:
+    r"""Run NoisySGD (Lecture 12, eqs. 12.2-12.3) and return parameters and event.
+
+    Parameters
+    ----------
+    objective : Objective
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    noise_multiplier : float
+        ``z``: the noise added to each batch sum is :math:`\mathcal N(0, (zC)^2 I)`.
+    clip : float
+        Per-example clipping norm ``C``.
+    learning_rate : float
+        :math:`\eta`, for the sum objective (``normalize="rate"``) or the mean
+        objective (``"expected_batch"``).
+    n_samples : float
+        Public number of rows ``n``. For the replace-one samplers it must equal
+        ``len(X)`` (the population size is public there).
+    sampling : {"poisson", "without_replacement", "shuffle_fixed"}
+    sampling_rate : float, optional
+        :math:`\gamma` for Poisson sampling; alternatively give ``batch_size``
+        and :math:`\gamma = m / n` is used. Replace-one samplers take ``batch_size``.
+    batch_size : int, optional
+    epochs : float, optional
+        Number of passes; ``T = ceil(epochs / gamma)`` steps (``ceil(epochs *
+        ceil(n/m))`` for ``"shuffle_fixed"``). Give exactly one of ``epochs``
+        and ``steps``.
+    steps : int, optional
+    normalize : {"rate", "expected_batch"}
+    momentum : float in [0, 1), default 0
+    averaging : {"last", "uniform"}
+        Last iterate or :math:`\frac1T\sum_{t=1}^T\theta_t`.
+    theta0 : ndarray, optional
+    rng : numpy.random.Generator
+        Draws the batches and the noise.
+
+    Returns
+    -------
+    FitResult
+        ``event`` as in the module docstring; ``info`` has the (public) sampling
+        rate, steps and normalisation; realised batch sizes are not reported
+        (under add/remove they are private).
+    """
+    if not isinstance(objective, Objective):
+        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    if normalize not in NORMALIZATIONS:
+        raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
+    if averaging not in ("last", "uniform"):
+        raise ValueError(f"averaging must be 'last' or 'uniform', got {averaging!r}")
+    z = _positive("noise_multiplier", noise_multiplier)
+    C = _positive("clip", clip)
+    eta = _positive("learning_rate", learning_rate)
+    n = _positive("n_samples", n_samples)
+    beta = float(momentum)
+    if not (0.0 <= beta < 1.0):
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    if (epochs is None) == (steps is None):
+        raise ValueError("give exactly one of epochs and steps")
+
+    X, y = _validate_data(objective, X, y)
+    n_rows = X.shape[0]
+
+    if sampling == "poisson":
+        if (sampling_rate is None) == (batch_size is None):
+            raise ValueError("Poisson sampling needs exactly one of sampling_rate and batch_size")
+        if sampling_rate is not None:
+            gamma = float(sampling_rate)
+        else:
+            gamma = _count("batch_size", batch_size) / n
+        if not (0.0 < gamma <= 1.0):
+            raise ValueError(f"sampling rate must be in (0, 1], got {gamma!r}")
+        m = None
+    else:
+        if sampling_rate is not None:
+            raise ValueError(f"sampling={sampling!r} takes batch_size, not sampling_rate")
+        if batch_size is None:
+            raise ValueError(f"sampling={sampling!r} needs batch_size")
+        m = _count("batch_size", batch_size)
+        if n != n_rows:
+            raise ValueError(
+                f"n_samples={n} differs from len(X)={n_rows}: under replace-one neighbours the "
+                "population size is public and must be the true one"
+            )
+        if m > n_rows:
+            raise ValueError(f"batch_size={m} exceeds the number of rows {n_rows}")
+        gamma = m / n_rows
+
+    if sampling == "shuffle_fixed":
+        per_epoch = math.ceil(n_rows / m)  # type: ignore[operator]
+    else:
+        per_epoch = None
+    if steps is not None:
+        T = _count("steps", steps)
+    else:
+        e = _positive("epochs", epochs)  # type: ignore[arg-type]
+        T = math.ceil(e * per_epoch) if per_epoch else math.ceil(e / gamma - 1e-9)
+
+    p = objective.n_params(X.shape[1])
+    theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
+    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta0 must be a finite vector of shape ({p},)")
+    theta = objective.project(theta)
+    norms = (objective.row_norms(X) if hasattr(objective, "row_norms")
+             else np.linalg.norm(X, axis=1))
+
+    # scale: rate -> sum objective (1/gamma); expected_batch -> mean objective (1/(gamma n))
+    scale = 1.0 / gamma if normalize == "rate" else 1.0 / (gamma * n)
+    reg = objective.l2 * (n if normalize == "rate" else 1.0)
+    sd = z * C
+    velocity = np.zeros(p)
+    acc = np.zeros(p)
+    perm = None
+    for t in range(T):
+        if sampling == "poisson":
+            k = int(rng.binomial(n_rows, gamma))
+            idx = rng.choice(n_rows, size=k, replace=False) if k else np.empty(0, dtype=int)
+        elif sampling == "without_replacement":
+            idx = rng.choice(n_rows, size=m, replace=False)
+        else:
+            j = t % per_epoch  # type: ignore[operator]
+            if j == 0:
+                perm = rng.permutation(n_rows)
+            idx = perm[j * m:(j + 1) * m]  # type: ignore[index,operator]
+        if averaging == "uniform":
+            acc += theta
+        if idx.size:
+            gsum = objective.clipped_gradient_sum(theta, X[idx], y[idx], C, row_norms=norms[idx])
+        else:
+            gsum = np.zeros(p)
+        ghat = scale * (gsum + sd * rng.standard_normal(p))
+        if reg:
+            ghat = ghat + reg * theta
+        velocity = beta * velocity + ghat
+        theta = objective.project(theta - eta * velocity)
+
+    event: DpEvent
+    if sampling == "poisson":
+        event = SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)
+    elif sampling == "without_replacement":
+        event = SelfComposed(
+            SampledWithoutReplacement(
+                m, n_rows, Gaussian(z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+            ),
+            T,
+        )
+    else:
+        epochs_touched = math.ceil(T / per_epoch)  # type: ignore[operator]
+        event = SelfComposed(
+            Gaussian(z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE), epochs_touched
+        )
+    out = acc / T if averaging == "uniform" else theta
+    info = {
+        "algorithm": "noisy_sgd",
+        "sampling": sampling,
+        "sampling_rate": gamma,
+        "batch_size": m,
+        "steps": T,
+        "epochs": T * gamma if per_epoch is None else T / per_epoch,
+        "normalize": normalize,
+        "momentum": beta,
+        "averaging": averaging,
+        "learning_rate": eta,
+        "noise_multiplier": z,
+        "clip": C,
+        "n_samples": n,
+        "relation": event.neighbouring.value,
+        "last_iterate": theta,
+    }
+    return FitResult(theta=out, event=event, n_iter=T, info=info)

@@ -1,0 +1,234 @@
+"""Sampled-Gaussian RDP, PLD translation and the Lemma-12.2 accountant (issue 3)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+from scipy import integrate, stats
+
+from noisygd.accounting import (
+    EpsilonDelta,
+    Gaussian,
+    Neighbouring,
+    PoissonSampled,
+    SampledWithoutReplacement,
+    SelfComposed,
+    UnsupportedEventError,
+    best,
+    calibrate_noise_multiplier,
+    get_accountant,
+    rdp_curve,
+    to_dp_accounting,
+)
+from noisygd.accounting.rdp import DEFAULT_ORDERS
+from noisygd.accounting.subsampling import (
+    effective_noise_multiplier,
+    rdp_poisson_sampled_gaussian,
+    rdp_sampled_without_replacement_gaussian,
+    subsampled_epsilon_delta,
+)
+
+ORDERS = np.array(DEFAULT_ORDERS)
+R1 = Neighbouring.REPLACE_ONE
+
+
+@pytest.mark.parametrize("q", [1e-4, 0.004, 0.01, 0.1, 0.5, 0.9])
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0, 5.0, 20.0])
+def test_poisson_rdp_matches_dp_accounting(q: float, sigma: float) -> None:
+    mine = rdp_poisson_sampled_gaussian(q, sigma, ORDERS)
+    ref = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, ORDERS)
+    # both drop the same non-converged fractional orders (inf)
+    np.testing.assert_array_equal(np.isfinite(mine), np.isfinite(ref))
+    fin = np.isfinite(ref)
+    # dp_accounting stops the fractional series once terms are < e^-30 of the total; we sum
+    # all 1000 terms, so tiny RDP values (~1e-7) may differ by ~1e-11 absolute.
+    np.testing.assert_allclose(mine[fin], ref[fin], rtol=1e-5, atol=1e-10)
+
+
+@pytest.mark.parametrize("q,sigma", [(0.01, 0.8), (0.2, 1.5), (0.5, 3.0)])
+def test_poisson_rdp_order_2_closed_form(q: float, sigma: float) -> None:
+    # A_2 = (1-q)^2 + 2q(1-q) + q^2 e^{1/sigma^2} = 1 + q^2 (e^{1/sigma^2} - 1)  (MTZ19 eq. 3.3)
+    exact = math.log1p(q * q * math.expm1(1.0 / sigma**2))
+    assert rdp_poisson_sampled_gaussian(q, sigma, np.array([2.0]))[0] == pytest.approx(exact)
+
+
+@pytest.mark.parametrize("alpha", [2.5, 5.5])
+@pytest.mark.parametrize("q,sigma", [(0.05, 1.0), (0.3, 3.0)])
+def test_poisson_rdp_fractional_bounds_quadrature(alpha: float, q: float, sigma: float) -> None:
+    # Independent check by numerical integration of A_alpha = E_{mu0}[(mu/mu0)^alpha],
+    # mu0 = N(0, sigma^2), mu = (1-q) N(0, sigma^2) + q N(1, sigma^2) (MTZ19 Section 3).
+    def integrand(x: float) -> float:
+        ratio = (1 - q) + q * math.exp((2 * x - 1) / (2 * sigma**2))
+        return stats.norm.pdf(x, scale=sigma) * ratio**alpha
+
+    a, _ = integrate.quad(integrand, -40 * sigma, 40 * sigma, limit=400, epsabs=0, epsrel=1e-12)
+    exact = math.log(a) / (alpha - 1)
+    got = rdp_poisson_sampled_gaussian(q, sigma, np.array([alpha]))[0]
+    # an upper bound (magnitudes of the generalised binomials, as dp_accounting and Opacus),
+    # within 25% of the exact value on this grid
+    assert exact * (1 - 1e-9) <= got <= 1.25 * exact
+
+
+def test_poisson_rdp_edges() -> None:
+    a = np.array([1.5, 2.0, 32.0])
+    np.testing.assert_array_equal(rdp_poisson_sampled_gaussian(0.0, 1.0, a), 0.0)
+    np.testing.assert_allclose(rdp_poisson_sampled_gaussian(1.0, 2.0, a), a / 8.0)
+    with pytest.raises(ValueError, match="sampling rate"):
+        rdp_poisson_sampled_gaussian(1.5, 1.0, a)
+    with pytest.raises(ValueError, match="orders"):
+        rdp_poisson_sampled_gaussian(0.1, 1.0, np.array([1.0]))
+
+
+@pytest.mark.parametrize("q", [0.001, 0.01, 0.1, 0.5])
+@pytest.mark.parametrize("z", [0.6, 1.0, 2.0, 5.0])
+def test_without_replacement_matches_dp_accounting(q: float, z: float) -> None:
+    n = 10_000
+    m = int(q * n)
+    # replace-one: a clipped sum changes by 2C; dp_accounting's RDP takes sigma / (replace
+    # sensitivity), i.e. z / 2, for SampledWithoutReplacementDpEvent under REPLACE_ONE.
+    ev = SampledWithoutReplacement(m, n, Gaussian(z, sensitivity=2.0, relation=R1))
+    mine = rdp_curve(ev, ORDERS)
+    acc = rdp_privacy_accountant.RdpAccountant(
+        ORDERS, dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
+    inner = dp_accounting.GaussianDpEvent(z / 2)
+    acc.compose(dp_accounting.SampledWithoutReplacementDpEvent(n, m, inner))
+    np.testing.assert_allclose(mine, acc.rdp, rtol=1e-8)
+
+
+def test_without_replacement_is_below_unsampled_and_exact_at_q1() -> None:
+    a = np.array([2.0, 3.5, 10.0])
+    np.testing.assert_allclose(rdp_sampled_without_replacement_gaussian(1.0, 1.5, a), a / 4.5)
+    low = rdp_sampled_without_replacement_gaussian(0.01, 1.5, a)
+    assert np.all(low < a / 4.5)
+
+
+def test_effective_noise_multiplier() -> None:
+    assert effective_noise_multiplier(Gaussian(2.0)) == pytest.approx(2.0)
+    assert effective_noise_multiplier(SelfComposed(Gaussian(2.0), 4)) == pytest.approx(1.0)
+    assert effective_noise_multiplier(Gaussian(2.0, sensitivity=2.0, relation=R1)) == 1.0
+    with pytest.raises(UnsupportedEventError):
+        effective_noise_multiplier(EpsilonDelta(1.0))
+
+
+# Values pinned in the issue (delta = 1e-5), recomputed here with dp_accounting 0.6:
+# RdpAccountant() / PLDAccountant(value_discretization_interval=1e-4) on
+# SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps).
+SETTINGS = [
+    # (q, z, steps, rdp, pld); 60 epochs at 256/60000 = ceil(60 * 60000 / 256) = 14063 steps
+    (256 / 60000, 1.1, 14063, 2.5967, 2.3818),
+    (0.01, 1.0, 10_000, 6.7128, 6.1877),
+    (0.04, 1.5, 2250, 7.3291, 6.7688),
+]
+
+
+def _dp_accounting_eps(q: float, z: float, steps: int, acc) -> float:
+    acc.compose(
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps
+        )
+    )
+    return acc.get_epsilon(1e-5)
+
+
+@pytest.mark.parametrize("q,z,steps,rdp_eps,pld_eps", SETTINGS)
+def test_issue_settings_rdp_and_pld(q, z, steps, rdp_eps, pld_eps) -> None:
+    ev = SelfComposed(PoissonSampled(q, Gaussian(z)), steps)
+    ours_rdp = get_accountant("rdp").epsilon(ev, 1e-5)
+    assert ours_rdp == pytest.approx(rdp_eps, rel=1e-4)  # the issue's 4-digit values
+    assert ours_rdp == pytest.approx(
+        _dp_accounting_eps(q, z, steps, rdp_privacy_accountant.RdpAccountant()), rel=1e-6
+    )
+    ours_pld = get_accountant("pld").epsilon(ev, 1e-5)
+    assert ours_pld == pytest.approx(pld_eps, abs=1e-4)
+
+
+def _prv_bounds(q: float, z: float, steps: int) -> tuple[float, float, float]:
+    prv = pytest.importorskip("prv_accountant")
+    acc = prv.PRVAccountant(
+        prvs=prv.PoissonSubsampledGaussianMechanism(noise_multiplier=z, sampling_probability=q),
+        max_self_compositions=steps,
+        eps_error=0.02,  # lower bound within 0.02 of the truth, < 1 s CPU
+        delta_error=1e-10,
+    )
+    lo, est, hi = acc.compute_epsilon(delta=1e-5, num_self_compositions=[steps])
+    return lo, est, hi
+
+
+@pytest.mark.parametrize("q,z,steps,rdp_eps,pld_eps", SETTINGS)
+def test_issue_settings_best(q, z, steps, rdp_eps, pld_eps) -> None:
+    ev = SelfComposed(PoissonSampled(q, Gaussian(z)), steps)
+    best(ev, 1e-5)  # warm imports; the timed call below is a fresh computation
+    ev = SelfComposed(PoissonSampled(q, Gaussian(z * (1 + 1e-12))), steps)
+    # CPU time of this process: the suite shares 2 cores with other jobs, so wall time under
+    # load measures the machine, not the code (about 0.35 s wall on an idle core).
+    t0 = time.process_time()
+    res = best(ev, 1e-5)
+    elapsed = time.process_time() - t0
+    assert elapsed < 1.0
+    assert abs(res.epsilon - pld_eps) <= 0.005 * pld_eps
+    assert {"rdp", "pld"} <= set(res.by_accountant)  # the report shows all
+    lo, _, _ = _prv_bounds(q, z, steps)
+    assert res.epsilon >= lo
+
+
+def test_pld_translation_and_refusals() -> None:
+    ev = PoissonSampled(0.02, SelfComposed(Gaussian(3.0), 9))
+    tr = to_dp_accounting(ev)
+    assert isinstance(tr, dp_accounting.PoissonSampledDpEvent)
+    assert tr.event.noise_multiplier == pytest.approx(1.0)
+    # dp_accounting's PLD has no sampling-without-replacement support: refused, not guessed
+    wor = SampledWithoutReplacement(10, 100, Gaussian(1.0, sensitivity=2.0, relation=R1))
+    with pytest.raises(UnsupportedEventError):
+        get_accountant("pld").epsilon(wor, 1e-5)
+    res = best(SelfComposed(wor, 50), 1e-5)
+    assert res.accountant == "rdp" and "pld" in res.refused
+    for name in ("gdp", "zcdp"):
+        with pytest.raises(UnsupportedEventError):
+            get_accountant(name).epsilon(ev, 1e-5)
+    # the PLD translation agrees with a direct dp_accounting PLD computation
+    direct = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    direct.compose(dp_accounting.SelfComposedDpEvent(tr, 100))
+    ours = get_accountant("pld").epsilon(SelfComposed(ev, 100), 1e-5)
+    assert ours == pytest.approx(direct.get_epsilon(1e-5), rel=2e-3)
+
+
+def test_subsampling_lemma_closed_form() -> None:
+    eps, d = subsampled_epsilon_delta(0.1, 1.0, 1e-6)
+    assert eps == pytest.approx(math.log(1 + 0.1 * (math.e - 1)))
+    assert d == pytest.approx(1e-7)
+    acc = get_accountant("subsampling_lemma")
+    ev = PoissonSampled(0.1, EpsilonDelta(1.0, 1e-6))
+    assert acc.epsilon(ev, 1e-5) == pytest.approx(eps)
+    with pytest.raises(UnsupportedEventError, match="sum to"):
+        acc.epsilon(ev, 1e-8)
+    wor = SampledWithoutReplacement(5, 50, EpsilonDelta(1.0, 1e-6, relation=R1))
+    assert acc.epsilon(wor, 1e-5) == pytest.approx(eps)
+    # k-fold: min(basic, DRV10 advanced) with slack delta - k q delta0
+    k = 50
+    slack = 1e-5 - k * 1e-7
+    adv = math.sqrt(2 * k * math.log(1 / slack)) * eps + k * eps * math.expm1(eps)
+    assert acc.epsilon(SelfComposed(ev, k), 1e-5) == pytest.approx(min(k * eps, adv))
+    assert acc.epsilon(SelfComposed(ev, 3), 1e-5) == pytest.approx(3 * eps)
+    with pytest.raises(UnsupportedEventError):
+        acc.epsilon(PoissonSampled(0.1, Gaussian(1.0)), 1e-5)
+    with pytest.raises(UnsupportedEventError):
+        acc.epsilon(Gaussian(1.0), 1e-5)
+    assert best(ev, 1e-5).accountant == "subsampling_lemma"
+
+
+def test_calibration_with_sampling_meets_target_within_one_percent() -> None:
+    q, steps, target = 0.01, 300, 1.0
+
+    def make(z: float) -> SelfComposed:
+        return SelfComposed(PoissonSampled(q, Gaussian(z)), steps)
+
+    z = calibrate_noise_multiplier(make, target, 1e-5, lower=0.7, upper=1.6, rtol=5e-3)
+    assert best(make(z), 1e-5).epsilon <= target
+    assert best(make(z / 1.01), 1e-5).epsilon > target
