@@ -131,3 +131,40 @@ def test_help_has_examples(capsys):
             main([cmd, "--help"])
         assert info.value.code == 0
         assert "examples:" in capsys.readouterr().out
+
+
+def test_account_sampled_and_tree_match_the_events(capsys):
+    from noisygd.accounting.events import (
+        Neighbouring,
+        PoissonSampled,
+        SampledWithoutReplacement,
+    )
+    from noisygd.accounting.tree import tree_event
+
+    cases = [
+        (["--sampling-rate", "0.01"], SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)),
+        (
+            ["--batch-size", "100", "--population", "10000"],
+            SelfComposed(
+                SampledWithoutReplacement(
+                    100, 10000, Gaussian(1.0, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+                ),
+                1000,
+            ),
+        ),
+        (["--mechanism", "tree", "--epochs", "2"], tree_event(1.0, 500, 2)),
+    ]
+    for extra, event in cases:
+        code, out, err = _run(capsys, ["account", "--noise-multiplier", "1", "--steps", "1000",
+                                       "--delta", "1e-5", "--json", *extra])
+        assert code == 0, err
+        payload = json.loads(out)
+        expected = best(event, 1e-5)
+        assert payload["epsilon"] == pytest.approx(expected.epsilon, rel=1e-9)
+        assert payload["accountant"] == expected.accountant
+
+
+def test_reproduce_dispatches(tmp_path, capsys):
+    code, _, err = _run(capsys, ["reproduce", "chourasia2021-figures", "--out-dir", str(tmp_path)])
+    assert code == 0, err
+    assert any(p.suffix == ".csv" for p in tmp_path.iterdir())

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from noisygd.accounting.base import UnsupportedEventError
 from noisygd.accounting.events import Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError
@@ -167,7 +168,16 @@ def fit_noisy_sgd(
         own = SelfComposed(PoissonSampled(rate, Gaussian(z)), steps)
         return own if prior_event is None else Composed((prior_event, own))
 
-    z = calibrate_noise_multiplier(make_event, epsilon, delta)
+    # RDP is fast and never tighter than PLD here, so its noise is an upper
+    # bracket; PLD then finds the smallest noise it certifies (rtol 2e-3).
+    z_rdp = calibrate_noise_multiplier(make_event, epsilon, delta, accountant="rdp")
+    try:
+        z = calibrate_noise_multiplier(
+            make_event, epsilon, delta, accountant="pld",
+            lower=0.8 * z_rdp, upper=z_rdp, rtol=2e-3,
+        )
+    except (ValueError, UnsupportedEventError):
+        z = z_rdp
     result = noisy_sgd(
         objective,
         X,

@@ -1,0 +1,96 @@
+"""The methods registered for estimators and `noisygd fit`, and the budget they spend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from noisygd.accounting import best
+from noisygd.accounting.events import Composed, Gaussian, PoissonSampled, SelfComposed
+from noisygd.estimators import DPHuberRegressor, DPLogisticRegression
+from noisygd.training import available_methods, get_method
+
+
+def _binary(n=3000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = (X @ np.ones(d) > 0).astype(int)
+    return X, y
+
+
+def test_registered_methods():
+    assert {"noisy_gd", "noisy_sgd", "dp_ftrl", "langevin"} <= set(available_methods())
+    with pytest.raises(ValueError, match="unknown method"):
+        get_method("nope")
+
+
+def test_noisy_sgd_pays_for_the_count_in_one_calibration():
+    X, y = _binary()
+    model = DPLogisticRegression(epsilon=1.0, method="noisy_sgd", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    event = model.privacy_.event
+    assert isinstance(event, Composed)
+    count, sgd = event.events
+    assert isinstance(count, Gaussian)
+    assert isinstance(sgd, SelfComposed) and isinstance(sgd.event, PoissonSampled)
+    # The whole release meets the budget, and uses most of it (calibration is tight).
+    assert 0.95 <= model.privacy_.epsilon <= 1.0
+    assert model.score(X, y) > 0.85
+
+
+def test_noisy_sgd_refuses_replace_one():
+    X, y = _binary(n=500)
+    with pytest.raises(ValueError, match="add_remove"):
+        DPLogisticRegression(method="noisy_sgd", neighbouring="replace_one",
+                             classes=[0, 1]).fit(X, y)
+
+
+def test_noisy_sgd_needs_single_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 2
+    y = rng.integers(0, 3, size=300)
+    with pytest.raises(ValueError, match="single"):
+        DPLogisticRegression(method="noisy_sgd", classes=[0, 1, 2]).fit(X, y)
+
+
+def test_dp_ftrl_is_a_tree_event_under_replace_one():
+    X, y = _binary()
+    model = DPLogisticRegression(epsilon=1.0, method="dp_ftrl", neighbouring="replace_one",
+                                 classes=[0, 1], random_state=0).fit(X, y)
+    event = model.privacy_.event
+    assert type(event).__name__ == "TreeAggregation"
+    # The tree is a Gaussian mechanism: the exact accountant applies and the budget is spent.
+    assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
+    assert model.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="replace_one"):
+        DPLogisticRegression(method="dp_ftrl", classes=[0, 1]).fit(X, y)
+
+
+def test_langevin_uses_the_last_iterate_accountant():
+    X, y = _binary(n=2000)
+    model = DPLogisticRegression(epsilon=1.0, method="langevin", neighbouring="replace_one",
+                                 l2=0.05, max_iter=300, classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert model.privacy_.accountant == "langevin_last_iterate"
+    assert model.privacy_.epsilon <= 1.0 + 1e-9
+    # The composition baseline is reported too, and is looser.
+    assert model.privacy_.by_accountant["langevin_composition"] >= model.privacy_.epsilon
+    with pytest.raises(ValueError, match="replace_one"):
+        DPLogisticRegression(method="langevin", classes=[0, 1], l2=0.05).fit(X, y)
+
+
+def test_regressor_with_noisy_sgd():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 3)) / 2
+    y = np.clip(X @ np.array([0.5, -0.5, 0.2]), -1, 1)
+    model = DPHuberRegressor(method="noisy_sgd", random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 1.0
+    assert model.score(X, y) > 0.5
+
+
+def test_same_budget_same_event_recomputed():
+    """The reported epsilon is what an independent call of `best` gives for the event."""
+    X, y = _binary(n=800)
+    model = DPLogisticRegression(method="noisy_gd", classes=[0, 1], random_state=0).fit(X, y)
+    again = best(model.privacy_.event, model.delta)
+    assert again.epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-12)
