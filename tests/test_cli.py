@@ -168,3 +168,32 @@ def test_reproduce_dispatches(tmp_path, capsys):
     code, _, err = _run(capsys, ["reproduce", "chourasia2021-figures", "--out-dir", str(tmp_path)])
     assert code == 0, err
     assert any(p.suffix == ".csv" for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("extra", "event_name"),
+    [
+        (["--method", "noisy_sgd"], "PoissonSampled"),
+        (["--method", "dp_ftrl", "--relation", "replace_one",
+          "--method-options", '{"epochs": 2}'], "TreeAggregation"),
+    ],
+)
+def test_fit_other_methods(tmp_path, capsys, extra, event_name):
+    data = tmp_path / "train.csv"
+    _write_csv(data, n=1500)
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(out), "--seed", "0", *extra])
+    assert code == 0, err
+    privacy = json.loads(out.read_text())["privacy"]
+    assert event_name in privacy["event"]
+    assert privacy["epsilon"] <= 1.0 + 1e-9
+
+
+def test_fit_bad_method_options(tmp_path, capsys):
+    data = tmp_path / "train.csv"
+    _write_csv(data)
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(tmp_path / "m.json"), "--method-options", "{oops"])
+    assert code == 2
+    assert "method-options" in err

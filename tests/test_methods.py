@@ -94,3 +94,32 @@ def test_same_budget_same_event_recomputed():
     model = DPLogisticRegression(method="noisy_gd", classes=[0, 1], random_state=0).fit(X, y)
     again = best(model.privacy_.event, model.delta)
     assert again.epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-12)
+
+
+def test_output_perturbation_method():
+    X, y = _binary(n=2000)
+    model = DPLogisticRegression(epsilon=1.0, method="output_perturbation", l2=0.1,
+                                 neighbouring="replace_one", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert type(model.privacy_.event).__name__ == "OutputPerturbation"
+    assert model.privacy_.epsilon <= 1.0 + 1e-9
+    assert model.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="clip"):
+        DPLogisticRegression(method="output_perturbation", l2=0.1, clip=1.0,
+                             neighbouring="replace_one", classes=[0, 1]).fit(X, y)
+
+
+def test_rrpsgd_method_reports_both_accounts():
+    X, y = _binary(n=150)
+    model = DPLogisticRegression(epsilon=1.0, delta=1e-3, method="rrpsgd",
+                                 neighbouring="replace_one", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 1.0
+    paper = model.fit_info_["plans"][0]["paper_argument"]
+    assert paper["accountant"] == "zhang2017_thm4"
+    # The paper's argument is looser than the tight account of the same run.
+    assert paper["epsilon"] > model.privacy_.epsilon
+    X_big, y_big = _binary(n=5000)
+    with pytest.raises(ValueError, match="max_iter"):
+        DPLogisticRegression(method="rrpsgd", neighbouring="replace_one",
+                             classes=[0, 1]).fit(X_big, y_big)

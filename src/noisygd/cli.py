@@ -230,6 +230,16 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.l2 is not None:
         params["l2"] = args.l2
+    if args.max_iter is not None:
+        params["max_iter"] = args.max_iter
+    if args.method_options:
+        try:
+            options = json.loads(args.method_options)
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"--method-options is not valid JSON: {exc}") from exc
+        if not isinstance(options, dict):
+            raise CLIError("--method-options must be a JSON object")
+        params["method_options"] = options
     if args.n_samples_public is not None:
         params["n_samples_public"] = args.n_samples_public
     if args.model == "logistic" and args.classes:
@@ -298,6 +308,7 @@ EXAMPLES = {
         "examples:\n"
         "  noisygd fit train.csv --target label --model logistic --epsilon 1 --out model.json\n"
         "  noisygd fit data.parquet --target y --model huber --target-bound 10 --json\n"
+        "  noisygd fit train.csv --target label --method dp_ftrl --relation replace_one\n"
         "features are used as given (scale them by public bounds first); each row is then\n"
         "scaled to norm <= --row-norm-bound, a per-row step that costs no privacy."
     ),
@@ -350,7 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="CSV (',' or ';'), CSV.gz or Parquet file")
     p.add_argument("--target", required=True, help="name of the label column")
     p.add_argument("--model", choices=sorted(MODELS), default="logistic")
-    p.add_argument("--method", default="auto", help="training method (default: auto)")
+    p.add_argument("--method", default="auto",
+                   help="auto (noisy_gd), noisy_sgd, dp_ftrl, langevin, output_perturbation, "
+                   "rrpsgd (some need --relation replace_one)")
+    p.add_argument("--max-iter", type=int, default=None, help="cap on the number of steps")
+    p.add_argument("--method-options", default=None,
+                   help='JSON object of extra method arguments, e.g. \'{"epochs": 5}\'')
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--l2", type=float, default=None, help="L2 regularisation")

@@ -270,3 +270,110 @@ register_method(
         description="DP-FTRL with the binary-tree mechanism (Honaker), exact Gaussian-DP",
     )
 )
+
+
+def _fit_output_perturbation(
+    objective: Objective,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    n_samples: float,
+    relation: Neighbouring,
+    row_norm_bound: float,
+    clip: float | None,
+    max_iter: int | None,
+    rng: np.random.Generator,
+    **options: Any,
+) -> FitResult:
+    """Output-perturbation GD (Zhang et al. 2017, Algorithm 1), analytic Gaussian noise.
+
+    Defaults: the exact analytic-Gaussian calibration and the contraction
+    sensitivity bound (both documented in docs/output_perturbation.md); pass
+    ``method_options={"noise": "paper", "sensitivity_bound": "zhang2017"}``
+    for the paper's own choices. Needs the objective's L and beta (no
+    clipping: the sensitivity lemmas are about the unclipped gradient).
+    """
+    from noisygd.algorithms.output_perturbation import output_perturbation_gd
+
+    if clip is not None:
+        raise ValueError("output perturbation does not clip gradients: leave clip=None")
+    settings: dict[str, Any] = {"noise": "analytic", "sensitivity_bound": "contraction"}
+    bound = getattr(objective, "optimum_norm_bound", lambda: None)()
+    if bound is not None:
+        settings["optimum_norm_bound"] = bound
+    if max_iter is not None:
+        settings["steps"] = int(max_iter)
+    settings.update(options)
+    return output_perturbation_gd(
+        objective, X, y, epsilon=epsilon, delta=delta, row_norm_bound=row_norm_bound,
+        n_samples=int(n_samples), rng=rng, **settings,
+    )
+
+
+register_method(
+    MethodSpec(
+        name="output_perturbation",
+        fit=_fit_output_perturbation,
+        gaussian=False,
+        relations=(Neighbouring.REPLACE_ONE,),
+        description="full-batch GD then one Gaussian draw (Zhang et al. 2017, Algorithm 1)",
+    )
+)
+
+#: RRPSGD runs up to n^2 single-example steps; above this many the adapter asks
+#: for an explicit ``horizon`` rather than running for hours.
+RRPSGD_MAX_DEFAULT_STEPS = 10_000_000
+
+
+def _fit_rrpsgd(
+    objective: Objective,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    n_samples: float,
+    relation: Neighbouring,
+    row_norm_bound: float,
+    clip: float | None,
+    max_iter: int | None,
+    rng: np.random.Generator,
+    **options: Any,
+) -> FitResult:
+    """Random-round private SGD (Zhang et al. 2017, Algorithm 2) with its two accounts.
+
+    The released event is the tight one for the realised number of rounds
+    (``R`` is drawn independently of the data); ``info["paper_event"]`` keeps
+    the paper's own argument, whose epsilon the estimator reports in
+    ``fit_info_`` beside it.
+    """
+    from noisygd.accounting.base import best
+    from noisygd.algorithms.rrpsgd import rrpsgd
+
+    if clip is not None:
+        raise ValueError("RRPSGD does not clip gradients: leave clip=None")
+    n = X.shape[0]
+    horizon = options.pop("horizon", max_iter)
+    if horizon is None and n * n > RRPSGD_MAX_DEFAULT_STEPS:
+        raise ValueError(
+            f"RRPSGD runs up to n^2 = {n * n:,} steps here; pass max_iter (a public horizon "
+            f"<= {RRPSGD_MAX_DEFAULT_STEPS:,}) to run fewer"
+        )
+    result = rrpsgd(objective, X, y, epsilon=epsilon, delta=delta,
+                    row_norm_bound=row_norm_bound, horizon=horizon, rng=rng, **options)
+    paper = best(result.info["paper_event"], delta)
+    result.info["paper_argument"] = {"epsilon": paper.epsilon, "accountant": paper.accountant}
+    return result
+
+
+register_method(
+    MethodSpec(
+        name="rrpsgd",
+        fit=_fit_rrpsgd,
+        gaussian=False,
+        relations=(Neighbouring.REPLACE_ONE,),
+        description="random-round private SGD (Zhang et al. 2017, Algorithm 2), tight accounting",
+    )
+)
