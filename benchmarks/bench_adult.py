@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from _common import UTILITY_COLUMNS, data_dir, environment, write_results
 from scipy import optimize
 
-from noisygd.algorithms.noisy_gd import noisy_gd
+from noisygd.algorithms.noisy_gd import noisy_gd, uses_sparse_storage
 from noisygd.estimators import DPLogisticRegression
 from noisygd.objectives import LogisticLoss
 from noisygd.planning import plan_noisy_gd
@@ -182,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             noisy_gd(obj, X, y_pm, clip=clip, n_samples=n, rng=rng, sparse=sparse, **one_step)
             t1 = time.perf_counter()
-            res = noisy_gd(obj, X, y_pm, clip=clip, n_samples=n, rng=rng, sparse=sparse,
-                           **plan.noisy_gd_kwargs())
+            noisy_gd(obj, X, y_pm, clip=clip, n_samples=n, rng=rng, sparse=sparse,
+                     **plan.noisy_gd_kwargs())
             t2 = time.perf_counter()
             timing[f"iter_{mode}"].append(((t2 - t1) - (t1 - t0)) / (steps - 1))
             timing[f"setup_{mode}"].append(t1 - t0)
             if mode == "auto":
-                used_sparse = res.info["sparse"]
+                used_sparse = uses_sparse_storage(X, "auto")
         for M, key in ((S, "grad_csr"), (X, "grad_dense")):
             t0 = time.perf_counter()
             for _ in range(g_reps):

@@ -84,6 +84,19 @@ def _positive(name: str, value: float) -> float:
     return v
 
 
+def uses_sparse_storage(X: np.ndarray, sparse: str) -> bool:
+    """Whether :func:`noisy_gd` stores a dense ``X`` as CSR.
+
+    The "auto" rule reads the density of ``X``, so its answer is a statistic
+    of the data: it changes running time and summation order only, and it is
+    deliberately *not* part of the returned ``info`` (nothing released says
+    which storage was used).
+    """
+    return sparse == "always" or (
+        sparse == "auto" and np.count_nonzero(X) <= SPARSE_DENSITY * X.size
+    )
+
+
 def _validate_data(
     objective: Objective, X: np.ndarray, y: np.ndarray, sparse: str = "never"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -109,9 +122,7 @@ def _validate_data(
     X = np.asarray(X, dtype=np.float64)  # no copy for float64 input, any memory order
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values")
-    if sparse == "always" or (
-        sparse == "auto" and np.count_nonzero(X) <= SPARSE_DENSITY * X.size
-    ):
+    if uses_sparse_storage(X, sparse):
         X = sp.csr_array(X)
     y = objective.check_targets(y)
     if y.shape[0] != X.shape[0]:
@@ -286,7 +297,6 @@ def noisy_gd(
         "n_samples": n,
         "relation": rel.value,
         "momentum": m,
-        "sparse": bool(sp.issparse(X)),
         "last_iterate": theta,
     }
     return FitResult(theta=out, event=event, n_iter=T, info=info)
