@@ -42,6 +42,7 @@ from enum import Enum
 
 import numpy as np
 
+from noisygd._checks import check_positive as _pos
 from noisygd.accounting import gdp as _gdp
 from noisygd.accounting import pld as _pld
 from noisygd.accounting import rdp as _rdp
@@ -78,13 +79,6 @@ class OutputNoise(str, Enum):  # noqa: UP042 - matches Neighbouring
     L2_LAPLACE = "l2_laplace"
     GAUSSIAN_PAPER = "gaussian_paper"
     GAUSSIAN_ANALYTIC = "gaussian_analytic"
-
-
-def _pos(name: str, value: float) -> float:
-    v = float(value)
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 
+from noisygd._checks import check_positive as _pos
 from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
@@ -63,13 +64,6 @@ __all__ = [
     "bassily_steps",
     "sample_without_replacement",
 ]
-
-
-def _pos(name: str, value: float) -> float:
-    v = float(value)
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def bassily_noise_std(

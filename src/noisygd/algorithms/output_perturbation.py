@@ -56,6 +56,7 @@ from typing import Literal
 
 import numpy as np
 
+from noisygd._checks import check_positive as _pos
 from noisygd.accounting.output_perturbation import OutputNoise, OutputPerturbation
 from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError
@@ -82,13 +83,6 @@ NoiseName = Literal["analytic", "paper", "l2_laplace"]
 SensitivityName = Literal["zhang2017", "contraction"]
 
 _TOL = 1e-12
-
-
-def _pos(name: str, value: float) -> float:
-    v = float(value)
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def _pos_int(name: str, value: int) -> int:

@@ -51,6 +51,7 @@ import time
 
 import numpy as np
 
+from noisygd._checks import check_positive as _pos
 from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
@@ -70,13 +71,6 @@ __all__ = [
     "rrpsgd_tight_event",
     "theorem5_bound",
 ]
-
-
-def _pos(name: str, value: float) -> float:
-    v = float(value)
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def rrpsgd_noise_std(lipschitz: float, n: int, epsilon: float, delta: float) -> float:

@@ -1,0 +1,13 @@
+"""Argument checks shared by every layer (this module imports nothing of noisygd)."""
+
+from __future__ import annotations
+
+import math
+
+
+def check_positive(name: str, value: float) -> float:
+    """``float(value)`` if it is positive and finite, else ``ValueError`` naming ``name``."""
+    v = float(value)
+    if not (v > 0.0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return v
