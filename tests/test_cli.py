@@ -197,3 +197,10 @@ def test_fit_bad_method_options(tmp_path, capsys):
                                  "--out", str(tmp_path / "m.json"), "--method-options", "{oops"])
     assert code == 2
     assert "method-options" in err
+
+
+def test_reproduce_passes_help_to_the_reproduction(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce", "zhang2017-table3", "--help"])
+    assert info.value.code == 0
+    assert "--rounds" in capsys.readouterr().out

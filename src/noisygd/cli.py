@@ -401,6 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("reproduce", "reproduce a table or figure of the source documents")
     p.add_argument("name", choices=sorted(REPRODUCTIONS))
+    p.add_argument("args", nargs=argparse.REMAINDER,
+                   help="passed to the reproduction (see: noisygd reproduce NAME --help)")
     return parser
 
 
@@ -416,9 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "reproduce":
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args = parser.parse_args(argv)
     try:
         if args.command == "account":
             out = cmd_account(args)
@@ -429,7 +429,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 warnings.simplefilter("default")
                 out = cmd_fit(args)
         else:
-            out = cmd_reproduce(args, rest)
+            out = cmd_reproduce(args, list(args.args))
     except CLIError as exc:
         print(f"noisygd {args.command}: error: {exc}", file=sys.stderr)
         return 2

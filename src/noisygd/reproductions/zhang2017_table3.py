@@ -734,8 +734,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--mus", nargs="+", type=float, default=list(MUS), choices=list(MUS),
                     help="subset of the mu grid to run (default all)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="worker processes, one dataset each (results do not depend on it)")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="worker processes, one dataset each (results do not depend on it; "
+                    "default: 2, or 1 on a single core)")
     ap.add_argument("--quick", action="store_true",
                     help="skip the (slow) Bassily baseline; for smoke tests")
     ap.add_argument("--no-progress", action="store_true")
