@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize
 
 from noisygd.accounting import best
 from noisygd.accounting.events import Neighbouring
@@ -76,10 +75,7 @@ def variance_table(eps: float, lam: float, n: int, S: float, beta: float) -> lis
 
 
 def f_star(obj, X, y) -> float:
-    res = minimize(lambda t: obj.value(t, X, y), np.zeros(X.shape[1] + 1),
-                   jac=lambda t: obj.gradient(t, X, y), method="L-BFGS-B",
-                   options={"gtol": 1e-10, "maxiter": 5000})
-    return float(res.fun)
+    return obj.minimize(X, y)[1]
 
 
 def run_grid(X_all, y_all, ns, mus, epss, reps, max_steps) -> list[dict]:

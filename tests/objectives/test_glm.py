@@ -252,3 +252,17 @@ def test_sparse_matrices_match_dense(fit_intercept):
         np.testing.assert_allclose(obj.clipped_gradient_sum(theta, S, y, clip),
                                    obj.clipped_gradient_sum(theta, X, y, clip), rtol=1e-12)
     assert obj.value(theta, S, y) == pytest.approx(obj.value(theta, X, y), rel=1e-14)
+
+
+def test_minimize_finds_the_stationary_point_and_refuses_a_radius():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 4)) / 2
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.3 * rng.normal(size=300) > 0, 1, -1)
+    obj = LogisticLoss(l2=1e-2)
+    theta, value = obj.minimize(X, y)
+    assert np.linalg.norm(obj.gradient(theta, X, y)) <= 1e-7
+    assert value == pytest.approx(obj.value(theta, X, y), rel=1e-14)
+    for _ in range(5):  # strongly convex: any other point is worse
+        assert obj.value(theta + 0.1 * rng.normal(size=theta.size), X, y) > value
+    with pytest.raises(ValueError, match="radius"):
+        LogisticLoss(l2=1e-2, radius=1.0).minimize(X, y)

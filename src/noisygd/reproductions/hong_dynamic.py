@@ -26,7 +26,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize
 
 from noisygd.accounting.base import best
 from noisygd.algorithms.schedules import (
@@ -53,10 +52,7 @@ def make_problem(n: int = 1000, d: int = 10, l2: float = 0.05, seed: int = 0):
     w = 2.0 * rng.normal(size=d)
     y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-X @ w)), 1.0, -1.0)
     obj = LogisticLoss(l2=l2)
-    res = minimize(lambda t: obj.value(t, X, y), np.zeros(d + 1),
-                   jac=lambda t: obj.gradient(t, X, y), method="L-BFGS-B",
-                   options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
-    return obj, X, y, float(res.fun)
+    return obj, X, y, obj.minimize(X, y, gtol=1e-12)[1]
 
 
 def run_experiment(budgets=BUDGETS, reps: int = 100, n: int = 1000, d: int = 10,
