@@ -94,7 +94,12 @@ def test_matches_independent_loop_and_averaging_formulas(momentum):
     r_last = noisy_gd(obj, X, y, averaging="last", rng=np.random.default_rng(11), **common)
     r_uni = noisy_gd(obj, X, y, averaging="uniform", rng=np.random.default_rng(11), **common)
     r_w = noisy_gd(obj, X, y, averaging="weighted", rng=np.random.default_rng(11), **common)
+    r_s = noisy_gd(obj, X, y, averaging="suffix", rng=np.random.default_rng(11), **common)
     np.testing.assert_allclose(r_last.theta, last, rtol=1e-10, atol=1e-12)
+    # suffix: the last ceil(T/2) = 4 iterates theta_5..theta_8 (theta_8 = theta_{T+1})
+    np.testing.assert_allclose(r_s.theta, np.vstack([its[4:], last]).mean(axis=0),
+                               rtol=1e-10, atol=1e-12)
+    assert r_s.event == r_last.event
     np.testing.assert_allclose(r_uni.theta, its.mean(axis=0), rtol=1e-10, atol=1e-12)
     t = np.arange(1, T + 1)
     np.testing.assert_allclose(r_w.theta, 2.0 / (T * (T + 1)) * (t[:, None] * its).sum(0),

@@ -88,7 +88,7 @@ def test_quick_run_writes_json_and_markdown(tmp_path):
     assert all(r["paper_cell"] for r in rows)  # WINE's paper cells are mu in {0, 0.5}
     for r in rows:
         ran = [m for m in ("op_paper", "op_analytic", "op_contraction", "op_bound", "noisy_gd",
-                           "langevin", "dynamic") if "mean_error" in r[m]]
+                           "noisy_gd_centred", "langevin", "dynamic") if "mean_error" in r[m]]
         for m in ran:
             assert r[m]["mean_error"] >= -1e-12  # w_hat is the exact minimiser
             # each run was calibrated for (eps, delta): the tightest accountant agrees
@@ -98,6 +98,11 @@ def test_quick_run_writes_json_and_markdown(tmp_path):
         assert r["noisy_gd"]["steps"] == noisy_gd_max_steps(r["n"], r["d"], r["epsilon"],
                                                             1e-3, r["mu"])
         if r["mu"] == 0:
+            cen = r["noisy_gd_centred"]
+            assert cen["steps"] == r["noisy_gd"]["steps"]  # the same public steps rule
+            assert cen["clip"] == pytest.approx(math.hypot(cen["centred_radius"],
+                                                           cen["intercept_scale"]))
+            assert cen["clip"] < math.sqrt(2.0)  # below the uncentred bound sqrt(B^2 + 1)
             assert r["langevin"] == {"skipped": "n/a (needs mu>0)"}
             assert r["dynamic"] == {"skipped": "n/a (needs mu>0)"}
             assert r["op_bound"]["steps_rule"] == "bound"
@@ -105,6 +110,7 @@ def test_quick_run_writes_json_and_markdown(tmp_path):
         else:
             assert set(ran) == {"op_paper", "op_analytic", "op_contraction", "noisy_gd",
                                 "langevin", "dynamic"}
+            assert r["noisy_gd_centred"] == {"skipped": "n/a (mu=0 only)"}
             assert r["dynamic"]["spent"] <= r["dynamic"]["budget"]
     md = (tmp_path / "zhang2017_table3.md").read_text()
     assert "| dataset | mu | eps | paper | paper ours | paper Bassily |" in md

@@ -36,6 +36,11 @@ Step-size schedules and averaging (section 12.2):
   ``"weighted"``: :math:`\frac{2}{T(T+1)}\sum_{t=1}^T t\,\theta_t` (12.2.4).
   As in the theorems, the averages run over the iterates :math:`\theta_1, \dots,
   \theta_T` (:math:`\theta_1` is the starting point).
+  ``"suffix"``: :math:`\frac1k\sum_{t=T-k+2}^{T+1}\theta_t` with :math:`k = \lceil T/2\rceil`,
+  the mean of the last half of the iterates (Rakhlin, Shamir & Sridharan, ICML 2012,
+  "alpha-suffix averaging" with alpha = 1/2). No section-12.2 bound covers it; it forgets
+  the early, optimisation-dominated iterates like ``"last"`` and averages out part of the
+  noise of the stationary phase like ``"uniform"``.
 
 Optional Nesterov momentum ``m`` (not covered by the section-12.2 bounds; used by
 the planner's ``accelerate=True`` mode): the noisy gradient :math:`g_t` is taken
@@ -62,7 +67,7 @@ __all__ = ["AVERAGINGS", "SCHEDULES", "noisy_gd", "sensitivity_for"]
 SCHEDULES = ("constant", "inverse_t")
 SPARSE_MODES = ("auto", "always", "never")
 SPARSE_DENSITY = 0.25  # "auto" stores X as CSR when at most this fraction is nonzero
-AVERAGINGS = ("last", "uniform", "weighted")
+AVERAGINGS = ("last", "uniform", "weighted", "suffix")
 
 
 def sensitivity_for(relation: Neighbouring | str) -> float:
@@ -173,7 +178,7 @@ def noisy_gd(
         Public (or privately estimated) number of rows ``n``, used to scale
         the regulariser gradient ``n l2 theta`` and the ``inverse_t`` schedule.
     schedule : {"constant", "inverse_t"}
-    averaging : {"last", "uniform", "weighted"}
+    averaging : {"last", "uniform", "weighted", "suffix"}
     strong_convexity : float or None
         ``lambda`` of the *mean* objective for ``"inverse_t"``; defaults to
         ``objective.l2``.
@@ -263,6 +268,7 @@ def noisy_gd(
     sd = z * C
     acc = np.zeros(p)
     velocity = np.zeros(p)
+    n_suffix = (T + 1) // 2  # k = ceil(T/2) iterates theta_{T-k+2..T+1} for "suffix"
     for t in range(1, T + 1):
         if averaging == "uniform":
             acc += theta
@@ -279,11 +285,15 @@ def noisy_gd(
             theta = new
         else:
             theta = objective.project(theta - etas[t - 1] * g)
+        if averaging == "suffix" and t > T - n_suffix:
+            acc += theta
 
     if averaging == "uniform":
         out = acc / T
     elif averaging == "weighted":
         out = acc * (2.0 / (T * (T + 1)))
+    elif averaging == "suffix":
+        out = acc / n_suffix
     else:
         out = theta
     event = SelfComposed(Gaussian(z, sensitivity=sens, relation=rel), T)

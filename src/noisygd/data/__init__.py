@@ -2,6 +2,7 @@
 
 - :func:`load_uci` / :func:`dataset_info`: the five UCI datasets of the experiments, encoded
   with public category lists and public bounds only (see ``docs/data.md``).
+- :func:`public_centring`: a public centre of a UCI dataset's encoded domain (no data read).
 - :func:`read_table`: a user's CSV / gzipped CSV / Parquet file, for the CLI.
 - :func:`clip_rows`, :func:`scale_by_bounds`: free per-row preprocessing.
 - :func:`standardize`, :func:`minmax_scale`: data-dependent, so they warn with
@@ -17,8 +18,8 @@ from noisygd.data.preprocessing import (
     signed_log1p,
     standardize,
 )
-from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature
-from noisygd.data.uci import UCI_DATASETS, dataset_info, load_uci
+from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature, PublicCentring
+from noisygd.data.uci import UCI_DATASETS, dataset_info, load_uci, public_centring
 
 __all__ = [
     "UCI_DATASETS",
@@ -27,11 +28,13 @@ __all__ = [
     "DatasetInfo",
     "MissingDependencyError",
     "NumericFeature",
+    "PublicCentring",
     "clip_rows",
     "dataset_info",
     "load_uci",
     "minmax_scale",
     "one_hot",
+    "public_centring",
     "read_table",
     "scale_by_bounds",
     "signed_log1p",

@@ -18,7 +18,7 @@ import pandas as pd
 from noisygd.data.io import DataFileError
 from noisygd.data.preprocessing import clip_rows, one_hot, signed_log1p
 
-__all__ = ["CategoricalFeature", "DatasetInfo", "NumericFeature", "Schema"]
+__all__ = ["CategoricalFeature", "DatasetInfo", "NumericFeature", "PublicCentring", "Schema"]
 
 Transform = Literal["identity", "log1p", "signed_log1p"]
 
@@ -141,6 +141,59 @@ class Schema:
         X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
         X *= row_norm_bound / np.sqrt(self.n_blocks)
         return clip_rows(X, row_norm_bound)
+
+    def public_centring(self, row_norm_bound: float) -> PublicCentring:
+        r"""A centre of the encoded feature domain, read from the schema alone (no data).
+
+        With :math:`b = B/\sqrt{n_{blocks}}` the per-block scale of :meth:`encode`, a numeric
+        column takes values in :math:`[0, b]` and is centred at :math:`b/2`; a one-hot block
+        with :math:`m` categories is one of :math:`\{b e_1, \dots, b e_m, 0\}` (0 for an unknown
+        value) and is centred at its vertices' centroid :math:`(b/m)\mathbf 1`. The radius is
+        the exact maximum of :math:`\lVert x - c\rVert` over the encoded domain, block by block:
+
+        .. math::  R_c^2 = \sum_{\text{numeric}} \frac{b^2}{4}
+                   + \sum_{\text{one-hot}} b^2 \max\Big(1 - \frac1m, \frac1m\Big).
+
+        The intercept scale is :math:`b`: the intercept is treated as one more block whose
+        value is always 1. See :class:`~noisygd.objectives.centred.CentredGLM` for why.
+        """
+        B = float(row_norm_bound)
+        if not (np.isfinite(B) and B > 0):
+            raise ValueError(f"row_norm_bound must be positive and finite; got {row_norm_bound!r}")
+        b = B / np.sqrt(self.n_blocks)
+        centre: list[np.ndarray] = []
+        r2 = 0.0
+        for f in self.features:
+            if isinstance(f, CategoricalFeature):
+                m = len(f.categories)
+                centre.append(np.full(m, b / m))
+                r2 += b * b * max(1.0 - 1.0 / m, 1.0 / m)
+            else:
+                centre.append(np.array([b / 2.0]))
+                r2 += b * b / 4.0
+        return PublicCentring(centre=np.concatenate(centre), radius=float(np.sqrt(r2)),
+                              intercept_scale=float(b))
+
+
+@dataclass(frozen=True)
+class PublicCentring:
+    r"""A public centre ``c`` of the feature domain, the radius ``R_c`` and an intercept scale.
+
+    Every encoded row satisfies :math:`\lVert x - c\rVert \le R_c` by construction. Used with
+    :class:`~noisygd.objectives.centred.CentredGLM` (centred coordinates for NoisyGD).
+
+    Attributes
+    ----------
+    centre : numpy.ndarray of shape (n_features,)
+    radius : float
+        :math:`R_c \ge \max_x \lVert x - c\rVert` over the public domain.
+    intercept_scale : float
+        ``s``: the constant column of the centred features.
+    """
+
+    centre: np.ndarray
+    radius: float
+    intercept_scale: float
 
 
 def numeric_column(col: pd.Series, name: str, source: Path) -> np.ndarray:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature
+from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature, PublicCentring
 from noisygd.data.uci import adult, bank, bike, credit, wine
 from noisygd.data.uci._common import UciDataset, check_data_dir, seeded_split
 
-__all__ = ["UCI_DATASETS", "dataset_info", "load_uci"]
+__all__ = ["UCI_DATASETS", "dataset_info", "load_uci", "public_centring"]
 
 _REGISTRY: dict[str, UciDataset] = {
     m.DATASET.name: m.DATASET for m in (adult, bank, credit, wine, bike)
@@ -55,6 +55,21 @@ def dataset_info(name: str) -> DatasetInfo:
         n_rows=dict(ds.n_rows),
         missing_values=ds.missing_values,
     )
+
+
+def public_centring(name: str, row_norm_bound: float = 1.0) -> PublicCentring:
+    """The public centre of ``load_uci(name, ..., row_norm_bound=B)``'s feature domain.
+
+    Reads no data: see :meth:`noisygd.data.schema.Schema.public_centring`.
+
+    Examples
+    --------
+    >>> from noisygd.data import public_centring
+    >>> c = public_centring("wine")
+    >>> c.centre.shape, round(c.radius, 4), round(c.intercept_scale, 4)
+    ((12,), 0.5, 0.2887)
+    """
+    return _dataset(name).schema.public_centring(row_norm_bound)
 
 
 def _check_args(split_seed: int, row_norm_bound: float, test_size: float) -> None:

@@ -1,0 +1,144 @@
+"""CentredGLM: the same objective in public centred coordinates, and the schema's centring."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from noisygd.algorithms.noisy_gd import noisy_gd
+from noisygd.data import load_uci, public_centring
+from noisygd.data.schema import CategoricalFeature, NumericFeature, Schema
+from noisygd.objectives import CentredGLM, HuberLoss, LogisticLoss
+
+DATA = Path(os.environ.get("NOISYGD_DATA_DIR")
+            or Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uci")
+
+
+def _data(seed=0, n=60, d=4, labels=True):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 0.5, size=(n, d))
+    y = np.where(rng.random(n) < 0.4, 1.0, 0.0) if labels else rng.uniform(0, 1, n)
+    return X, y
+
+
+def _explicit(obj: CentredGLM, X):
+    """The centred rows [x - c, s] built explicitly (the reference)."""
+    return np.hstack([X - obj.centre, np.full((X.shape[0], 1), obj.intercept_scale)])
+
+
+@pytest.mark.parametrize("base", [LogisticLoss(), HuberLoss(threshold=0.5)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_same_function_and_clipped_gradients_as_explicit_centred_rows(base, sparse):
+    X, y = _data(labels=isinstance(base, LogisticLoss))
+    c = np.array([0.25, 0.1, 0.3, 0.2])
+    obj = CentredGLM(base, c, 0.4)
+    y = obj.check_targets(y)
+    Xin = sp.csr_array(X) if sparse else X
+    Xp = _explicit(obj, X)
+    no_icpt = type(base)(fit_intercept=False) if isinstance(base, LogisticLoss) else \
+        HuberLoss(threshold=0.5, fit_intercept=False)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        v = rng.normal(size=5) * 3
+        # value: equal to base at to_base(v) and to the no-intercept GLM on [x - c, s]
+        assert obj.value(v, Xin, y) == pytest.approx(base.value(obj.to_base(v), X, y), rel=1e-12)
+        assert obj.value(v, Xin, y) == pytest.approx(no_icpt.value(v, Xp, y), rel=1e-12)
+        np.testing.assert_allclose(obj.row_norms(Xin), np.linalg.norm(Xp, axis=1), rtol=1e-12)
+        for clip in (None, 0.05, 0.3):
+            np.testing.assert_allclose(obj.clipped_gradient_sum(v, Xin, y, clip),
+                                       no_icpt.clipped_gradient_sum(v, Xp, y, clip),
+                                       rtol=1e-10, atol=1e-13)
+        # chain rule: grad_v = M^T grad_theta with theta = M v
+        g = base.gradient(obj.to_base(v), X, y)
+        np.testing.assert_allclose(obj.gradient(v, Xin, y),
+                                   np.append(g[:-1] - c * g[-1], 0.4 * g[-1]),
+                                   rtol=1e-10, atol=1e-13)
+
+
+def test_to_base_and_from_base_are_inverse_and_minima_agree():
+    X, y = _data(1)
+    base = LogisticLoss()
+    obj = CentredGLM(base, np.full(4, 0.25), 0.3)
+    v = np.array([1.0, -2.0, 0.5, 0.0, 3.0])
+    np.testing.assert_allclose(obj.from_base(obj.to_base(v)), v, rtol=1e-14)
+    _, f_base = base.minimize(X, y)
+    _, f_centred = obj.minimize(X, y)
+    assert f_centred == pytest.approx(f_base, abs=1e-10)
+
+
+def test_constants_use_the_centred_bound():
+    obj = CentredGLM(LogisticLoss(), np.zeros(3), 0.5)
+    k = obj.constants(1.2)
+    assert k.lipschitz == pytest.approx(math.hypot(1.2, 0.5))  # logistic: |phi'| <= 1
+    assert k.smoothness == pytest.approx((1.2**2 + 0.25) / 4)
+    assert k.strong_convexity == 0.0 and k.convex
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(base=LogisticLoss(l2=0.1)), ValueError, "ridge penalty"),
+    (dict(base=LogisticLoss(radius=2.0)), ValueError, "projection ball"),
+    (dict(base=LogisticLoss(fit_intercept=False)), ValueError, "intercept"),
+    (dict(base="logistic"), TypeError, "GLMObjective"),
+    (dict(centre=[np.nan, 0.0]), ValueError, "centre"),
+    (dict(centre=[]), ValueError, "centre"),
+    (dict(intercept_scale=0.0), ValueError, "intercept_scale"),
+])
+def test_refuses_what_it_cannot_preserve(kwargs, err, match):
+    args = dict(base=LogisticLoss(), centre=[0.1, 0.2], intercept_scale=1.0) | kwargs
+    with pytest.raises(err, match=match):
+        CentredGLM(**args)
+
+
+def test_refuses_mismatched_widths():
+    obj = CentredGLM(LogisticLoss(), [0.1, 0.2], 1.0)
+    X, y = _data(d=3)
+    with pytest.raises(ValueError, match="columns"):
+        obj.value(np.zeros(3), X, y)
+    with pytest.raises(ValueError, match="shape"):
+        obj.to_base(np.zeros(4))
+
+
+def test_schema_radius_is_the_exact_maximum_over_the_public_domain():
+    schema = Schema((NumericFeature("a", 0, 10, "test"),
+                     CategoricalFeature("b", ("x", "y", "z"), "test"),
+                     CategoricalFeature("c", ("u", "v"), "test")))
+    cen = schema.public_centring(2.0)
+    b = 2.0 / math.sqrt(3)
+    assert cen.intercept_scale == pytest.approx(b)
+    # every point of the encoded domain: numeric at 0 or 10 (extremes), each block a
+    # category or unknown (all-zero)
+    frames = pd.DataFrame(list(itertools.product([0.0, 10.0], ["x", "y", "z", "?"],
+                                                 ["u", "v", "?"])), columns=["a", "b", "c"])
+    X = schema.encode(frames, 2.0, Path("test"))
+    dist = np.linalg.norm(X - cen.centre, axis=1)
+    assert dist.max() == pytest.approx(cen.radius, rel=1e-12)
+    np.testing.assert_allclose(cen.centre, [b / 2, b / 3, b / 3, b / 3, b / 2, b / 2])
+
+
+@pytest.mark.parametrize("name", ["wine", "credit"])
+def test_real_rows_lie_in_the_public_ball(name):
+    X, _, X_te, _ = load_uci(name, DATA)
+    cen = public_centring(name)
+    for A in (X, X_te):
+        assert np.linalg.norm(A - cen.centre, axis=1).max() <= cen.radius * (1 + 1e-12)
+
+
+def test_centred_noisy_gd_tracks_base_optimum_with_tiny_noise():
+    X, y = _data(2, n=200)
+    base = LogisticLoss()
+    obj = CentredGLM(base, np.full(4, 0.25), 0.25)
+    y = obj.check_targets(y)
+    _, f_star = base.minimize(X, y)
+    C = obj.constants(0.5).lipschitz
+    beta = obj.constants(0.5).smoothness
+    res = noisy_gd(obj, X, y, noise_multiplier=1e-9, clip=C, steps=3000,
+                   learning_rate=1.0 / (200 * beta), n_samples=200, momentum=0.9,
+                   rng=np.random.default_rng(0))
+    assert base.value(obj.to_base(res.theta), X, y) - f_star < 1e-6
