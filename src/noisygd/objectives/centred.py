@@ -21,7 +21,7 @@ a public centre removes that direction, and the per-example bound falls from
 :math:`\sqrt{B^2 + 1}` to :math:`\sqrt{R_c^2 + s^2}` (with
 :math:`R_c \ge \lVert x - c\rVert` public): NoisyGD then clips, and adds noise, at a smaller
 norm and takes larger steps. On the unregularised ADULT and CreditCard problems of
-``noisygd reproduce zhang2017-table3`` this lowers NoisyGD's excess risk by 1.5-2.5x at the
+``noisygd reproduce zhang2017-table3`` this lowers NoisyGD's excess risk by 1.7-3x at the
 same privacy (``docs/reproduction_zhang2017.md``).
 
 Privacy: ``c`` and ``s`` must be public (e.g. from a schema's public bounds:

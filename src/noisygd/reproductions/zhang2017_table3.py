@@ -22,6 +22,9 @@ epsilon from :func:`noisygd.accounting.best` on the run's event):
 * ``bassily``: BST14 noisy SGD, mini-batch ``m = 50`` (the paper's baseline);
 * ``noisy_gd``: NoisyGD (Lecture 12) planned by :func:`noisygd.planning.plan_noisy_gd`,
   with ``max_steps`` from :func:`noisy_gd_max_steps`;
+* ``noisy_gd_centred`` (:math:`\mu = 0` only): the same NoisyGD in public centred
+  coordinates (:class:`~noisygd.objectives.CentredGLM`, centre from the schema by
+  :func:`noisygd.data.public_centring`), suffix-averaged; the same ``F``;
 * ``langevin``: last-iterate projected noisy GD (seed 004), accounted by
   Chourasia et al.'s Corollary 1, via :func:`noisygd.planning_langevin.langevin_fit`
   (:math:`\mu > 0` only; ``K`` capped at :data:`LANGEVIN_MAX_ITER`);
