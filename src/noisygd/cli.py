@@ -30,6 +30,10 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "noisygd.reproductions.chourasia2021",
         "Figures 1 and 2 of Chourasia, Ye, Shokri (NeurIPS 2021)",
     ),
+    "rrpsgd-theorem5": (
+        "noisygd.reproductions.rrpsgd_theorem5",
+        "RRPSGD's measured E||grad F||^2 vs Theorem 5 of Zhang et al. (2017) on UCI data",
+    ),
     "hong-dynamic": (
         "noisygd.reproductions.hong_dynamic",
         "uniform vs dynamic privacy-budget schedules (Hong, Wang, Zhou)",
