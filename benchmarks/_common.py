@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from noisygd.data import uci_data_dir
+
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 UTILITY_COLUMNS = (
     "method", "epsilon", "delta", "accuracy_mean", "accuracy_std", "excess_risk_mean",
@@ -31,14 +32,8 @@ UTILITY_COLUMNS = (
 
 
 def data_dir(cli_value: str | None = None) -> Path:
-    """The UCI data folder: the argument, else ``$NOISYGD_DATA_DIR``, else
-    ``<repo>/../shared/data/uci``."""
-    if cli_value:
-        return Path(cli_value)
-    env = os.environ.get("NOISYGD_DATA_DIR")
-    if env:
-        return Path(env)
-    return REPO_ROOT / ".." / "shared" / "data" / "uci"
+    """The UCI data folder (:func:`noisygd.data.uci_data_dir`)."""
+    return uci_data_dir(cli_value)
 
 
 def time_call(

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -35,17 +34,12 @@ from noisygd.accounting import best
 from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.gdp import gdp_mu
 from noisygd.algorithms.langevin_gd import langevin_facts, projected_noisy_gd
-from noisygd.data.uci import load_uci
+from noisygd.data.uci import load_uci, uci_data_dir
 from noisygd.objectives.glm import LogisticLoss
 from noisygd.planning_langevin import langevin_fit, rho_for_epsilon_delta
 
 HERE = Path(__file__).resolve().parent
 DELTA = 1e-5
-
-
-def data_dir() -> Path:
-    env = os.environ.get("NOISYGD_DATA_DIR")
-    return Path(env) if env else HERE.parent / ".." / "shared" / "data" / "uci"
 
 
 def sigma2_last_iterate(eps, delta, lam, eta, K, n, S):
@@ -175,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=1500)
     ap.add_argument("--out-dir", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
-    ddir = data_dir()
+    ddir = uci_data_dir()
     if not (ddir / "adult").exists():
         print(f"Adult data not found under {ddir}; set NOISYGD_DATA_DIR", file=sys.stderr)
         return 2

@@ -250,3 +250,14 @@ def test_dataset_info_is_consistent(name: str) -> None:
         assert info.public_bounds[f.name] == (f.lower, f.upper)
     assert (info.task == "regression") == (info.target_bounds is not None)
     assert info.split_rule and info.files and info.n_rows
+
+
+def test_uci_data_dir_argument_then_environment_then_checkout_layout(monkeypatch, tmp_path):
+    from noisygd.data import uci_data_dir
+
+    monkeypatch.setenv("NOISYGD_DATA_DIR", str(tmp_path / "env"))
+    assert uci_data_dir(tmp_path / "arg") == tmp_path / "arg"
+    assert uci_data_dir() == tmp_path / "env"
+    monkeypatch.delenv("NOISYGD_DATA_DIR")
+    repo = Path(__file__).resolve().parents[2]
+    assert uci_data_dir().resolve() == (repo / ".." / "shared" / "data" / "uci").resolve()

@@ -65,6 +65,7 @@ from __future__ import annotations
 import decimal
 import functools
 import math
+from collections.abc import Callable
 
 import dp_accounting
 import numpy as np
@@ -198,6 +199,29 @@ def _log_a_frac(q: float, sigma: float, alpha: float) -> float:
     return float(np.logaddexp(logsumexp(log_s0), logsumexp(log_s1)))
 
 
+def _sampled_gaussian_curve(
+    q: float, sigma: float, orders: np.ndarray,
+    log_a: Callable[[float, float, float], float],
+) -> np.ndarray:
+    r"""RDP curve :math:`\log A_\alpha / (\alpha - 1)` of a sampled Gaussian over ``orders``.
+
+    Shared by both sampling schemes: checks the arguments, handles the exact cases
+    (:math:`q = 0` or :math:`\sigma = \infty`: 0; :math:`q = 1`: the Gaussian's
+    :math:`\alpha/(2\sigma^2)`; :math:`\alpha = \infty`: :math:`\infty`) and calls
+    ``log_a(q, sigma, alpha)`` for every other order.
+    """
+    q, sigma = _check_q_sigma(q, sigma)
+    a = _check_orders(orders)
+    if q == 0.0 or math.isinf(sigma):
+        return np.zeros_like(a)
+    if q == 1.0:
+        return a / (2.0 * sigma**2)
+    out = np.empty_like(a)
+    for k, alpha in enumerate(a.tolist()):
+        out[k] = math.inf if math.isinf(alpha) else log_a(q, sigma, alpha) / (alpha - 1.0)
+    return out
+
+
 def rdp_poisson_sampled_gaussian(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
     r"""RDP of the Poisson-sampled Gaussian mechanism at each order.
 
@@ -220,21 +244,12 @@ def rdp_poisson_sampled_gaussian(q: float, sigma: float, orders: np.ndarray) -> 
     ndarray
         RDP values (``inf`` where the fractional series did not converge).
     """
-    q, sigma = _check_q_sigma(q, sigma)
-    a = _check_orders(orders)
-    if q == 0.0 or math.isinf(sigma):
-        return np.zeros_like(a)
-    if q == 1.0:
-        return a / (2.0 * sigma**2)
-    out = np.empty_like(a)
-    for k, alpha in enumerate(a.tolist()):
-        if math.isinf(alpha):
-            out[k] = math.inf
-        elif float(alpha).is_integer():
-            out[k] = _log_a_int(q, sigma, int(alpha)) / (alpha - 1.0)
-        else:
-            out[k] = _log_a_frac(q, sigma, alpha) / (alpha - 1.0)
-    return out
+    def log_a(q: float, sigma: float, alpha: float) -> float:
+        if float(alpha).is_integer():
+            return _log_a_int(q, sigma, int(alpha))
+        return _log_a_frac(q, sigma, alpha)
+
+    return _sampled_gaussian_curve(q, sigma, orders, log_a)
 
 
 # ------------------------------------- without replacement: Wang, Balle, Kasiviswanathan 2019
@@ -321,25 +336,14 @@ def rdp_sampled_without_replacement_gaussian(
     orders : ndarray
         Orders :math:`\alpha > 1`.
     """
-    q, sigma = _check_q_sigma(q, sigma)
-    a = _check_orders(orders)
-    if q == 0.0 or math.isinf(sigma):
-        return np.zeros_like(a)
-    if q == 1.0:
-        return a / (2.0 * sigma**2)
-    out = np.empty_like(a)
-    for k, alpha in enumerate(a.tolist()):
-        if math.isinf(alpha):
-            out[k] = math.inf
-        elif float(alpha).is_integer():
-            out[k] = _wor_log_a_int(q, sigma, int(alpha)) / (alpha - 1.0)
-        else:
-            lo, hi = math.floor(alpha), math.ceil(alpha)
-            t = alpha - lo
-            x = _wor_log_a_int(q, sigma, lo)
-            y = _wor_log_a_int(q, sigma, hi)
-            out[k] = ((1.0 - t) * x + t * y) / (alpha - 1.0)
-    return out
+    def log_a(q: float, sigma: float, alpha: float) -> float:
+        if float(alpha).is_integer():
+            return _wor_log_a_int(q, sigma, int(alpha))
+        lo, hi = math.floor(alpha), math.ceil(alpha)
+        t = alpha - lo
+        return (1.0 - t) * _wor_log_a_int(q, sigma, lo) + t * _wor_log_a_int(q, sigma, hi)
+
+    return _sampled_gaussian_curve(q, sigma, orders, log_a)
 
 
 # ---------------------------------------------------------------- hooks

@@ -51,7 +51,7 @@ from noisygd.accounting.events import (
     SampledWithoutReplacement,
     SelfComposed,
 )
-from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.base import FitResult, check_row_norm_bound
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import Objective
 from noisygd.objectives.glm import GLMObjective
@@ -253,11 +253,7 @@ def bassily_sgd(
     if not isinstance(objective, GLMObjective):
         raise TypeError("bassily_sgd runs on GLM objectives (noisygd.objectives.glm)")
     X = np.asarray(X, dtype=float)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if norms.size and float(norms.max()) > row_norm_bound * (1.0 + 1e-9):
-        raise AssumptionError(
-            f"a row has norm {float(norms.max()):.6g} > row_norm_bound={row_norm_bound}"
-        )
+    check_row_norm_bound(X, row_norm_bound)
     const = objective.constants(row_norm_bound)
     if const.lipschitz is None or not const.convex:
         raise AssumptionError("the BST14 baseline needs a convex loss with a Lipschitz constant")

@@ -45,9 +45,10 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
+from noisygd._checks import check_real_positive as _positive
 from noisygd.accounting.tree import TreeAggregation
 from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.noisy_gd import _positive, _validate_data
+from noisygd.algorithms.noisy_gd import _validate_data
 from noisygd.mechanisms.tree import VARIANTS, TreeAggregator
 from noisygd.objectives.base import Objective
 

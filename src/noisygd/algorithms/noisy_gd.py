@@ -52,12 +52,12 @@ still post-processing of the noisy gradients, so the event is unchanged.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
+from noisygd._checks import check_real_positive as _positive
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
 from noisygd.objectives.base import Objective
@@ -78,15 +78,6 @@ def sensitivity_for(relation: Neighbouring | str) -> float:
     """
     rel = Neighbouring(relation)
     return 1.0 if rel is Neighbouring.ADD_REMOVE else 2.0
-
-
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def uses_sparse_storage(X: np.ndarray, sparse: str) -> bool:

@@ -49,6 +49,7 @@ import numbers
 
 import numpy as np
 
+from noisygd._checks import check_real_positive as _positive
 from noisygd.accounting.events import (
     DpEvent,
     Gaussian,
@@ -58,7 +59,7 @@ from noisygd.accounting.events import (
     SelfComposed,
 )
 from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.noisy_gd import _positive, _validate_data
+from noisygd.algorithms.noisy_gd import _validate_data
 from noisygd.objectives.base import Objective
 
 __all__ = ["NORMALIZATIONS", "SAMPLINGS", "noisy_sgd"]

@@ -58,7 +58,7 @@ import numpy as np
 
 from noisygd._checks import check_positive as _pos
 from noisygd.accounting.output_perturbation import OutputNoise, OutputPerturbation
-from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.base import FitResult, check_row_norm_bound
 from noisygd.exceptions import AssumptionError
 from noisygd.mechanisms.gaussian import (
     analytic_gaussian_sigma,
@@ -410,15 +410,6 @@ def perturb(
     return theta + z
 
 
-def _check_rows(X: np.ndarray, row_norm_bound: float, objective: Objective) -> None:
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if norms.size and float(norms.max()) > row_norm_bound * (1.0 + 1e-9):
-        raise AssumptionError(
-            f"a row has norm {float(norms.max()):.6g} > row_norm_bound={row_norm_bound}: the "
-            f"Lipschitz/smoothness constants of {objective!r} do not hold; normalise rows first"
-        )
-
-
 def output_perturbation_gd(
     objective: Objective,
     X: np.ndarray,
@@ -476,7 +467,9 @@ def output_perturbation_gd(
             "replace-one neighbours, where n is the public size of the data"
         )
     row_norm_bound = _pos("row_norm_bound", row_norm_bound)
-    _check_rows(X, row_norm_bound, objective)
+    check_row_norm_bound(X, row_norm_bound,
+                         f": the Lipschitz/smoothness constants of {objective!r} do not hold; "
+                         "normalise rows first")
     constants = objective.constants(row_norm_bound)
     if optimum_norm_bound is None:
         bound = getattr(objective, "optimum_norm_bound", None)

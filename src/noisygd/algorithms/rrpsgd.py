@@ -59,7 +59,7 @@ from noisygd.accounting.events import (
     SelfComposed,
 )
 from noisygd.accounting.output_perturbation import RRPSGDPaperArgument
-from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.base import FitResult, check_row_norm_bound
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import Objective
 
@@ -169,11 +169,7 @@ def rrpsgd(
         raise ValueError(f"X has {n} rows but y has {y.shape[0]}")
     if n < 2:
         raise ValueError("RRPSGD needs at least 2 rows")
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if float(norms.max()) > row_norm_bound * (1.0 + 1e-9):
-        raise AssumptionError(
-            f"a row has norm {float(norms.max()):.6g} > row_norm_bound={row_norm_bound}"
-        )
+    check_row_norm_bound(X, row_norm_bound)
     const = objective.constants(row_norm_bound)
     if const.lipschitz is None or const.smoothness is None:
         raise AssumptionError("RRPSGD (Theorems 4-5) needs Lipschitz and smoothness constants")

@@ -19,7 +19,13 @@ from noisygd.data.preprocessing import (
     standardize,
 )
 from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature, PublicCentring
-from noisygd.data.uci import UCI_DATASETS, dataset_info, load_uci, public_centring
+from noisygd.data.uci import (
+    UCI_DATASETS,
+    dataset_info,
+    load_uci,
+    public_centring,
+    uci_data_dir,
+)
 
 __all__ = [
     "UCI_DATASETS",
@@ -39,4 +45,5 @@ __all__ = [
     "scale_by_bounds",
     "signed_log1p",
     "standardize",
+    "uci_data_dir",
 ]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ import numpy as np
 
 from noisygd.accounting import best
 from noisygd.algorithms.rrpsgd import rrpsgd
+from noisygd.data import uci_data_dir
 from noisygd.objectives.nonconvex import SigmoidLoss
 
 __all__ = ["DATASETS", "main", "run"]
@@ -41,15 +41,6 @@ __all__ = ["DATASETS", "main", "run"]
 #: UCI binary datasets (load_uci names).
 DATASETS = ("adult", "bank", "credit")
 DELTA = 1e-3
-
-
-def _data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    env = os.environ.get("NOISYGD_DATA_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "uci"
 
 
 def subsample(X: np.ndarray, y: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -161,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--runs must be >= 2 (a standard error needs two runs)")
     if any(e <= 0 for e in args.epsilons):
         ap.error("--epsilons must be positive")
-    data_dir = _data_dir(args.data_dir)
+    data_dir = uci_data_dir(args.data_dir)
     if not data_dir.is_dir():
         print(f"data directory not found: {data_dir}", file=sys.stderr)
         return 2

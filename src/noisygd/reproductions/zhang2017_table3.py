@@ -54,7 +54,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +64,14 @@ from scipy.optimize import minimize
 from noisygd.accounting import best
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Neighbouring
+from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.bassily import bassily_sgd_glm_batch
 from noisygd.algorithms.output_perturbation import (
     full_gradient_descent,
     perturb,
     plan_output_perturbation,
 )
+from noisygd.data import uci_data_dir
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.objectives.glm import GLMObjective, HuberLoss, LogisticLoss
@@ -179,15 +181,6 @@ def _mus(dataset: str, mus: Sequence[float] = MUS) -> list[float]:
 def is_paper_cell(dataset: str, mu: float, eps: float) -> bool:
     """Whether the paper reports this (dataset, mu, eps) cell."""
     return (dataset, mu, eps) in PAPER_TABLE3
-
-
-def _data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    env = os.environ.get("NOISYGD_DATA_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "uci"
 
 
 def load_table3_data(dataset: str, data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -359,6 +352,21 @@ def _summary(errs: np.ndarray, seconds: float, eps_acc: dict[str, Any] | None) -
     }
 
 
+def _measure(obj: GLMObjective, X: np.ndarray, y: np.ndarray, f_hat: float, eps: float,
+             rounds: int, run_once: Callable[[], FitResult],
+             to_theta: Callable[[np.ndarray], np.ndarray] | None = None,
+             ) -> tuple[dict[str, Any], FitResult]:
+    """``rounds`` runs of ``run_once()``: the cell's summary (mean excess risk of ``obj`` at
+    each run's parameters, mapped by ``to_theta``; CPU seconds per run; the accounting of
+    the run's event, which raises above ``eps``) and the last run's result."""
+    t0 = time.process_time()
+    results = [run_once() for _ in range(rounds)]
+    sec = (time.process_time() - t0) / rounds
+    thetas = np.array([r.theta if to_theta is None else to_theta(r.theta) for r in results])
+    last = results[-1]
+    return _summary(_errors(obj, thetas, X, y, f_hat), sec, _account(last.event, eps)), last
+
+
 # ------------------------------------------------------------------ columns
 def _noisy_gd_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
                    rounds: int, rng: np.random.Generator, f_hat: float) -> dict[str, Any]:
@@ -373,15 +381,9 @@ def _noisy_gd_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
     plan = plan_noisy_gd(eps, DELTA, n, p, const, relation=REPLACE_ONE,
                          init_distance=_norm_bound(obj, const.lipschitz, 10.0),
                          max_steps=max_steps)
-    t0 = time.process_time()
-    thetas, event = [], None
-    for _ in range(rounds):
-        res = noisy_gd(obj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE,
-                       rng=rng, **plan.noisy_gd_kwargs())
-        thetas.append(res.theta)
-        event = res.event
-    sec = (time.process_time() - t0) / rounds
-    s = _summary(_errors(obj, np.array(thetas), X, y, f_hat), sec, _account(event, eps))
+    s, _ = _measure(obj, X, y, f_hat, eps, rounds, lambda: noisy_gd(
+        obj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE, rng=rng,
+        **plan.noisy_gd_kwargs()))
     s.update(steps=plan.steps, momentum=plan.momentum, noise_multiplier=plan.noise_multiplier)
     return s
 
@@ -413,15 +415,9 @@ def _noisy_gd_centred_cell(dataset: str, obj: GLMObjective, X: np.ndarray, y: np
     max_steps = noisy_gd_max_steps(n, p, eps, DELTA, 0.0)
     plan = plan_noisy_gd(eps, DELTA, n, p, const, relation=REPLACE_ONE, max_steps=max_steps)
     kwargs = {**plan.noisy_gd_kwargs(), "averaging": "suffix"}
-    t0 = time.process_time()
-    thetas, event = [], None
-    for _ in range(rounds):
-        res = noisy_gd(cobj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE,
-                       rng=rng, **kwargs)
-        thetas.append(cobj.to_base(res.theta))
-        event = res.event
-    sec = (time.process_time() - t0) / rounds
-    s = _summary(_errors(obj, np.array(thetas), X, y, f_hat), sec, _account(event, eps))
+    s, _ = _measure(obj, X, y, f_hat, eps, rounds, lambda: noisy_gd(
+        cobj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE, rng=rng, **kwargs),
+        to_theta=cobj.to_base)
     s.update(steps=plan.steps, momentum=plan.momentum, noise_multiplier=plan.noise_multiplier,
              clip=const.lipschitz, centred_radius=centring.radius,
              intercept_scale=centring.intercept_scale)
@@ -435,15 +431,9 @@ def _langevin_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
     from noisygd.planning_langevin import langevin_fit
 
     n = X.shape[0]
-    t0 = time.process_time()
-    thetas, res = [], None
-    for _ in range(rounds):
-        res = langevin_fit(obj, X, y, epsilon=eps, delta=DELTA, n_samples=n, row_norm_bound=1.0,
-                           rng=rng, relation=REPLACE_ONE, max_iter=LANGEVIN_MAX_ITER)
-        thetas.append(res.theta)
-    sec = (time.process_time() - t0) / rounds
-    assert res is not None
-    s = _summary(_errors(obj, np.array(thetas), X, y, f_hat), sec, _account(res.event, eps))
+    s, res = _measure(obj, X, y, f_hat, eps, rounds, lambda: langevin_fit(
+        obj, X, y, epsilon=eps, delta=DELTA, n_samples=n, row_norm_bound=ROW_NORM_BOUND,
+        rng=rng, relation=REPLACE_ONE, max_iter=LANGEVIN_MAX_ITER))
     plan = res.info["plan"]
     s.update(steps=plan["steps"], step_size=plan["step_size"], sigma=plan["sigma"],
              k_star=plan["k_star"])
@@ -483,16 +473,10 @@ def _dynamic_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
     alpha = utility_alpha(p, C, R, M, n, _loss_at_zero_bound(obj, y))
     T = int(min(DYNAMIC_MAX_STEPS, max(1, dynamic_optimal_steps(kappa, alpha))))
     sigmas = noise_schedule("dynamic", R, T, gamma=gamma)
-    t0 = time.process_time()
-    thetas, res = [], None
-    for _ in range(rounds):
-        res = dynamic_noisy_gd(obj, X, y, sigmas=sigmas, budget=R, clip=C, learning_rate=1.0 / M,
-                               n_samples=n, relation=REPLACE_ONE, rng=rng)
-        thetas.append(res.theta)
-    sec = (time.process_time() - t0) / rounds
-    assert res is not None
-    acc = _account(res.event, eps)  # raises if the spent (eps, delta) exceeds the target
-    s = _summary(_errors(obj, np.array(thetas), X, y, f_hat), sec, acc)
+    # _measure's accounting raises if the spent (eps, delta) exceeds the target
+    s, res = _measure(obj, X, y, f_hat, eps, rounds, lambda: dynamic_noisy_gd(
+        obj, X, y, sigmas=sigmas, budget=R, clip=C, learning_rate=1.0 / M, n_samples=n,
+        relation=REPLACE_ONE, rng=rng))
     s.update(steps=res.n_iter, planned_steps=T, budget=R, spent=res.info["spent"])
     return s
 
@@ -800,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--rounds must be >= 1")
     if args.jobs < 1:
         ap.error("--jobs must be >= 1")
-    data_dir = _data_dir(args.data_dir)
+    data_dir = uci_data_dir(args.data_dir)
     if not data_dir.is_dir():
         print(f"data directory not found: {data_dir}", file=sys.stderr)
         return 2

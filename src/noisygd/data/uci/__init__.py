@@ -8,6 +8,7 @@ train/test split on the row count and ``split_seed`` alone. No statistic of the 
 from __future__ import annotations
 
 import math
+import os
 from numbers import Real
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature,
 from noisygd.data.uci import adult, bank, bike, credit, wine
 from noisygd.data.uci._common import UciDataset, check_data_dir, seeded_split
 
-__all__ = ["UCI_DATASETS", "dataset_info", "load_uci", "public_centring"]
+__all__ = ["UCI_DATASETS", "dataset_info", "load_uci", "public_centring", "uci_data_dir"]
 
 _REGISTRY: dict[str, UciDataset] = {
     m.DATASET.name: m.DATASET for m in (adult, bank, credit, wine, bike)
@@ -55,6 +56,17 @@ def dataset_info(name: str) -> DatasetInfo:
         n_rows=dict(ds.n_rows),
         missing_values=ds.missing_values,
     )
+
+
+def uci_data_dir(path: str | Path | None = None) -> Path:
+    """The UCI data folder: ``path`` if given, else ``$NOISYGD_DATA_DIR``, else
+    ``<repository>/../shared/data/uci`` (the layout of a source checkout). Not checked."""
+    if path:
+        return Path(path)
+    env = os.environ.get("NOISYGD_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[4] / ".." / "shared" / "data" / "uci"
 
 
 def public_centring(name: str, row_norm_bound: float = 1.0) -> PublicCentring:
