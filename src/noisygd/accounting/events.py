@@ -32,6 +32,17 @@ class Neighbouring(StrEnum):
     ADD_REMOVE = "add_remove"
     REPLACE_ONE = "replace_one"
 
+    @property
+    def clipped_sum_sensitivity(self) -> float:
+        r"""L2 sensitivity of a sum of per-example terms each of norm <= 1.
+
+        :math:`\Delta = 1` under add/remove (one term appears or disappears) and
+        :math:`\Delta = 2` under replace-one (one term leaves, another arrives). Multiply by
+        the clipping norm ``C`` (or a per-example bound) for the sensitivity of a clipped
+        gradient sum. This property is the one place the rule is written.
+        """
+        return 1.0 if self is Neighbouring.ADD_REMOVE else 2.0
+
 
 def _check_positive(name: str, value: float, *, allow_inf: bool = False) -> None:
     if not isinstance(value, int | float) or isinstance(value, bool):
