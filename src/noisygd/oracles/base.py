@@ -1,0 +1,157 @@
+r"""The gradient oracle: the only interface through which an algorithm touches private data.
+
+A fit is three objects meeting once: a **gradient oracle** (the private rows, their loss and
+everything a theorem needs to know about them), a **solver** (plan from public facts, then run
+against any oracle) and the **accountants** (which read the event the run returns). An
+algorithm never sees ``X`` or ``y``; it calls the methods below. NumPy dense and SciPy sparse
+data are served by :class:`noisygd.oracles.array.ArrayOracle`; a Dask collection or a torch
+model supplies the same methods, and no algorithm changes.
+
+The oracle holds rows :math:`x_i` already mapped (by a per-row map, free under DP) into the
+declared domain :math:`\lVert x_i\rVert \le B` (``row_norm_bound``), and an objective
+
+.. math::
+
+    F(\theta) = \frac1n \sum_{i=1}^n \ell(\theta; x_i, y_i)
+                + \frac{\mu}{2}\lVert\theta\rVert^2, \qquad \theta \in C.
+
+Hot path: :meth:`GradientOracle.clipped_gradient_sum`, Lecture 12 eq. (12.1)'s
+
+.. math::
+
+    \sum_{i \in S} \mathrm{clip}_C\big(\nabla \ell(\theta; x_i, y_i)\big), \qquad
+    \mathrm{clip}_C(g) = g \min\big(1, C / \lVert g\rVert\big),
+
+over all rows or a subset ``S = rows``.
+
+Declared constants and capabilities
+-----------------------------------
+Every constant and capability is a method or attribute of this interface with a documented
+default; no algorithm probes with ``hasattr``. An oracle that cannot state a constant returns
+``None`` (the default); an algorithm whose proof needs it raises
+:class:`~noisygd.exceptions.AssumptionError` naming it.
+
+Privacy of the row count
+------------------------
+:attr:`n_rows` is the number of rows held. Under add/remove neighbours it is private: an
+algorithm may use it only to *sample* rows (Poisson or uniform subsets, which the event
+accounts for), never as a step size, a scale or a printed value. Public sizes come from the
+solver (``n_samples``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from noisygd.objectives.base import ObjectiveConstants
+
+__all__ = ["GradientOracle"]
+
+
+class GradientOracle(ABC):
+    """Private rows plus their loss, behind one interface (see the module doc).
+
+    Subclasses implement the abstract members. The concrete members have documented
+    defaults: an oracle overrides them when it can state more.
+    """
+
+    # ---------------------------------------------------------------- shape and domain
+    @property
+    @abstractmethod
+    def n_params(self) -> int:
+        """Length ``p`` of the parameter vector ``theta``."""
+
+    @property
+    @abstractmethod
+    def n_rows(self) -> int:
+        """Number of rows held. Private under add/remove: only for sampling rows (module doc)."""
+
+    @property
+    @abstractmethod
+    def row_norm_bound(self) -> float:
+        r"""The declared bound ``B``: every row served satisfies :math:`\lVert x_i\rVert \le B`."""
+
+    # ---------------------------------------------------------------- the data term
+    @abstractmethod
+    def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        r"""Vector of :math:`\ell(\theta; x_i, y_i)` over all rows (or ``rows``), shape ``(k,)``."""
+
+    @abstractmethod
+    def clipped_gradient_sum(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r""":math:`\sum_{i\in S}\mathrm{clip}_C(\nabla\ell(\theta; x_i, y_i))`, shape ``(p,)``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (p,)
+        clip : float or None
+            The clipping norm ``C``; ``None`` for the unclipped sum (algorithms whose proof
+            bounds the sensitivity by the declared constants, not by clipping).
+        rows : ndarray of int, optional
+            Indices of the rows to sum over (a sampled batch); all rows when omitted.
+        """
+
+    # ---------------------------------------------------------------- the objective's terms
+    @property
+    def l2(self) -> float:
+        r"""Ridge strength :math:`\mu` of :math:`\frac{\mu}{2}\lVert\theta\rVert^2` (default 0)."""
+        return 0.0
+
+    @property
+    def radius(self) -> float | None:
+        """Radius of the constraint ball ``C`` (default ``None``: unconstrained)."""
+        return None
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        r"""Euclidean projection onto ``C`` (identity when :attr:`radius` is ``None``)."""
+        if self.radius is None:
+            return theta
+        norm = float(np.linalg.norm(theta))
+        return theta if norm <= self.radius else theta * (self.radius / norm)
+
+    def regularizer_gradient(self, theta: np.ndarray) -> np.ndarray:
+        r""":math:`\mu\theta`, the gradient of the data-independent ridge term (needs no noise)."""
+        return self.l2 * theta
+
+    # ---------------------------------------------------------------- declared constants
+    @abstractmethod
+    def constants(self) -> ObjectiveConstants:
+        r"""``L``, :math:`\beta`, strong convexity and convexity for rows within the bound.
+
+        ``lipschitz`` or ``smoothness`` is ``None`` where the loss cannot state it.
+        """
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""A public bound on :math:`\lVert\theta^*\rVert` (default ``None``: none known)."""
+        return None
+
+    def loss_at_zero_bound(self) -> float | None:
+        r"""A data-independent bound on :math:`F(0)` (default ``None``: none known)."""
+        return None
+
+    def total_gradient_sensitivity(self) -> float | None:
+        r"""Exact replace-one sensitivity :math:`S_g = \sup\lVert\sum_i\nabla\ell_i(\theta; D) -
+        \sum_i\nabla\ell_i(\theta; D')\rVert` of the unclipped gradient sum, if the loss states it.
+
+        Default ``None``: algorithms fall back to :math:`2L` from :meth:`constants`.
+        """
+        return None
+
+    @property
+    def quadratic_constant_hessian(self) -> bool:
+        """Whether the loss is quadratic with a data-independent Hessian (default False)."""
+        return False
+
+    # ---------------------------------------------------------------- non-private references
+    def value(self, theta: np.ndarray) -> float:
+        r""":math:`F(\theta)` over all rows. **Not private**: for baselines, tests and reports."""
+        data = float(np.mean(self.per_example_loss(theta)))
+        return data + 0.5 * self.l2 * float(theta @ theta)
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        r""":math:`\nabla F(\theta)`, unclipped. **Not private** unless its caller adds noise
+        calibrated to a sensitivity the theorem bounds."""
+        return self.clipped_gradient_sum(theta, None) / self.n_rows + self.l2 * theta
