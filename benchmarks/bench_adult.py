@@ -38,9 +38,10 @@ import numpy as np
 import scipy.sparse as sp
 from _common import UTILITY_COLUMNS, data_dir, environment, write_results
 
-from noisygd.algorithms.noisy_gd import noisy_gd, uses_sparse_storage
+from noisygd.algorithms.noisy_gd import noisy_gd
 from noisygd.estimators import DPLogisticRegression
 from noisygd.objectives import LogisticLoss
+from noisygd.oracles.array import ArrayOracle
 from noisygd.planning import plan_noisy_gd
 
 
@@ -53,15 +54,15 @@ def nonprivate_optimum(
 
 def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
     """NoisySGD and DP-FTRL through the same estimator, same seeds, same objective (issue 3)."""
-    from noisygd.methods import DP_FTRL_DEFAULTS, NOISY_SGD_DEFAULTS
+    from noisygd.solvers import DPFTRLSolver, NoisySGDSolver
 
     specs = [
-        ("noisy_sgd", "add_remove", NOISY_SGD_DEFAULTS["epochs"],
+        ("noisy_sgd", "add_remove", NoisySGDSolver.defaults["epochs"],
          "Poisson q=512/n, 10 epochs, momentum 0.9; noisy count (1% of mu^2); "
          "noise calibrated on count + SGD jointly"),
-        ("dp_ftrl", "replace_one", DP_FTRL_DEFAULTS["epochs"],
-         "Honaker tree, batch 256, lambda=30, 4 epochs, restart per epoch, averaged; "
-         "replace-one (the tree needs it), n public"),
+        ("dp_ftrl", "replace_one", DPFTRLSolver.defaults["epochs"],
+         "Honaker tree, batch 256, lambda from the slides' regret bound, 4 epochs, restart "
+         "per epoch, averaged; replace-one (the tree needs it), n public"),
     ]
     rows = []
     for method, relation, epochs, note in specs:
@@ -79,6 +80,9 @@ def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
             eps.append(est.privacy_.epsilon)
         assert est is not None
         fit = statistics.median(times)
+        if method == "dp_ftrl":
+            lam = est.fit_info_["plans"][0]["plan"].get("l2_ftrl")
+            note = f"{note} (lambda = {lam:.4g})" if lam is not None else note
         rows.append({
             "method": f"noisygd DPLogisticRegression ({method})",
             "epsilon": max(eps), "delta": args.delta,
@@ -86,7 +90,7 @@ def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
             "excess_risk_mean": float(np.mean(excess)),
             "fit_seconds": fit, "seconds_per_epoch": fit / epochs,
             "accountant": est.privacy_.accountant,
-            "notes": f"{args.seeds} seeds; {note}; defaults fixed in noisygd.methods",
+            "notes": f"{args.seeds} seeds; {note}; defaults in noisygd.solvers",
         })
     return rows
 
@@ -159,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     steps = plan.steps
     S = sp.csr_array(X)
     clip = obj.constants(1.0).lipschitz
+
+    def run_noisy_gd(sparse: str, **kwargs) -> ArrayOracle:
+        oracle = ArrayOracle(obj, X, y_pm, row_norm_bound=1.0, sparse=sparse)
+        noisy_gd(oracle, clip=clip, n_samples=n, rng=rng, **kwargs)
+        return oracle
+
     timing: dict[str, list[float]] = {"iter_auto": [], "iter_dense": [], "grad_csr": [],
                                       "grad_dense": [], "setup_auto": [], "setup_dense": []}
     one_step = {**plan.noisy_gd_kwargs(), "steps": 1}
@@ -172,15 +182,14 @@ def main(argv: list[str] | None = None) -> int:
             # which removes the one-off setup (validation, row norms, CSR conversion); the
             # setup is reported separately.
             t0 = time.perf_counter()
-            noisy_gd(obj, X, y_pm, clip=clip, n_samples=n, rng=rng, sparse=sparse, **one_step)
+            run_noisy_gd(sparse, **one_step)
             t1 = time.perf_counter()
-            noisy_gd(obj, X, y_pm, clip=clip, n_samples=n, rng=rng, sparse=sparse,
-                     **plan.noisy_gd_kwargs())
+            oracle = run_noisy_gd(sparse, **plan.noisy_gd_kwargs())
             t2 = time.perf_counter()
             timing[f"iter_{mode}"].append(((t2 - t1) - (t1 - t0)) / (steps - 1))
             timing[f"setup_{mode}"].append(t1 - t0)
             if mode == "auto":
-                used_sparse = uses_sparse_storage(X, "auto")
+                used_sparse = bool(oracle.is_sparse)
         for M, key in ((S, "grad_csr"), (X, "grad_dense")):
             t0 = time.perf_counter()
             for _ in range(g_reps):
@@ -246,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         f"scikit-learn on the CSR copy of the same matrix: "
         f"{statistics.median(sk_sparse_times):.3f} s (for reference; the target compares "
         "against scikit-learn on the matrix as given).",
-        f"Iteration = marginal cost ((T steps - 1 step) / (T - 1)); one-off setup of a "
-        f"noisy_gd call (validation, row norms, CSR conversion, one step): "
+        f"Iteration = marginal cost ((T steps - 1 step) / (T - 1)); one-off setup of an "
+        f"oracle and a noisy_gd call (validation, row norms, CSR conversion, one step): "
         f"{med['setup_auto'] * 1e3:.1f} ms (CSR), {med['setup_dense'] * 1e3:.1f} ms (dense).",
         "Checks: " + ", ".join(f"{k}: {'pass' if v else 'FAIL'}" for k, v in checks.items()),
         f"Load average at start: {meta['environment']['load_average_at_start']} "

@@ -43,6 +43,7 @@ from noisygd.accounting.tree import tree_event
 from noisygd.algorithms.dp_ftrl import dp_ftrl
 from noisygd.algorithms.noisy_sgd import noisy_sgd
 from noisygd.objectives import LogisticLoss
+from noisygd.oracles.array import ArrayOracle
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     y = obj.check_targets(y01)
     _, f_star = nonprivate_optimum(obj, X, y)
     eps, delta = args.epsilon, args.delta
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=1.0)
 
     def evaluate(theta: np.ndarray) -> tuple[float, float]:
         acc = float(np.mean((obj.margins(theta, Xt) > 0) == (yt01 == 1)))
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     res = None
     for seed in range(args.seeds):
         t0 = time.perf_counter()
-        r = noisy_sgd(obj, X, y, noise_multiplier=z, clip=1.0, learning_rate=0.5, n_samples=n,
+        r = noisy_sgd(oracle, noise_multiplier=z, clip=1.0, learning_rate=0.5, n_samples=n,
                       sampling="poisson", sampling_rate=q, steps=T, normalize="expected_batch",
                       momentum=0.9, rng=np.random.default_rng(seed))
         times.append(time.perf_counter() - t0)
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             accs, exc, times = [], [], []
             for seed in range(args.seeds):
                 t0 = time.perf_counter()
-                r = dp_ftrl(obj, X, y, noise_multiplier=zt, clip=1.0, l2_ftrl=lam,
+                r = dp_ftrl(oracle, noise_multiplier=zt, clip=1.0, l2_ftrl=lam,
                             batch_size=b, epochs=E, tree="honaker", output=output,
                             restart_every_epoch=True, rng=np.random.default_rng(seed))
                 times.append(time.perf_counter() - t0)

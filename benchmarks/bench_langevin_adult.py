@@ -9,10 +9,11 @@ target (eps, delta):
    lambda * eta * K (the contraction exponent: the initial error shrinks as exp(-lambda eta K)).
 2. **Excess risk.** Over a grid of n, mu (= lambda) and eps: the excess empirical risk
    F(theta) - F* (mean of `--reps` runs) of
-   * `langevin`: Algorithm 1 planned by Theorem 4 (`langevin_fit`), last-iterate accountant;
+   * `langevin`: Algorithm 1 planned by Theorem 4 (`noisygd.solvers.LangevinSolver`),
+     last-iterate accountant;
    * `langevin+composition`: the same algorithm, eta and K with sigma calibrated by the
      composition accountant;
-   * `noisy_gd`: the foundation's NoisyGD (`noisygd.methods.fit_noisy_gd`, its own planner,
+   * `noisy_gd`: the foundation's NoisyGD (`noisygd.solvers.NoisyGDSolver`, its own planner,
      replace-one neighbours, accounted by its tightest accountant).
 
 Writes benchmarks/results/langevin_adult.json and .md. Runtime about 3-4 minutes on 2 cores.
@@ -31,12 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from noisygd.accounting import best
-from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.gdp import gdp_mu
 from noisygd.algorithms.langevin_gd import langevin_facts, projected_noisy_gd
 from noisygd.data.uci import load_uci, uci_data_dir
 from noisygd.objectives.glm import LogisticLoss
-from noisygd.planning_langevin import langevin_fit, rho_for_epsilon_delta
+from noisygd.oracles.array import ArrayOracle
+from noisygd.planning_langevin import rho_for_epsilon_delta
+from noisygd.solvers import Budget, LangevinSolver, NoisyGDSolver, PublicFacts
 
 HERE = Path(__file__).resolve().parent
 DELTA = 1e-5
@@ -72,9 +74,14 @@ def f_star(obj, X, y) -> float:
     return obj.minimize(X, y)[1]
 
 
-def run_grid(X_all, y_all, ns, mus, epss, reps, max_steps) -> list[dict]:
-    from noisygd.methods import fit_noisy_gd
+def _solve(solver, oracle, n, eps, max_iter, rng):
+    """``solver.plan`` (public n, replace-one neighbours, target (eps, DELTA)), then ``run``."""
+    facts = PublicFacts.from_oracle(oracle, n_samples=n, relation="replace_one",
+                                    max_iter=max_iter)
+    return solver.run(solver.plan(facts, Budget(eps, DELTA)), oracle, rng)
 
+
+def run_grid(X_all, y_all, ns, mus, epss, reps, max_steps) -> list[dict]:
     rows = []
     for n in ns:
         idx = np.random.default_rng(0).permutation(X_all.shape[0])[:n]
@@ -83,27 +90,25 @@ def run_grid(X_all, y_all, ns, mus, epss, reps, max_steps) -> list[dict]:
         for mu in mus:
             obj = LogisticLoss(l2=mu)
             fs = f_star(obj, X, y)
-            facts = langevin_facts(obj, 1.0)
+            oracle = ArrayOracle(obj, X, y, row_norm_bound=1.0)
+            facts = langevin_facts(oracle)
             for eps in epss:
                 row = {"n": n, "mu": mu, "epsilon": eps}
                 risks = {"langevin": [], "langevin+composition": [], "noisy_gd": []}
                 for r in range(reps):
                     rng = np.random.default_rng(100 * r + 1)
-                    res = langevin_fit(obj, X, y, epsilon=eps, delta=DELTA, n_samples=n,
-                                       row_norm_bound=1.0, rng=rng, max_iter=max_steps)
+                    res = _solve(LangevinSolver(), oracle, n, eps, max_steps, rng)
                     risks["langevin"].append(obj.value(res.theta, X, y) - fs)
                     p = res.info["plan"]
                     s2c = sigma2_composition(eps, DELTA, p["step_size"], p["steps"], n,
                                              facts["sensitivity"])
-                    rc = projected_noisy_gd(obj, X, y, sigma=math.sqrt(s2c),
+                    rc = projected_noisy_gd(oracle, sigma=math.sqrt(s2c),
                                             step_size=p["step_size"], steps=p["steps"],
-                                            n_samples=n, row_norm_bound=1.0, rng=rng)
-                    acc_c = best(rc.event, DELTA)
+                                            n_samples=n, rng=rng)
+                    acc_c = best(rc.event, DELTA, include_paper=True)
                     assert acc_c.by_accountant["langevin_composition"] <= eps * (1 + 1e-6)
                     risks["langevin+composition"].append(obj.value(rc.theta, X, y) - fs)
-                    rn = fit_noisy_gd(obj, X, y, epsilon=eps, delta=DELTA, n_samples=float(n),
-                                      relation=Neighbouring.REPLACE_ONE, row_norm_bound=1.0,
-                                      clip=None, max_iter=None, rng=rng)
+                    rn = _solve(NoisyGDSolver(), oracle, n, eps, None, rng)
                     acc_n = best(rn.event, DELTA)
                     assert acc_n.epsilon <= eps * (1 + 1e-6)
                     risks["noisy_gd"].append(obj.value(rn.theta, X, y) - fs)
@@ -176,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     X_all, y_all, _, _ = load_uci("adult", ddir, row_norm_bound=1.0)
     obj = LogisticLoss(l2=0.1)
-    facts = langevin_facts(obj, 1.0)
+    facts = langevin_facts(ArrayOracle(obj, X_all, obj.check_targets(y_all), row_norm_bound=1.0))
     var_rows = variance_table(1.0, 0.1, 10000, facts["sensitivity"],
                               facts["constants"].smoothness + 0.1)
     grid = run_grid(X_all, y_all, args.ns, args.mus, args.eps, args.reps, args.max_steps)

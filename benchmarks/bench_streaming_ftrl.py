@@ -30,7 +30,7 @@ import numpy as np
 from _common import environment, write_results
 
 from noisygd.accounting import best
-from noisygd.algorithms.dp_ftrl import dp_ftrl_stream
+from noisygd.algorithms.dp_ftrl import array_chunk_oracles, dp_ftrl_stream
 from noisygd.objectives import LogisticLoss
 
 
@@ -90,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         obj = LogisticLoss()
         t0 = time.perf_counter()
         res = dp_ftrl_stream(
-            obj, lambda: read_chunks(path, n, d, args.chunk), n_features=d,
+            array_chunk_oracles(obj, lambda: read_chunks(path, n, d, args.chunk),
+                                row_norm_bound=1.0),
             noise_multiplier=args.noise_multiplier, clip=1.0, l2_ftrl=args.l2_ftrl,
             batch_size=args.batch_size, epochs=1, tree="honaker", output="average",
-            validate=True, rng=np.random.default_rng(1))
+            rng=np.random.default_rng(1))
         fit_s = time.perf_counter() - t0
     rss_end = peak_rss_mb()
     acct = best(res.event, 1e-5)

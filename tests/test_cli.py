@@ -126,7 +126,7 @@ def test_demo_json(capsys):
 
 
 def test_help_has_examples(capsys):
-    for cmd in ("demo", "fit", "account", "reproduce"):
+    for cmd in ("demo", "fit", "account", "reproduce", "ledger"):
         with pytest.raises(SystemExit) as info:
             main([cmd, "--help"])
         assert info.value.code == 0
@@ -176,6 +176,8 @@ def test_reproduce_dispatches(tmp_path, capsys):
         (["--method", "noisy_sgd"], "PoissonSampled"),
         (["--method", "dp_ftrl", "--relation", "replace_one",
           "--method-options", '{"epochs": 2}'], "TreeAggregation"),
+        (["--method", "output_perturbation", "--relation", "replace_one", "--l2", "0.1"],
+         "OutputPerturbation"),
     ],
 )
 def test_fit_other_methods(tmp_path, capsys, extra, event_name):
@@ -204,3 +206,137 @@ def test_reproduce_passes_help_to_the_reproduction(capsys):
         main(["reproduce", "zhang2017-table3", "--help"])
     assert info.value.code == 0
     assert "--rounds" in capsys.readouterr().out
+
+
+def test_fit_unknown_method_lists_the_solvers(tmp_path, capsys):
+    data = tmp_path / "train.csv"
+    _write_csv(data)
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(tmp_path / "m.json"), "--method", "magic"])
+    assert code == 2
+    assert "noisy_gd" in err and "rrpsgd" in err
+
+
+def test_demo_refuses_zero_seeds(capsys):
+    code, _, err = _run(capsys, ["demo", "--seeds", "0"])
+    assert code == 2 and "--seeds" in err
+
+
+# ------------------------------------------------------------------------- ledger
+def _ledger(capsys, *argv):
+    return _run(capsys, ["ledger", *argv])
+
+
+def test_ledger_set_budget_and_show_json(tmp_path, capsys):
+    ledger = str(tmp_path / "ledger.db")
+    code, _, err = _ledger(capsys, "set-budget", "--ledger", ledger, "--dataset", "adult",
+                           "--epsilon", "3", "--delta", "1e-5")
+    assert code == 0, err
+    code, out, err = _ledger(capsys, "show", "--ledger", ledger, "--dataset", "adult", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["budget_epsilon"] == 3.0 and shown["budget_delta"] == 1e-5
+    assert shown["spent_epsilon"] == 0.0 and shown["releases"] == []
+
+
+def test_fit_records_each_release_and_show_composes_them(tmp_path, capsys):
+    from noisygd.accounting import Composed
+    from noisygd.accounting.serialization import event_from_dict
+
+    data = tmp_path / "train.csv"
+    _write_csv(data)
+    ledger = str(tmp_path / "ledger.db")
+    assert _ledger(capsys, "set-budget", "--ledger", ledger, "--dataset", "train",
+                   "--epsilon", "2", "--delta", "1e-5")[0] == 0
+    for seed in ("1", "2"):
+        out = tmp_path / f"m{seed}.json"
+        code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                     "--out", str(out), "--seed", seed, "--ledger", ledger,
+                                     "--dataset", "train"])
+        assert code == 0, err
+        model = json.loads(out.read_text())
+        assert model["ledger_release"]["dataset"] == "train"
+        assert "ledger" not in model["params"] and model["params"]["dataset"] == "train"
+    code, out, err = _ledger(capsys, "show", "--ledger", ledger, "--dataset", "train", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert len(shown["releases"]) == 2
+    assert [r["epsilon"] for r in shown["releases"]] == pytest.approx([1.0, 1.0], rel=1e-9)
+    # the spend is the accountants' composition of the stored events, not 1 + 1
+    code, out, _ = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "train", "--json")
+    events = [event_from_dict(r["event"]) for r in json.loads(out)["releases"]]
+    composed = best(Composed(tuple(events)), 1e-5)
+    assert shown["spent_epsilon"] == pytest.approx(composed.epsilon, rel=1e-12)
+    assert 1.0 < shown["spent_epsilon"] < 1.5
+    code, out, _ = _ledger(capsys, "history", "--ledger", ledger, "--dataset", "train")
+    assert code == 0 and out.count("DPLogisticRegression/noisy_gd") == 2
+
+
+def test_fit_over_budget_exits_2_before_reading_and_writes_nothing(tmp_path, capsys):
+    data = tmp_path / "train.csv"
+    _write_csv(data)
+    ledger = str(tmp_path / "ledger.db")
+    _ledger(capsys, "set-budget", "--ledger", ledger, "--dataset", "train", "--epsilon", "0.5",
+            "--delta", "1e-5")
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(out), "--ledger", ledger, "--dataset", "train"])
+    assert code == 2
+    assert "budget" in err and "nothing was recorded" in err
+    assert not out.exists()
+    code, stdout, _ = _ledger(capsys, "show", "--ledger", ledger, "--dataset", "train", "--json")
+    assert json.loads(stdout)["releases"] == []
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--ledger", "L.db"], "--dataset"),
+    (["--dataset", "train"], "--ledger"),
+])
+def test_fit_needs_both_ledger_and_dataset(tmp_path, capsys, monkeypatch, argv, match):
+    monkeypatch.delenv("NOISYGD_LEDGER", raising=False)
+    data = tmp_path / "train.csv"
+    _write_csv(data)
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(tmp_path / "m.json"), *argv])
+    assert code == 2 and match in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_ledger_errors_exit_2(tmp_path, capsys):
+    ledger = str(tmp_path / "ledger.db")
+    code, _, err = _ledger(capsys, "show", "--ledger", ledger, "--dataset", "nope", "--json")
+    assert code == 2 and "no budget" in err and err.count("\n") == 1
+    code, _, err = _ledger(capsys, "set-budget", "--ledger", ledger, "--dataset", "d",
+                           "--epsilon", "-1", "--delta", "1e-5")
+    assert code == 2 and "epsilon" in err
+    code, _, err = _ledger(capsys, "show", "--ledger", "mysql://u@h/db", "--dataset", "d")
+    assert code == 2 and "ledger" in err
+
+
+def test_ledger_export_out_writes_a_regular_file_only(tmp_path, capsys):
+    ledger = str(tmp_path / "ledger.db")
+    _ledger(capsys, "set-budget", "--ledger", ledger, "--dataset", "d", "--epsilon", "1",
+            "--delta", "1e-6")
+    target = tmp_path / "export.json"
+    code, _, err = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "d", "--out",
+                           str(target))
+    assert code == 0, err
+    assert json.loads(target.read_text())["budget_epsilon"] == 1.0
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    code, _, err = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "d", "--out",
+                           str(link))
+    assert code == 2 and "not a regular file" in err
+    assert link.is_symlink()
+
+
+def test_commands_other_than_ledger_do_not_import_the_ledger():
+    import subprocess
+    import sys
+
+    code = ("import sys; from noisygd.cli import main; "
+            "main(['account', '--noise-multiplier', '4', '--steps', '5', '--delta', '1e-5', "
+            "'--json']); print('sqlalchemy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().endswith("False")

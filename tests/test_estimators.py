@@ -156,16 +156,27 @@ def test_bad_delta(delta):
         DPLogisticRegression(delta=delta, classes=[0, 1]).fit(X, y)
 
 
-def test_delta_at_least_one_over_n_warns():
+def test_delta_at_least_one_over_n_warns_with_a_public_n_only():
     X, y = _binary(n=200)
-    with pytest.warns(UserWarning, match="1/n"):
-        DPLogisticRegression(delta=0.01, classes=[0, 1], random_state=0).fit(X, y)
+    # add/remove, n private: compared with the released noisy count, after the fit
+    with pytest.warns(UserWarning, match="1/n for the public n") as rec:
+        model = DPLogisticRegression(delta=0.01, classes=[0, 1], random_state=0).fit(X, y)
+    assert f"{model.n_samples_used_:g}" in str(rec[0].message)
+    # a declared public n is the one compared and printed (not the private row count)
+    with pytest.warns(UserWarning, match="public n = 1000"):
+        DPLogisticRegression(delta=0.01, n_samples_public=1000, classes=[0, 1],
+                             random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DPLogisticRegression(delta=1e-4, n_samples_public=1000, classes=[0, 1],
+                             random_state=0).fit(X, y)
 
 
 def test_labels_outside_domain():
     X, y = _binary()
-    with pytest.raises(ValueError, match="not in classes"):
+    with pytest.raises(ValueError, match="not in classes") as info:
         DPLogisticRegression(classes=[0, 2]).fit(X, y)
+    assert "[1]" not in str(info.value)  # a label read from the data is never printed
     with pytest.raises(ValueError, match="at least 2 classes"):
         DPLogisticRegression(classes=[1]).fit(X, np.ones(len(y), dtype=int))
     with pytest.raises(ValueError, match=r"Unknown label type|continuous"):
@@ -176,3 +187,87 @@ def test_unknown_method_lists_valid_ones():
     X, y = _binary()
     with pytest.raises(ValueError, match="noisy_gd"):
         DPLogisticRegression(method="magic", classes=[0, 1]).fit(X, y)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_input_fits_and_predicts_like_dense(fmt):
+    import scipy.sparse as sp
+
+    X, y = _binary(n=1500, d=6)
+    X[np.abs(X) < 0.3] = 0.0  # some zeros
+    X[:5] *= 10.0  # rows above the bound: scaled by the same factors in fit and predict
+    dense = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    sparse = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        sp.csr_matrix(X).asformat(fmt), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X).asformat(fmt)),
+                               dense.decision_function(X), rtol=1e-6, atol=1e-9)
+    assert sparse.privacy_.epsilon == dense.privacy_.epsilon
+
+
+def test_predict_scores_rows_scaled_into_the_training_domain():
+    X, y = _binary(n=800)
+    model = DPLogisticRegression(classes=[0, 1], row_norm_bound=0.5, random_state=0).fit(X, y)
+    X2 = X * 3.0
+    norms = np.linalg.norm(X2, axis=1)
+    scaled = X2 * np.minimum(1.0, 0.5 / norms)[:, None]
+    expect = scaled @ model.coef_ + model.intercept_
+    np.testing.assert_allclose(model.decision_function(X2), expect, rtol=1e-12, atol=1e-12)
+
+
+def test_fit_does_not_copy_a_float64_X():
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100_000, 20))  # 16 MB, dense: no CSR conversion
+    y = (X[:, 0] > 0).astype(int)
+    model = DPLogisticRegression(delta=1e-6, classes=[0, 1], max_iter=5, random_state=0)
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * X.nbytes  # a copy of X (or of a scaled X) would exceed X.nbytes
+
+
+def test_method_accepts_a_solver_instance():
+    from noisygd.solvers import NoisyGDSolver
+
+    X, y = _binary()
+    a = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    b = DPLogisticRegression(method=NoisyGDSolver(), classes=[0, 1], random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert clone(b).get_params()["method"].name == "noisy_gd"
+
+
+@pytest.mark.parametrize(("method", "extra"), [
+    ("rrpsgd", {"max_iter": 5000}),
+    ("output_perturbation", {}),
+])
+def test_linear_regression_fits_with_methods_that_do_not_clip(method, extra):
+    # Regression (issue 12, item 5): the estimator's default clip was forced on methods
+    # that refuse clip=, so they could never fit. They use the declared constants: the
+    # squared loss is Lipschitz on the ball of the public radius.
+    X, y = _regression(n=800)
+    model = DPLinearRegression(epsilon=1.0, method=method, neighbouring="replace_one",
+                               radius=2.0, random_state=0, **extra).fit(X, y)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    assert model.predict(X).shape == (800,)
+    assert np.linalg.norm(np.append(model.coef_, model.intercept_)) <= 2.0 * (1 + 1e-9) \
+        or method == "output_perturbation"  # the released w_T + noise is not projected
+
+
+@pytest.mark.parametrize("method", ["rrpsgd", "output_perturbation", "langevin"])
+def test_linear_regression_without_radius_says_what_a_method_that_does_not_clip_needs(method):
+    X, y = _regression()
+    with pytest.raises(ValueError, match="radius") as info:
+        DPLinearRegression(method=method, neighbouring="replace_one").fit(X, y)
+    assert "clip=None" not in str(info.value)
+
+
+def test_a_clip_given_to_a_method_that_does_not_clip_is_still_refused():
+    X, y = _regression()
+    with pytest.raises(ValueError, match="leave clip=None"):
+        DPLinearRegression(method="rrpsgd", neighbouring="replace_one", radius=2.0,
+                           clip=1.0).fit(X, y)

@@ -1,4 +1,4 @@
-"""The methods registered for estimators and `noisygd fit`, and the budget they spend."""
+"""The built-in solvers through the estimators (`method=`), and the budget they spend."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from noisygd.accounting import best
 from noisygd.accounting.events import Composed, Gaussian, PoissonSampled, SelfComposed
 from noisygd.estimators import DPHuberRegressor, DPLogisticRegression
-from noisygd.training import available_methods, get_method
+from noisygd.solvers import SOLVERS, get_solver
 
 
 def _binary(n=3000, d=4, seed=0):
@@ -18,10 +18,11 @@ def _binary(n=3000, d=4, seed=0):
     return X, y
 
 
-def test_registered_methods():
-    assert {"noisy_gd", "noisy_sgd", "dp_ftrl", "langevin"} <= set(available_methods())
+def test_named_methods():
+    assert {"noisy_gd", "noisy_sgd", "dp_ftrl", "langevin", "output_perturbation",
+            "rrpsgd"} == set(SOLVERS)
     with pytest.raises(ValueError, match="unknown method"):
-        get_method("nope")
+        get_solver("nope")
 
 
 def test_noisy_sgd_pays_for_the_count_in_one_calibration():
@@ -59,6 +60,8 @@ def test_dp_ftrl_is_a_tree_event_under_replace_one():
                                  classes=[0, 1], random_state=0).fit(X, y)
     event = model.privacy_.event
     assert type(event).__name__ == "TreeAggregation"
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["l2_ftrl_source"].startswith("regret bound") and plan["regret_bound"] > 0
     # The tree is a Gaussian mechanism: the exact accountant applies and the budget is spent.
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
     assert model.score(X, y) > 0.8
@@ -73,8 +76,12 @@ def test_langevin_uses_the_last_iterate_accountant():
                                  random_state=0).fit(X, y)
     assert model.privacy_.accountant == "langevin_last_iterate"
     assert model.privacy_.epsilon <= 1.0 + 1e-9
-    # The composition baseline is reported too, and is looser.
-    assert model.privacy_.by_accountant["langevin_composition"] >= model.privacy_.epsilon
+    plan = model.fit_info_["plans"][0]["plan"]
+    # No radius: Lemma 6 does not apply, and the plan says so instead of printing a number.
+    assert plan["excess_risk_bound"] is None and "radius" in plan["excess_risk_bound_reason"]
+    # The composition baseline (a paper-specific accountant, consulted on request) is looser.
+    full = best(model.privacy_.event, model.delta, include_paper=True)
+    assert full.by_accountant["langevin_composition"] >= model.privacy_.epsilon
     with pytest.raises(ValueError, match="replace_one"):
         DPLogisticRegression(method="langevin", classes=[0, 1], l2=0.05).fit(X, y)
 

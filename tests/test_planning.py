@@ -8,18 +8,18 @@ import dp_accounting
 import numpy as np
 import pytest
 
-from noisygd.accounting.base import get_accountant
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
+from noisygd.accounting.registry import get_accountant
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives import HuberLoss, LogisticLoss, Regime, SquaredLoss
 from noisygd.objectives.base import ObjectiveConstants
-from noisygd.planning import plan_noisy_gd
+from noisygd.planning import DEFAULT_MOMENTUM, auto_momentum, plan_noisy_gd
 
 N, D_PARAMS = 30000, 100
 
 
 def _event(plan, relation=Neighbouring.ADD_REMOVE):
-    sens = 1.0 if relation is Neighbouring.ADD_REMOVE else 2.0
+    sens = relation.clipped_sum_sensitivity
     return SelfComposed(Gaussian(plan.noise_multiplier, sens, relation), plan.steps)
 
 
@@ -137,6 +137,36 @@ def test_nonconvex_needs_loss_gap():
     eta = min(1 / (500 * 2.0), math.sqrt(2 * gap / (500 * 2.0 * 3 * s2 * T)))
     expect = (2 * gap / (T * eta) + eta * 500 * 2.0 * 3 * s2) / 500**2
     assert plan.bound_value == pytest.approx(expect)
+    # The bound is on E||grad f(x_tau)||^2 for tau uniform on 1..T: the plan releases that
+    # iterate, and only then says the bound covers the run.
+    assert plan.averaging == "random" and plan.details["bound_covers_run"]
+    assert plan.covers(averaging="random", momentum=0.0)
+    assert not plan.covers(averaging="last", momentum=0.0)
+    assert not plan.covers(averaging="random", momentum=0.5)
+    # With momentum and the last iterate (accelerate) the bound does not cover the run.
+    fast = plan_noisy_gd(1.0, 1e-5, 500, 3, c, loss_gap=0.7)
+    assert fast.bound_name == "12.2.1" and not fast.details["bound_covers_run"]
+    assert not fast.covers(averaging=fast.averaging, momentum=fast.momentum)
+
+
+def test_bound_does_not_cover_a_run_whose_clip_changes_gradients():
+    c = LogisticLoss().constants(1.0)
+    plan = plan_noisy_gd(1.0, 1e-5, 2000.0, 10, c, init_distance=3.0, accelerate=False,
+                         clip=0.5 * c.lipschitz)
+    assert not plan.details["clip_covers_lipschitz"]
+    assert not plan.details["bound_covers_run"]
+
+
+def test_given_mu_is_used_without_conversion():
+    from noisygd.accounting.calibration import calibrate_mu
+
+    c = LogisticLoss(l2=1e-4).constants(1.0)
+    mu = calibrate_mu(1.0, 1e-5)
+    a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c)
+    b = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, mu=mu)
+    assert b.noise_multiplier == a.noise_multiplier
+    half = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, mu=mu / 2)
+    assert half.noise_multiplier == pytest.approx(2 * a.noise_multiplier)
 
 
 def test_squared_loss_without_lipschitz_needs_clip():
@@ -150,7 +180,10 @@ def test_squared_loss_without_lipschitz_needs_clip():
 def test_accelerated_plan_is_honest_about_its_bound():
     c = HuberLoss(l2=1e-3).constants(1.0)
     plan = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=60)
-    assert plan.momentum == 0.95 and plan.steps == 60 and plan.averaging == "last"
+    # momentum from the public noise-to-signal ratio r = sqrt(p) z / n (auto_momentum)
+    r = math.sqrt(D_PARAMS) * plan.noise_multiplier / N
+    assert r <= 0.02 and plan.momentum == DEFAULT_MOMENTUM == 0.95
+    assert plan.steps == 60 and plan.averaging == "last"
     assert plan.learning_rate == pytest.approx(1 / (N * (2.0 + 1e-3)))
     assert not plan.details["bound_covers_run"]
     kw = plan.noisy_gd_kwargs()
@@ -171,3 +204,28 @@ def test_bad_inputs(args, match):
         plan_noisy_gd(1.0, 1e-5, N, 3, c, max_steps=0)
     with pytest.raises(ValueError, match="momentum"):
         plan_noisy_gd(1.0, 1e-5, N, 3, c, momentum=1.0)
+
+
+def test_argument_types_follow_the_checks_policy():
+    c = LogisticLoss().constants(1.0)
+    with pytest.raises(TypeError, match="n_params"):
+        plan_noisy_gd(1.0, 1e-5, N, 3.0, c)
+    with pytest.raises(TypeError, match="max_steps"):
+        plan_noisy_gd(1.0, 1e-5, N, 3, c, max_steps=10.5)
+    with pytest.raises(TypeError, match="n_samples"):
+        plan_noisy_gd(1.0, 1e-5, "many", 3, c)
+    with pytest.raises(TypeError, match="accelerate"):
+        plan_noisy_gd(1.0, 1e-5, N, 3, c, accelerate=1)
+
+
+def test_auto_momentum_is_zero_for_noisy_steps_and_the_default_for_quiet_ones():
+    assert auto_momentum(0.5) == 0.0 and auto_momentum(0.2) == 0.0
+    assert auto_momentum(0.01) == DEFAULT_MOMENTUM
+    assert 0.0 < auto_momentum(0.05) < DEFAULT_MOMENTUM
+    # The breast-cancer demo (n = 398 training rows, p = 31, eps = 1, delta = 1e-5,
+    # add/remove with a paid-for count): the planner's momentum is 0.
+    from noisygd.accounting.calibration import calibrate_mu
+
+    mu = calibrate_mu(1.0, 1e-5) * math.sqrt(0.99)
+    plan = plan_noisy_gd(1.0, 1e-5, 398, 31, LogisticLoss(l2=1e-4).constants(1.0), mu=mu)
+    assert plan.momentum == 0.0

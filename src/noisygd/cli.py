@@ -1,7 +1,11 @@
-"""The ``noisygd`` command line: demo, fit, account, reproduce.
+"""The ``noisygd`` command line: demo, fit, account, reproduce, ledger.
 
 Every command takes ``--json`` for machine-readable output; every epsilon it
-prints names the accountant (and theorem) behind it.
+prints names the accountant (and theorem) behind it. ``noisygd ledger
+show|set-budget|history|export`` manages the privacy ledger
+(:mod:`noisygd.ledger.cli`), and ``noisygd fit ... --ledger L --dataset NAME`` records
+the fit there as one release (refused, before the data is read, when the budget cannot
+admit it). User errors are one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "uniform vs dynamic privacy-budget schedules (Hong, Wang, Zhou)",
     ),
 }
+
+#: The names of :data:`noisygd.solvers.SOLVERS`, written out so that ``--help`` does not
+#: import the solvers (tests/test_cli.py checks that the two agree).
+METHOD_NAMES = ("dp_ftrl", "langevin", "noisy_gd", "noisy_sgd", "output_perturbation", "rrpsgd")
+DEFAULT_METHOD = "noisy_gd"
 
 MODELS = {
     "logistic": "DPLogisticRegression",
@@ -80,7 +89,7 @@ def build_account_event(args: argparse.Namespace):
         relation = Neighbouring.REPLACE_ONE if sampled_wor else Neighbouring.ADD_REMOVE
     sensitivity = args.sensitivity
     if sensitivity is None:
-        sensitivity = 2.0 if relation is Neighbouring.REPLACE_ONE else 1.0
+        sensitivity = relation.clipped_sum_sensitivity
 
     if args.mechanism == "tree":
         if args.sampling_rate is not None or sampled_wor:
@@ -162,6 +171,8 @@ def cmd_demo(args: argparse.Namespace) -> dict[str, Any]:
 
     from noisygd.estimators import DPLogisticRegression
 
+    if args.seeds < 1:
+        raise CLIError("--seeds must be a positive integer")
     data = load_breast_cancer()
     X, y = data.data, data.target
     lows, highs = _breast_cancer_public_bounds(data.DESCR, X.shape[1])
@@ -250,16 +261,33 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
         params["classes"] = [_parse_label(c) for c in args.classes.split(",")]
     if args.model != "logistic":
         params["target_bound"] = args.target_bound
-    model = cls(**params).fit(X, y)
+    if args.model == "linear" and args.radius is not None:
+        params["radius"] = args.radius
+    ledger = _fit_ledger(args)
+    if ledger is not None:
+        params["ledger"] = ledger
+        params["dataset"] = args.dataset
+    try:
+        model = cls(**params).fit(X, y)
+    except Exception as exc:
+        if ledger is not None and _is_database_error(exc):
+            detail = getattr(exc, "orig", None) or exc
+            raise CLIError(f"ledger database error: {detail}") from exc
+        raise
     payload = {
         "model": MODELS[args.model],
-        "params": {k: v for k, v in model.get_params().items() if _jsonable(v)},
+        # the ledger's location is left out (an URL may hold a password)
+        "params": {k: v for k, v in model.get_params().items()
+                   if k != "ledger" and _jsonable(v)},
         "feature_names": list(names),
         "coef": np.asarray(model.coef_).tolist(),
         "intercept": np.asarray(model.intercept_).tolist(),
         "classes": np.asarray(getattr(model, "classes_", [])).tolist(),
         "privacy": model.privacy_report(),
     }
+    if model.ledger_release_ is not None:
+        payload["ledger_release"] = {"dataset": model.ledger_release_.dataset,
+                                     **model.ledger_release_.to_dict(full=False)}
     out_path = Path(args.out)
     try:
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -273,6 +301,28 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
         print(f"wrote {out_path}")
         print(model.privacy_)
     return result
+
+
+def _fit_ledger(args: argparse.Namespace) -> str | None:
+    """``--ledger`` (default ``$NOISYGD_LEDGER`` when ``--dataset`` is given), checked."""
+    ledger = args.ledger
+    if ledger is None and args.dataset is not None:
+        ledger = os.environ.get("NOISYGD_LEDGER") or None
+    if ledger is None and args.dataset is not None:
+        raise CLIError("--dataset needs --ledger (a file path or an SQLAlchemy URL; or set "
+                       "NOISYGD_LEDGER)")
+    if ledger is not None and args.dataset is None:
+        raise CLIError("--ledger needs --dataset (the name the budget was set for with "
+                       "'noisygd ledger set-budget')")
+    return ledger
+
+
+def _is_database_error(exc: BaseException) -> bool:
+    try:
+        import sqlalchemy as sa
+    except ImportError:  # pragma: no cover - the ledger needs SQLAlchemy
+        return False
+    return isinstance(exc, sa.exc.SQLAlchemyError)
 
 
 def _parse_label(text: str) -> Any:
@@ -313,8 +363,12 @@ EXAMPLES = {
         "  noisygd fit train.csv --target label --model logistic --epsilon 1 --out model.json\n"
         "  noisygd fit data.parquet --target y --model huber --target-bound 10 --json\n"
         "  noisygd fit train.csv --target label --method dp_ftrl --relation replace_one\n"
+        "  noisygd fit train.csv --target label --ledger ledger.db --dataset train\n"
         "features are used as given (scale them by public bounds first); each row is then\n"
-        "scaled to norm <= --row-norm-bound, a per-row step that costs no privacy."
+        "scaled to norm <= --row-norm-bound, a per-row step that costs no privacy.\n"
+        "With --ledger/--dataset the fit is recorded as one release of the dataset in the\n"
+        "privacy ledger before the data is read, and refused (exit 2) if the budget set\n"
+        "with 'noisygd ledger set-budget' cannot admit it."
     ),
     "account": (
         "examples:\n"
@@ -336,8 +390,17 @@ EXAMPLES = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``noisygd``."""
+#: Help line of ``noisygd ledger`` (as :mod:`noisygd.ledger.cli` words it).
+LEDGER_HELP = "the privacy ledger: budgets and recorded releases per dataset"
+
+
+def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
+    """The argument parser of ``noisygd``.
+
+    ``with_ledger=False`` lists ``ledger`` without building its subcommands, so that the
+    other commands do not import the ledger (and SQLAlchemy); :func:`main` builds them
+    when the command is ``ledger``.
+    """
     from noisygd import __version__
 
     fmt = argparse.RawDescriptionHelpFormatter
@@ -366,8 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", required=True, help="name of the label column")
     p.add_argument("--model", choices=sorted(MODELS), default="logistic")
     p.add_argument("--method", default="auto",
-                   help="auto (noisy_gd), noisy_sgd, dp_ftrl, langevin, output_perturbation, "
-                   "rrpsgd (some need --relation replace_one)")
+                   help=f"auto ({DEFAULT_METHOD}), or one of {', '.join(METHOD_NAMES)} "
+                   "(some need --relation replace_one); the names of noisygd.solvers.SOLVERS")
     p.add_argument("--max-iter", type=int, default=None, help="cap on the number of steps")
     p.add_argument("--method-options", default=None,
                    help='JSON object of extra method arguments, e.g. \'{"epochs": 5}\'')
@@ -382,8 +445,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--relation", choices=["add_remove", "replace_one"], default="add_remove")
     p.add_argument("--n-samples-public", type=int, default=None,
                    help="declare the number of rows public (else a noisy count is paid for)")
+    p.add_argument("--radius", type=float, default=None,
+                   help="linear: public radius of the parameters (needed by the methods "
+                   "that do not clip: output_perturbation, rrpsgd, langevin)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", default="model.json", help="output path (default model.json)")
+    p.add_argument("--ledger", default=None,
+                   help="privacy ledger: SQLite file or SQLAlchemy URL (default "
+                   "$NOISYGD_LEDGER when --dataset is given); the fit is recorded there")
+    p.add_argument("--dataset", default=None,
+                   help="the dataset's name in the ledger (its budget: noisygd ledger "
+                   "set-budget)")
 
     p = add("account", "epsilon of a described mechanism under each accountant")
     p.add_argument("--noise-multiplier", type=float, required=True,
@@ -407,6 +479,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", choices=sorted(REPRODUCTIONS))
     p.add_argument("args", nargs=argparse.REMAINDER,
                    help="passed to the reproduction (see: noisygd reproduce NAME --help)")
+
+    if with_ledger:
+        from noisygd.ledger.cli import add_ledger_commands
+
+        add_ledger_commands(sub)
+    else:  # the same entry in the command list, without importing the ledger (SQLAlchemy)
+        sub.add_parser("ledger", help=LEDGER_HELP, add_help=False).add_argument(
+            "rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -420,11 +500,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(with_ledger=bool(argv) and argv[0] == "ledger")
     args = parser.parse_args(argv)
     try:
-        if args.command == "account":
+        if args.command == "ledger":
+            from noisygd.ledger.cli import cmd_ledger
+
+            out = cmd_ledger(args)
+        elif args.command == "account":
             out = cmd_account(args)
         elif args.command == "demo":
             out = cmd_demo(args)
@@ -435,15 +519,20 @@ def _main(argv: Sequence[str] | None) -> int:
         else:
             out = cmd_reproduce(args, list(args.args))
     except CLIError as exc:
-        print(f"noisygd {args.command}: error: {exc}", file=sys.stderr)
+        print(f"noisygd {_command_name(args)}: error: {exc}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"noisygd {args.command}: error: {msg}", file=sys.stderr)
+        print(f"noisygd {_command_name(args)}: error: {msg}", file=sys.stderr)
         return 2
     if getattr(args, "json", False):
         print(json.dumps(out, indent=2, default=_json_default))
     return int(out.get("status", 0)) if isinstance(out, dict) else 0
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    sub = getattr(args, "ledger_command", None)
+    return args.command if sub is None else f"{args.command} {sub}"
 
 
 def _json_default(value: Any) -> Any:

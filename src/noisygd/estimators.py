@@ -6,11 +6,22 @@ the scikit-learn contract (parameters only in ``__init__``, ``fit`` returns
 fit performed and its epsilon under every accountant, the tightest named.
 
 Preprocessing inside ``fit`` is per-row only (each row is scaled to norm <=
-``row_norm_bound``), so it costs no privacy. Feature scaling by statistics of
+``row_norm_bound``, by a per-row factor inside the gradient oracle, never by a copy of
+``X``), so it costs no privacy. ``X`` may be a NumPy array or a SciPy sparse matrix
+(CSR, CSC or COO; used as CSR); float64 input is not copied. Feature scaling by statistics of
 the data is *not* done here: scale by public bounds first (see
 :mod:`noisygd.data`). Under add/remove neighbours the number of rows is
 estimated privately unless declared public (``n_samples_public``); see
-:mod:`noisygd.training`.
+:mod:`noisygd.training`. ``method`` is a name in :data:`noisygd.solvers.SOLVERS` or a
+:class:`~noisygd.solvers.Solver` instance.
+
+With ``ledger=`` (an SQLite file path, an SQLAlchemy URL or a
+:class:`noisygd.ledger.Ledger`) and ``dataset=`` (a name), every fit is recorded as one
+release of ``dataset`` in the privacy ledger *before* any data is read, and a fit the
+dataset's budget cannot admit raises :class:`noisygd.exceptions.BudgetExceededError`
+before ``X`` is even validated (see :mod:`noisygd.training` and docs/ledger.md). The
+parameters are plain values, so ``clone``, ``cross_val_score`` and ``GridSearchCV`` spend
+against the same ledger: each fit is a release.
 
 Checks of ``sklearn.utils.estimator_checks.check_estimator`` that contradict
 differential privacy are listed in :data:`EXPECTED_FAILED_CHECKS` with the
@@ -19,7 +30,6 @@ reason; all other checks pass.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
@@ -28,23 +38,37 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from noisygd._checks import (
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 from noisygd.accounting.events import Neighbouring
 from noisygd.exceptions import PrivacyLeakWarning
 from noisygd.objectives.base import Objective
-from noisygd.training import PrivateFit, available_methods, fit_private
+from noisygd.solvers import PublicFacts, get_solver
+from noisygd.training import PreviewedFit, PrivateFit, fit_private, preview_private_fit
 
 #: check_estimator checks that a differentially private estimator cannot pass,
 #: with the reason (also in docs/estimators.md).
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
-DEFAULT_METHOD = "noisy_gd"
+#: What ``validate_data`` accepts: dense arrays (float64 used in place) or SciPy sparse
+#: matrices, converted to CSR (CSR input is used in place).
+_ACCEPT_SPARSE = "csr"
 
 
-def _clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Scale each row to L2 norm <= ``bound`` (a per-row map: free under DP)."""
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * scale[:, None]
+def _delta_warning(delta: float, n_public: float) -> None:
+    """Warn when delta >= 1/n for a *public* n (a declared size or a released noisy count)."""
+    if delta >= 1.0 / max(n_public, 1.0):
+        warnings.warn(
+            f"delta = {delta:g} >= 1/n for the public n = {n_public:g}: a mechanism that "
+            "publishes one random row in full would meet this guarantee; use delta << 1/n",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 class _DPLinearModel(BaseEstimator):
@@ -53,56 +77,110 @@ class _DPLinearModel(BaseEstimator):
     def _make_objective(self) -> Objective:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check_common_params(self, n_rows: int) -> None:
-        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
-            raise TypeError(f"epsilon must be a real number, got {self.epsilon!r}")
-        if not (self.epsilon > 0) or not np.isfinite(self.epsilon):
-            raise ValueError(f"epsilon must be positive and finite, got {self.epsilon!r}")
-        if isinstance(self.delta, bool) or not isinstance(self.delta, numbers.Real):
-            raise TypeError(f"delta must be a real number, got {self.delta!r}")
-        if not (0 < self.delta < 1):
-            raise ValueError(f"delta must be in the open interval (0, 1), got {self.delta!r}")
-        if self.delta >= 1.0 / max(n_rows, 1):
-            warnings.warn(
-                f"delta = {self.delta:g} >= 1/n = {1.0 / n_rows:.3g}: a mechanism that publishes "
-                "one random row in full would meet this guarantee; use delta << 1/n",
-                UserWarning,
-                stacklevel=3,
-            )
-        if not (self.row_norm_bound > 0) or not np.isfinite(self.row_norm_bound):
-            raise ValueError(f"row_norm_bound must be positive, got {self.row_norm_bound!r}")
-        if self.l2 < 0 or not np.isfinite(self.l2):
-            raise ValueError(f"l2 must be >= 0, got {self.l2!r}")
-        method = DEFAULT_METHOD if self.method == "auto" else self.method
-        if method not in available_methods():
-            raise ValueError(
-                f"unknown method {self.method!r}; choose 'auto' or one of: "
-                + ", ".join(available_methods())
-            )
-        self._method = method
+    def _check_common_params(self) -> None:
+        """Validate the parameters (``noisygd._checks``: TypeError for a wrong type,
+        ValueError for a bad value); nothing here reads the data."""
+        check_positive("epsilon", self.epsilon)
+        check_probability("delta", self.delta)
+        check_positive("row_norm_bound", self.row_norm_bound)
+        check_nonnegative("l2", self.l2)
+        if self.clip is not None:
+            check_positive("clip", self.clip)
+        if self.max_iter is not None:
+            check_positive_int("max_iter", self.max_iter)
+        if self.n_samples_public is not None:
+            check_positive_int("n_samples_public", self.n_samples_public)
+        check_choice("neighbouring", self.neighbouring, ("add_remove", "replace_one"))
+        if self.ledger is not None or self.dataset is not None:
+            from noisygd.ledger import check_ledger_arguments
 
-    def _fit_targets(self, X: np.ndarray, targets: list[np.ndarray]) -> PrivateFit:
+            check_ledger_arguments(self.ledger, self.dataset)
+        self._solver = get_solver(self.method)
+
+    def _public_n(self, n_rows: int) -> float | None:
+        """The number of rows if it is public (declared, or replace-one); else None."""
+        if self.n_samples_public is not None:
+            return float(self.n_samples_public)
+        if self.neighbouring == "replace_one":
+            return float(n_rows)
+        return None
+
+    def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
+        """Refuse a fit the ledger's budget cannot admit, before ``X`` is validated or read.
+
+        Only public facts are used: the budget, the method and, for a method that is not a
+        Gaussian composition with a public ``n``, the shape of ``X`` (metadata of an array,
+        sparse matrix or data frame; without one the check happens when the fit is
+        recorded, still before the algorithm reads the data).
+        """
+        if self.ledger is None:
+            return None
+        facts = None
+        shape = getattr(X, "shape", None)
+        if (not self._solver.gaussian and isinstance(shape, tuple) and len(shape) == 2
+                and all(isinstance(k, int | np.integer) and k >= 1 for k in shape)):
+            n = self._public_n(int(shape[0]))
+            if n is not None:
+                facts = PublicFacts.from_objective(
+                    self._make_objective(), int(shape[1]),
+                    row_norm_bound=float(self.row_norm_bound), n_samples=n,
+                    relation=self.neighbouring, clip=self._clip_for_method(),
+                    max_iter=self.max_iter, options=self.method_options)
+        return preview_private_fit(
+            self.ledger, self.dataset, method=self._solver, epsilon=float(self.epsilon),
+            delta=float(self.delta), relation=self.neighbouring,
+            n_samples_public=self.n_samples_public, n_problems=n_problems, facts=facts)
+
+    def _ledger_parameters(self) -> dict[str, Any]:
+        """The estimator's public parameters, recorded with the release."""
+        params = self.get_params(deep=False)
+        params.pop("ledger", None)
+        params.pop("dataset", None)
+        return {"estimator": type(self).__name__, **params}
+
+    def _fit_targets(self, X: Any, targets: list[np.ndarray],
+                     previewed: PreviewedFit | None = None) -> PrivateFit:
+        from noisygd.oracles.array import ArrayOracle
+
+        public_n = self._public_n(X.shape[0])
+        if public_n is not None:
+            _delta_warning(float(self.delta), public_n)
         rng = np.random.default_rng(self.random_state)
-        Xc = _clip_rows(X, self.row_norm_bound)
-        return fit_private(
-            self._make_objective(),
-            Xc,
-            targets,
-            method=self._method,
+        objective = self._make_objective()
+        bound = float(self.row_norm_bound)
+        oracles = [ArrayOracle(objective, X, y_k, row_norm_bound=bound) for y_k in targets]
+        fit = fit_private(
+            oracles,
+            method=self._solver,
             epsilon=float(self.epsilon),
             delta=float(self.delta),
             relation=Neighbouring(self.neighbouring),
             n_samples_public=self.n_samples_public,
-            row_norm_bound=float(self.row_norm_bound),
-            clip=self._effective_clip(),
+            clip=self._clip_for_method(),
             max_iter=self.max_iter,
             rng=rng,
             options=self.method_options,
+            ledger=self.ledger,
+            dataset=self.dataset,
+            algorithm=f"{type(self).__name__}/{self._solver.name}",
+            parameters=self._ledger_parameters() if self.ledger is not None else None,
+            preplanned=previewed,
         )
+        if public_n is None:  # the noisy count is released, hence public
+            _delta_warning(float(self.delta), fit.n_samples)
+        return fit
 
     def _effective_clip(self) -> float | None:
         """Clipping norm: the user's, else None (the method uses the objective's L)."""
         return self.clip
+
+    def _clip_for_method(self) -> float | None:
+        """The clip passed to the method: the user's, or the estimator's default only for
+        methods that clip (``Solver.clips_gradients``); the others use the declared
+        constants, and a clip the user did not give must not be forced on them."""
+        if self.clip is None and not self._solver.clips_gradients:
+            return None
+        return self._effective_clip()
 
     def _store(self, fit: PrivateFit) -> None:
         thetas = np.vstack(fit.thetas)
@@ -116,13 +194,24 @@ class _DPLinearModel(BaseEstimator):
         self.n_iter_ = np.array([r.n_iter for r in fit.results])
         self.fit_info_ = fit.info
         self.n_samples_used_ = fit.n_samples
+        self.ledger_release_ = fit.release
 
-    def _linear(self, X: np.ndarray) -> np.ndarray:
+    def _linear(self, X: Any) -> np.ndarray:
+        """Scores on rows mapped into the training domain by the same per-row factors
+        (:func:`noisygd.oracles.rows.row_scale`), with no scaled copy of ``X``."""
+        from noisygd.oracles.rows import row_scale
+
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        X = _clip_rows(X, self.row_norm_bound)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_ACCEPT_SPARSE)
+        scale = row_scale(X, float(self.row_norm_bound))
         coef = np.atleast_2d(self.coef_)
-        return X @ coef.T + np.atleast_1d(self.intercept_)
+        raw = np.asarray(X @ coef.T)
+        return raw * scale[:, None] + np.atleast_1d(self.intercept_)
+
+    def __sklearn_tags__(self):  # public tag API (scikit-learn >= 1.6)
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR/CSC/COO accepted (used as CSR)
+        return tags
 
     def privacy_report(self) -> dict[str, Any]:
         """The ``privacy_`` report as a JSON-ready dict."""
@@ -135,17 +224,19 @@ _COMMON_DOC = """
         Total privacy budget (everything the fit releases, a private count of
         rows included).
     delta : float, default=1e-5
-        Must be in (0, 1); should be well below 1/n (a warning says so).
-    method : str, default="auto"
-        Training algorithm; "auto" is the best available ("noisy_gd": NoisyGD
-        with exact Gaussian-DP accounting). See
-        :func:`noisygd.training.available_methods`.
+        Must be in (0, 1); should be well below 1/n (a warning says so, comparing with
+        a public n only: the declared one, or the released noisy count).
+    method : str or Solver, default="auto"
+        Training algorithm: a name in :data:`noisygd.solvers.SOLVERS` ("auto" is
+        "noisy_gd": NoisyGD with exact Gaussian-DP accounting), or a
+        :class:`noisygd.solvers.Solver` instance.
     l2 : float
         L2 regularisation ``l2/2 ||theta||^2`` (intercept included).
     fit_intercept : bool, default=True
     row_norm_bound : float, default=1.0
-        Each row is scaled to norm <= this bound before training (per-row,
-        free). Scale features by public bounds beforehand.
+        Each row is scaled to norm <= this bound (a per-row factor applied inside
+        the gradient oracle and again at prediction; free under DP). Scale features
+        by public bounds beforehand.
     clip : float, optional
         Per-example gradient clipping norm; default: the objective's Lipschitz
         constant, so clipping never changes a gradient.
@@ -160,6 +251,16 @@ _COMMON_DOC = """
         Extra keyword arguments for the method.
     random_state : int, Generator or None
         Seed of all noise; the same seed gives the same model.
+    ledger : str, path-like or Ledger, optional
+        Privacy ledger: an SQLite file path, an SQLAlchemy URL (PostgreSQL) or an open
+        :class:`noisygd.ledger.Ledger`. Each fit is recorded there as one release of
+        ``dataset`` before any data is read, and a fit the dataset's budget cannot admit
+        raises :class:`noisygd.exceptions.BudgetExceededError` before reading the data.
+        Give a path or URL (not a ``Ledger`` object) to ``clone``, pickle or run the
+        estimator in other processes.
+    dataset : str, optional
+        The name the ledger's budget was set for (``noisygd ledger set-budget``). Give
+        both ``ledger`` and ``dataset`` or neither.
 """
 
 
@@ -184,6 +285,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Event and epsilon at ``delta`` under each accountant; tightest named.
     n_iter_ : ndarray
         Noisy steps per problem.
+    ledger_release_ : noisygd.ledger.Release or None
+        The ledger's record of the fit (with ``ledger=``), else None.
     """
     )
 
@@ -192,7 +295,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         epsilon: float = 1.0,
         delta: float = 1e-5,
         *,
-        method: str = "auto",
+        method: Any = "auto",
         l2: float = 1e-4,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
@@ -203,6 +306,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         classes: Any = None,
         method_options: dict | None = None,
         random_state: Any = None,
+        ledger: Any = None,
+        dataset: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -217,6 +322,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.classes = classes
         self.method_options = method_options
         self.random_state = random_state
+        self.ledger = ledger
+        self.dataset = dataset
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import LogisticLoss
@@ -224,10 +331,21 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return LogisticLoss(l2=self.l2, fit_intercept=self.fit_intercept)
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
-        """Fit the model privately; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        """Fit the model privately; returns ``self``.
+
+        Raises
+        ------
+        BudgetExceededError
+            With ``ledger=``: the dataset's budget cannot admit the fit (raised before
+            ``X`` and ``y`` are read).
+        """
+        self._check_common_params()
+        declared = None if self.classes is None else np.unique(np.asarray(self.classes))
+        previewed = self._preview_ledger(
+            X, 1 if declared is None or declared.size <= 2 else int(declared.size))
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
+                             accept_sparse=_ACCEPT_SPARSE)
         check_classification_targets(y)
-        self._check_common_params(X.shape[0])
         if self.classes is None:
             warnings.warn(
                 "the label set is read from y, which is data-dependent; pass classes=[...] to "
@@ -238,9 +356,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             classes = np.unique(y)
         else:
             classes = np.unique(np.asarray(self.classes))
-            unknown = np.setdiff1d(np.unique(y), classes)
-            if unknown.size:
-                raise ValueError(f"labels {unknown.tolist()} are not in classes={classes.tolist()}")
+            if not np.all(np.isin(y, classes)):
+                # the public label set is named, never a label read from the data
+                raise ValueError(f"y holds labels that are not in classes={classes.tolist()}")
         if classes.size < 2:
             raise ValueError(
                 f"DPLogisticRegression needs at least 2 classes; got {classes.size} class: "
@@ -251,7 +369,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             targets = [np.where(y == classes[1], 1.0, -1.0)]
         else:
             targets = [np.where(y == c, 1.0, -1.0) for c in classes]
-        self._store(self._fit_targets(X, targets))
+        self._store(self._fit_targets(X, targets, previewed))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -291,14 +409,22 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float
 
     def fit(self, X: Any, y: Any) -> _DPRegressor:
-        """Fit the model privately; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        self._check_common_params(X.shape[0])
-        if not (self.target_bound > 0) or not np.isfinite(self.target_bound):
-            raise ValueError(f"target_bound must be positive, got {self.target_bound!r}")
+        """Fit the model privately; returns ``self``.
+
+        Raises
+        ------
+        BudgetExceededError
+            With ``ledger=``: the dataset's budget cannot admit the fit (raised before
+            ``X`` and ``y`` are read).
+        """
+        self._check_common_params()
+        check_positive("target_bound", self.target_bound)
+        previewed = self._preview_ledger(X)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             accept_sparse=_ACCEPT_SPARSE)
         # Clipping each target to the declared public bound is a per-row map.
         y = np.clip(np.asarray(y, dtype=np.float64), -self.target_bound, self.target_bound)
-        self._store(self._fit_targets(X, [y]))
+        self._store(self._fit_targets(X, [y], previewed))
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -325,7 +451,7 @@ class DPHuberRegressor(_DPRegressor):
 
     Attributes
     ----------
-    coef_, intercept_, n_features_in_, privacy_, n_iter_
+    coef_, intercept_, n_features_in_, privacy_, n_iter_, ledger_release_
     """
     )
 
@@ -334,7 +460,7 @@ class DPHuberRegressor(_DPRegressor):
         epsilon: float = 1.0,
         delta: float = 1e-5,
         *,
-        method: str = "auto",
+        method: Any = "auto",
         threshold: float = 1.0,
         l2: float = 1e-4,
         fit_intercept: bool = True,
@@ -346,6 +472,8 @@ class DPHuberRegressor(_DPRegressor):
         n_samples_public: int | None = None,
         method_options: dict | None = None,
         random_state: Any = None,
+        ledger: Any = None,
+        dataset: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -361,6 +489,8 @@ class DPHuberRegressor(_DPRegressor):
         self.n_samples_public = n_samples_public
         self.method_options = method_options
         self.random_state = random_state
+        self.ledger = ledger
+        self.dataset = dataset
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import HuberLoss
@@ -374,17 +504,26 @@ class DPLinearRegression(_DPRegressor):
 
     The squared loss is not Lipschitz on an unbounded domain, so privacy comes
     from clipping per-example gradients at ``clip`` (default
-    ``2 * target_bound * sqrt(row_norm_bound^2 + 1)``).
+    ``2 * target_bound * sqrt(row_norm_bound^2 + 1)``) for the methods that clip. The
+    methods that do not (``output_perturbation``, ``rrpsgd``, ``langevin``) use the
+    objective's declared constants instead, and receive a clip only if you give one:
+    on a ball of public ``radius`` the squared loss is Lipschitz,
+    :math:`L = (\tilde B R + Y)\tilde B` with :math:`\tilde B` the augmented row bound
+    and :math:`Y` = ``target_bound`` (:class:`noisygd.objectives.glm.SquaredLoss`), so
+    these methods need ``radius``.
 
     Parameters
     ----------"""
         + _COMMON_DOC
         + """    target_bound : float, default=1.0
         Targets are clipped to [-target_bound, target_bound] (per-row, free).
+    radius : float, optional
+        Public radius of a ball the parameters are projected onto (intercept
+        included). Needed by the methods that do not clip gradients.
 
     Attributes
     ----------
-    coef_, intercept_, n_features_in_, privacy_, n_iter_
+    coef_, intercept_, n_features_in_, privacy_, n_iter_, ledger_release_
     """
     )
 
@@ -393,17 +532,20 @@ class DPLinearRegression(_DPRegressor):
         epsilon: float = 1.0,
         delta: float = 1e-5,
         *,
-        method: str = "auto",
+        method: Any = "auto",
         l2: float = 1e-3,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
         target_bound: float = 1.0,
+        radius: float | None = None,
         clip: float | None = None,
         max_iter: int | None = None,
         neighbouring: str = "add_remove",
         n_samples_public: int | None = None,
         method_options: dict | None = None,
         random_state: Any = None,
+        ledger: Any = None,
+        dataset: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -412,19 +554,32 @@ class DPLinearRegression(_DPRegressor):
         self.fit_intercept = fit_intercept
         self.row_norm_bound = row_norm_bound
         self.target_bound = target_bound
+        self.radius = radius
         self.clip = clip
         self.max_iter = max_iter
         self.neighbouring = neighbouring
         self.n_samples_public = n_samples_public
         self.method_options = method_options
         self.random_state = random_state
+        self.ledger = ledger
+        self.dataset = dataset
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import SquaredLoss
 
-        return SquaredLoss(
-            l2=self.l2, fit_intercept=self.fit_intercept, target_bound=self.target_bound
-        )
+        return SquaredLoss(l2=self.l2, fit_intercept=self.fit_intercept, radius=self.radius,
+                           target_bound=self.target_bound)
+
+    def _check_common_params(self) -> None:
+        super()._check_common_params()
+        if self.radius is not None:
+            check_positive("radius", self.radius)
+        elif not self._solver.clips_gradients:
+            raise ValueError(
+                f"method {self._solver.name!r} does not clip gradients, so it needs the "
+                "squared loss's Lipschitz constant, which exists only on a ball: pass "
+                "radius=R (a public bound on the parameters' norm), or use a method that "
+                "clips")
 
     def _effective_clip(self) -> float | None:
         if self.clip is not None:

@@ -1,8 +1,18 @@
-"""Exceptions and warnings of noisygd."""
+"""Exceptions and warnings of noisygd (this module imports nothing of noisygd).
+
+Every layer may raise these, so they live below all of them: :mod:`noisygd.accounting`
+imports :class:`UnsupportedEventError` from here (and re-exports it from
+:mod:`noisygd.accounting.base`), never the other way round.
+"""
 
 from __future__ import annotations
 
-from noisygd.accounting.base import UnsupportedEventError
+__all__ = [
+    "AssumptionError",
+    "BudgetExceededError",
+    "PrivacyLeakWarning",
+    "UnsupportedEventError",
+]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -13,4 +23,9 @@ class AssumptionError(ValueError):
     """A theorem's assumption does not hold, so its guarantee cannot be given."""
 
 
-__all__ = ["AssumptionError", "PrivacyLeakWarning", "UnsupportedEventError"]
+class UnsupportedEventError(ValueError):
+    """Raised by an accountant for an event its theorem cannot bound (it never guesses)."""
+
+
+class BudgetExceededError(ValueError):
+    """A release would spend more privacy budget than is left; it is refused before it runs."""

@@ -27,7 +27,10 @@ In the sum form of the notes (objective :math:`f = \sum_i \ell_i +
 * 12.2.1 nonconvex smooth, :math:`\eta = \min\{1/(n\beta_F),
   \sqrt{2\Delta_f}/\sqrt{n\beta_F d\sigma^2 T}\}`:
   :math:`\frac1T\sum_t E\lVert\nabla f(x_t)\rVert^2 \le 2\Delta_f/(T\eta) + \eta n\beta_F d\sigma^2`
-  (``Delta_f = n * loss_gap`` bounds :math:`f(x_1) - f^*`);
+  (``Delta_f = n * loss_gap`` bounds :math:`f(x_1) - f^*`). The left side is
+  :math:`E\lVert\nabla f(x_\tau)\rVert^2` for an iterate :math:`x_\tau` drawn uniformly
+  from :math:`x_1, \dots, x_T`, so the plan releases exactly that
+  (``averaging="random"``: the algorithm draws :math:`\tau` with its own generator);
 * 12.2.2 convex smooth, :math:`\eta = \min\{1/(n\beta_F), D/\sqrt{d\sigma^2T}\}`,
   uniform averaging: :math:`E f(\bar x) - f^* \le D^2/(T\eta) + \eta d\sigma^2`;
 * 12.2.3 convex Lipschitz, :math:`\eta = D/\sqrt{T(n^2L^2 + d\sigma^2)}`, uniform
@@ -61,13 +64,22 @@ a small ``lambda`` they exceed the loss range). With ``accelerate=True`` the pla
 takes ``T = max_steps`` (with momentum the optimisation error keeps falling with
 ``T`` while the total noise is fixed by ``mu``), the matching noise
 :math:`z = \sqrt T\Delta/\mu^*`, the textbook step size :math:`1/(n\beta_F)`
-and the constant schedule, and adds Nesterov momentum ``momentum`` (default
-0.95) with the last iterate. Momentum is post-processing
+and the constant schedule, and adds Nesterov momentum with the last iterate. The
+momentum, unless given, follows from the public noise-to-signal ratio of one step
+(:func:`auto_momentum`: :data:`DEFAULT_MOMENTUM` = 0.95 when the noise is small,
+0 when it is large, log-linear between; the breast-cancer demo of ``noisygd demo``
+gets 0). Momentum is post-processing
 of the noisy gradients, so privacy is unchanged; but the section-12.2 bounds are
 proved for plain NoisyGD, so in this mode ``bound_value`` is the guarantee of
 the textbook run with the same ``(z, T)`` -- reported for reference -- and
 ``details["bound_covers_run"]`` is ``False``. With ``accelerate=False`` the plan
-is exactly the textbook one and its bound covers the run.
+is exactly the textbook one and its bound covers the run, provided the clipping
+norm is at least the Lipschitz constant (otherwise the run follows the clipped
+gradients, not those of ``F``, and ``bound_covers_run`` is ``False``).
+
+``bound_covers_run`` is true only when the released output is the one the bound
+is about; a caller that changes the averaging or momentum of the run must
+recompute it (:meth:`NoisyGDPlan.covers`).
 """
 
 from __future__ import annotations
@@ -78,9 +90,9 @@ from typing import Any
 
 import numpy as np
 
+from noisygd._checks import check_bool, check_positive, check_positive_int, check_real
 from noisygd.accounting.base import check_delta, check_epsilon
 from noisygd.accounting.events import Neighbouring
-from noisygd.algorithms.noisy_gd import sensitivity_for
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants, Regime
 
@@ -139,6 +151,31 @@ class NoisyGDPlan:
     momentum: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
 
+    def summary(self) -> dict[str, Any]:
+        """The plan's scalar fields and its public details, for ``FitResult.info["plan"]``."""
+        out: dict[str, Any] = {
+            "noise_multiplier": self.noise_multiplier, "steps": self.steps,
+            "learning_rate": self.learning_rate, "schedule": self.schedule,
+            "averaging": self.averaging, "regime": self.regime.value,
+            "bound_name": self.bound_name, "bound_value": self.bound_value, "mu": self.mu,
+            "momentum": self.momentum,
+        }
+        for key in ("bound_covers_run", "clip_covers_lipschitz", "init_distance",
+                    "init_distance_source", "regime_section", "sigma", "rho"):
+            if key in self.details:
+                out[key] = self.details[key]
+        return out
+
+    def covers(self, *, averaging: str, momentum: float) -> bool:
+        """Whether ``bound_value`` is a guarantee for a run with this ``averaging``/``momentum``.
+
+        True only for the textbook plan run as planned: the section-12.2 bound is about
+        one released output (an average, or for 12.2.1 an iterate drawn uniformly from
+        the run), for plain NoisyGD with clipping that never changes a gradient.
+        """
+        return (bool(self.details.get("bound_covers_run", False))
+                and averaging == self.averaging and float(momentum) == self.momentum)
+
     def noisy_gd_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`~noisygd.algorithms.noisy_gd.noisy_gd` from this plan."""
         return {
@@ -160,16 +197,6 @@ def auto_momentum(noise_to_signal: float) -> float:
         return 0.0
     frac = math.log(hi / noise_to_signal) / math.log(hi / lo)
     return DEFAULT_MOMENTUM * frac
-
-
-def _pos(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real number, got {value!r}") from exc
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def _candidates(
@@ -206,7 +233,9 @@ def _candidates(
                 "bound": 2 * gap / (T * eta) + eta * n * beta_f * d * sigma2,
                 "eta": eta,
                 "schedule": "constant",
-                "averaging": "last",  # the bound is on the average of ||grad||^2 over iterates
+                # the bound is on the mean of E||grad f(x_t)||^2 over t = 1..T, i.e. on
+                # E||grad f(x_tau)||^2 for tau uniform on 1..T: release that iterate
+                "averaging": "random",
                 "per_n": n**2,  # ||grad F||^2 = ||grad f||^2 / n^2
             }
     if c.convex and c.lipschitz is not None and lam == 0:
@@ -245,6 +274,7 @@ def plan_noisy_gd(
     loss_gap: float | None = None,
     accelerate: bool = True,
     momentum: float | None = None,
+    mu: float | None = None,
 ) -> NoisyGDPlan:
     r"""Choose ``(z, T, eta)`` for NoisyGD meeting ``(epsilon, delta)`` (see module doc).
 
@@ -263,7 +293,8 @@ def plan_noisy_gd(
         ``clip < L`` the bounds are for the clipped objective, and
         ``details["clip_covers_lipschitz"]`` is False.
     relation : Neighbouring
-        Add/remove (sensitivity ``C``) or replace-one (``2C``).
+        Add/remove (sensitivity ``C``) or replace-one (``2C``):
+        :attr:`~noisygd.accounting.events.Neighbouring.clipped_sum_sensitivity`.
     max_steps : int, default=100
         Largest ``T`` considered (the bounds flatten out beyond the notes'
         closed-form ``T``, which is usually far larger: the cap is the compute
@@ -287,6 +318,10 @@ def plan_noisy_gd(
         when ``r <= 0.02``, none when ``r >= 0.2``, log-linear in between.
         Momentum averages gradients but also accumulates noise, which only
         pays when the signal dominates (large n).
+    mu : float or None
+        The Gaussian-DP parameter of the run when the caller has it already (a split
+        budget, :class:`noisygd.solvers.Budget`); default ``calibrate_mu(epsilon, delta)``.
+        ``epsilon`` must then be the GDP epsilon of ``mu`` at ``delta`` (it is recorded).
 
     Returns
     -------
@@ -300,36 +335,38 @@ def plan_noisy_gd(
     """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
-    n = _pos("n_samples", n_samples)
-    if isinstance(n_params, bool) or int(n_params) != n_params or n_params < 1:
-        raise ValueError(f"n_params must be a positive integer, got {n_params!r}")
-    d = int(n_params)
+    n = check_positive("n_samples", n_samples)
+    d = check_positive_int("n_params", n_params)
     if not isinstance(constants, ObjectiveConstants):
         raise TypeError(f"constants must be ObjectiveConstants, got {type(constants).__name__}")
-    if isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
-    max_steps = int(max_steps)
+    max_steps = check_positive_int("max_steps", max_steps)
+    accelerate = check_bool("accelerate", accelerate)
     rel = Neighbouring(relation)
-    sens = sensitivity_for(rel)
+    sens = rel.clipped_sum_sensitivity
     if clip is None:
         if constants.lipschitz is None:
             raise AssumptionError("the objective states no Lipschitz constant: give clip=")
         clip = constants.lipschitz
-    C = _pos("clip", clip)
-    radius = None if radius is None else _pos("radius", radius)
+    C = check_positive("clip", clip)
+    radius = None if radius is None else check_positive("radius", radius)
     if init_distance is not None:
-        D, d_source = _pos("init_distance", init_distance), "given"
+        D, d_source = check_positive("init_distance", init_distance), "given"
     elif radius is not None:
         D, d_source = radius, "radius"
     else:
         D, d_source = DEFAULT_INIT_DISTANCE, "nominal default 1.0 (bound assumes ||x*|| <= 1)"
-    if momentum is not None and not (0.0 <= momentum < 1.0):
-        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
-    loss_gap = None if loss_gap is None else _pos("loss_gap", loss_gap)
+    if momentum is not None:
+        momentum = check_real("momentum", momentum)
+        if not (0.0 <= momentum < 1.0):
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    loss_gap = None if loss_gap is None else check_positive("loss_gap", loss_gap)
 
-    from noisygd.accounting.calibration import calibrate_mu
+    if mu is None:
+        from noisygd.accounting.calibration import calibrate_mu
 
-    mu = calibrate_mu(eps, dlt)
+        mu = calibrate_mu(eps, dlt)
+    else:
+        mu = check_positive("mu", mu)
     regime = constants.regime
     T = np.arange(1, max_steps + 1, dtype=float)
     # The bounds are stated for the (clipped) sum gradient with sensitivity L; with
@@ -357,7 +394,10 @@ def plan_noisy_gd(
     z = math.sqrt(steps) * sens / mu
     eta = None if chosen["eta"] is None else float(chosen["eta"][best_t])
     schedule, averaging, mom = chosen["schedule"], chosen["averaging"], 0.0
-    covers = True
+    clip_covers = constants.lipschitz is not None and C >= constants.lipschitz
+    # The textbook bound covers the run when the run is the textbook one and clipping never
+    # changes a gradient (otherwise the run descends the clipped field, not F).
+    covers = clip_covers
     if accelerate:
         beta = constants.smoothness
         if beta is None:
@@ -380,7 +420,7 @@ def plan_noisy_gd(
         "init_distance_source": d_source,
         "candidates": summary,
         "bound_covers_run": covers,
-        "clip_covers_lipschitz": constants.lipschitz is not None and C >= constants.lipschitz,
+        "clip_covers_lipschitz": clip_covers,
         "accelerate": bool(accelerate),
         "regime_section": _SECTION[regime],
         "textbook": {"steps": best_t + 1, "learning_rate": (

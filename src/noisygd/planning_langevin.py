@@ -1,4 +1,4 @@
-r"""Planner for last-iterate projected noisy GD (seed 004, Theorem 4) and ``langevin_fit``.
+r"""Planner for last-iterate projected noisy GD (seed 004, Theorem 4).
 
 Theorem 4 of Chourasia, Ye and Shokri (NeurIPS 2021), for an ``L``-Lipschitz,
 :math:`\lambda`-strongly convex, :math:`\beta`-smooth loss: with
@@ -32,29 +32,40 @@ guarantee tighter, never weaker, and are re-checked by the accountant:
 default ``"auto"`` keeps it unless :math:`K^*` would exceed ``max_steps``, in which
 case it raises :math:`\eta` (never beyond :math:`0.9/\beta < 1/\beta`, which
 Corollary 1 requires) so that :math:`K^*(\eta) \le` ``max_steps``.
+
+Lemma 6's excess-risk bound is reported (``excess_risk_bound``) only where the lemma
+holds: a Lipschitz constant over a bounded ball :math:`\mathcal C` (the regularised
+loss is Lipschitz there with :math:`L + \mu R`) and the step-size condition
+:math:`\eta \le \lambda/(2\beta^2)`. Otherwise it is ``None`` and
+``excess_risk_bound_reason`` says why (for instance when ``"auto"`` raised
+:math:`\eta` above :math:`\lambda/(2\beta^2)`). The lemma also assumes the minimiser
+lies in the relative interior of :math:`\mathcal C`; that is recorded as a condition
+of the bound, not checked (it is a property of the data).
+
+The solver that plans with this module and runs Algorithm 1 is
+:class:`noisygd.solvers.LangevinSolver` (``method="langevin"``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from noisygd._checks import check_positive, check_positive_int, check_real
 from noisygd.accounting.base import check_delta, check_epsilon
-from noisygd.accounting.events import Neighbouring
-from noisygd.accounting.langevin import LastIterateLangevinAccountant
 from noisygd.accounting.zcdp import zcdp_epsilon
-from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.langevin_gd import langevin_facts, projected_noisy_gd
 from noisygd.exceptions import AssumptionError
-from noisygd.objectives.base import Objective
 
-__all__ = ["LangevinPlan", "langevin_fit", "plan_langevin", "rho_for_epsilon_delta"]
+if TYPE_CHECKING:
+    from noisygd.solvers.base import PublicFacts
+
+__all__ = ["LangevinPlan", "langevin_constants", "plan_langevin", "rho_for_epsilon_delta"]
 
 STEP_RULES = ("auto", "theorem4")
 _FAST = 0.9  # eta <= 0.9 / beta keeps Corollary 1's eta < 1/beta strict
+#: Relative slack when comparing eta with lambda / (2 beta^2) (rounding of the same formula).
+_ETA_RTOL = 1e-12
 
 
 def rho_for_epsilon_delta(epsilon: float, delta: float) -> float:
@@ -81,9 +92,34 @@ def rho_for_epsilon_delta(epsilon: float, delta: float) -> float:
     return lo
 
 
+def langevin_constants(facts: PublicFacts) -> tuple[float, float | None, float]:
+    r"""``(lambda, beta, S_g)`` of the loss :math:`\ell + \frac\mu2\lVert\theta\rVert^2`.
+
+    :math:`\lambda` is the strong convexity of ``F`` (0 for a nonconvex loss),
+    :math:`\beta` the data-term smoothness plus ``l2`` (``None`` if not stated) and
+    :math:`S_g` the oracle's exact replace-one sensitivity of the unclipped gradient sum,
+    else :math:`2L` (the regulariser cancels in :math:`g(\theta; D) - g(\theta; D')`),
+    else ``inf``.
+    """
+    c = facts.constants
+    lam = float(c.strong_convexity) if c.convex else 0.0
+    beta = None if c.smoothness is None else float(c.smoothness) + float(facts.l2)
+    if facts.total_gradient_sensitivity is not None:
+        sens = float(facts.total_gradient_sensitivity)
+    elif c.lipschitz is not None:
+        sens = 2.0 * float(c.lipschitz)
+    else:
+        sens = math.inf
+    return lam, beta, sens
+
+
 @dataclass(frozen=True)
 class LangevinPlan:
-    """Choice of (sigma, eta, K) for Algorithm 1 of seed 004 and what it was derived from."""
+    """Choice of (sigma, eta, K) for Algorithm 1 of seed 004 and what it was derived from.
+
+    ``excess_risk_bound`` is Lemma 6's bound where the lemma holds, else ``None`` with
+    ``excess_risk_bound_reason`` saying why (module doc).
+    """
 
     sigma: float
     step_size: float
@@ -97,6 +133,7 @@ class LangevinPlan:
     step_rule: str
     k_star: float
     excess_risk_bound: float | None
+    excess_risk_bound_reason: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -104,12 +141,38 @@ class LangevinPlan:
         r""":math:`\sigma^2`."""
         return self.sigma**2
 
+    def to_dict(self) -> dict[str, Any]:
+        """The plan's public fields (for ``FitResult.info["plan"]``)."""
+        return {
+            "sigma": self.sigma, "step_size": self.step_size, "steps": self.steps,
+            "rho": self.rho, "k_star": self.k_star, "step_rule": self.step_rule,
+            "excess_risk_bound": self.excess_risk_bound,
+            "excess_risk_bound_reason": self.excess_risk_bound_reason,
+            **self.info,
+        }
+
+
+def _lemma6(facts: PublicFacts, lam: float, beta: float, eta: float, steps: int,
+            d: int, sigma2: float) -> tuple[float | None, str | None]:
+    """Lemma 6's bound, or ``None`` and the hypothesis that fails."""
+    c = facts.constants
+    if c.lipschitz is None:
+        return None, "Lemma 6 needs a Lipschitz constant, which the objective does not state"
+    if facts.radius is None:
+        return None, ("Lemma 6 needs a bounded constraint set (the regularised loss is not "
+                      "Lipschitz on all of R^d): give the objective a radius")
+    eta_max = lam / (2.0 * beta**2)
+    if eta > eta_max * (1.0 + _ETA_RTOL):
+        return None, (f"Lemma 6 needs eta <= lambda/(2 beta^2) = {eta_max:.6g}; the plan's "
+                      f"step {eta:.6g} is larger (step_rule raised it to fit max_steps)")
+    L = float(c.lipschitz) + float(facts.l2) * float(facts.radius)
+    bound = (2.0 * beta * L * L / lam**2 * math.exp(-lam * eta * steps)
+             + 2.0 * beta * d * sigma2 / lam)
+    return bound, None
+
 
 def plan_langevin(
-    objective: Objective,
-    n_samples: int,
-    n_features: int,
-    row_norm_bound: float,
+    facts: PublicFacts,
     *,
     epsilon: float | None = None,
     delta: float | None = None,
@@ -125,13 +188,10 @@ def plan_langevin(
 
     Parameters
     ----------
-    objective : Objective
-        Must declare strong convexity > 0, smoothness and a finite :math:`S_g`.
-    n_samples : int
-        Public ``n``.
-    n_features : int
-        Columns of ``X`` (the dimension ``d`` is ``objective.n_params``).
-    row_norm_bound : float
+    facts : PublicFacts
+        Public facts of the problem: ``n_samples`` (public ``n``, replace-one), ``n_params``
+        (``d``), the constants (strong convexity > 0, smoothness, and a Lipschitz constant or
+        an exact :math:`S_g`), ``l2`` and ``radius``.
     epsilon, delta, rdp_order, rdp_epsilon : float
     step_rule : {"auto", "theorem4"} or float
         :math:`\eta = \lambda/(2\beta^2)` (``"theorem4"``), that raised towards
@@ -149,143 +209,63 @@ def plan_langevin(
     AssumptionError
         If the objective does not declare what Corollary 1 needs.
     """
-    facts = langevin_facts(objective, row_norm_bound)
-    lam, beta, S = facts["strong_convexity"], facts["smoothness"], facts["sensitivity"]
+    lam, beta, S = langevin_constants(facts)
     if lam <= 0:
         raise AssumptionError("the last-iterate planner needs a strongly convex objective "
                               "(l2 > 0)")
     if beta is None:
-        raise AssumptionError(f"{objective!r} declares no smoothness constant")
+        raise AssumptionError("the objective declares no smoothness constant")
     if not math.isfinite(S):
-        raise AssumptionError(f"{objective!r} declares no Lipschitz constant, so the total-"
+        raise AssumptionError("the objective declares no Lipschitz constant, so the total-"
                               "gradient sensitivity is unbounded (give a radius)")
-    n = int(n_samples)
-    if n < 1 or n != n_samples:
-        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-    if isinstance(max_steps, bool) or int(max_steps) < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
-    d = objective.n_params(int(n_features))
+    n_real = check_positive("n_samples", facts.n_samples)
+    if n_real != int(n_real):
+        raise ValueError(f"n_samples must be a whole number (public n), got {facts.n_samples!r}")
+    n = int(n_real)
+    max_steps = check_positive_int("max_steps", max_steps)
+    d = check_positive_int("n_params", facts.n_params)
     if epsilon is not None or delta is not None:
         if rdp_order is not None or rdp_epsilon is not None:
             raise ValueError("give either (epsilon, delta) or (rdp_order, rdp_epsilon), not both")
         if epsilon is None or delta is None:
             raise ValueError("an (epsilon, delta) target needs both")
         rho = rho_for_epsilon_delta(epsilon, delta)
-        target = {"epsilon": float(epsilon), "delta": float(delta)}
+        target: dict[str, float] = {"epsilon": float(epsilon), "delta": float(delta)}
     else:
         if rdp_order is None or rdp_epsilon is None:
             raise ValueError("give (epsilon, delta) or (rdp_order, rdp_epsilon)")
-        if not rdp_order > 1:
+        alpha = check_real("rdp_order", rdp_order)
+        if not alpha > 1:
             raise ValueError(f"rdp_order must be > 1, got {rdp_order!r}")
-        rho = check_epsilon(rdp_epsilon) / float(rdp_order)
-        target = {"rdp_order": float(rdp_order), "rdp_epsilon": float(rdp_epsilon)}
+        rho = check_epsilon(rdp_epsilon) / alpha
+        target = {"rdp_order": alpha, "rdp_epsilon": float(rdp_epsilon)}
 
     log_term = math.log(n * n * rho / d)  # log(n^2 eps' / (alpha d))
     eta4 = lam / (2.0 * beta**2)
-    if step_rule == "theorem4":
+    if isinstance(step_rule, str):
+        if step_rule not in STEP_RULES:
+            raise ValueError(f"step_rule must be one of {STEP_RULES} or a float, "
+                             f"got {step_rule!r}")
         eta = eta4
-    elif step_rule == "auto":
-        eta = eta4
-        if log_term > 0 and log_term / (lam * eta4) > max_steps:
+        if step_rule == "auto" and log_term > 0 and log_term / (lam * eta4) > max_steps:
             eta = min(_FAST / beta, log_term / (lam * max_steps))
-    elif isinstance(step_rule, int | float) and not isinstance(step_rule, bool):
-        eta = float(step_rule)
-        if not (0 < eta < 1.0 / beta):
-            raise AssumptionError(f"step size {eta} must be in (0, 1/beta = {1.0 / beta:.6g})")
     else:
-        raise ValueError(f"step_rule must be one of {STEP_RULES} or a float, got {step_rule!r}")
+        eta = check_positive("step_rule", step_rule)
+        if not eta < 1.0 / beta:
+            raise AssumptionError(f"step size {eta} must be in (0, 1/beta = {1.0 / beta:.6g})")
     k_star = max(log_term, 0.0) / (lam * eta)
     steps = int(min(max(1, math.ceil(k_star)), max_steps))
     sigma2 = S * S / (lam * n * n * rho) * -math.expm1(-lam * eta * steps / 2.0)
-    sigma = math.sqrt(sigma2)
-    c = facts["constants"]
-    bound = None
-    if c.lipschitz is not None and objective.radius is not None:
-        L = float(c.lipschitz) + float(objective.l2) * float(objective.radius)
-        bound = (2.0 * beta * L * L / lam**2 * math.exp(-lam * eta * steps)
-                 + 2.0 * beta * d * sigma2 / lam)
+    bound, reason = _lemma6(facts, lam, beta, eta, steps, d, sigma2)
+    info: dict[str, Any] = {"target": target,
+                            "theorem": "Chourasia-Ye-Shokri 2021 Thm 4 / Cor. 1"}
+    if bound is not None:
+        info["excess_risk_bound_theorem"] = (
+            "Chourasia-Ye-Shokri 2021 Lemma 6 (assumes the minimiser lies in the relative "
+            "interior of the constraint ball)")
     return LangevinPlan(
-        sigma=sigma, step_size=eta, steps=steps, rho=rho, strong_convexity=lam,
+        sigma=math.sqrt(sigma2), step_size=eta, steps=steps, rho=rho, strong_convexity=lam,
         smoothness=beta, sensitivity=S, n_samples=n, n_params=d,
         step_rule=str(step_rule), k_star=k_star, excess_risk_bound=bound,
-        info={"target": target, "theorem": "Chourasia-Ye-Shokri 2021 Thm 4 / Cor. 1"},
+        excess_risk_bound_reason=reason, info=info,
     )
-
-
-def langevin_fit(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
-    *,
-    epsilon: float,
-    delta: float,
-    n_samples: float,
-    row_norm_bound: float,
-    rng: np.random.Generator,
-    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-    clip: float | None = None,
-    max_iter: int | None = None,
-    step_rule: str | float = "auto",
-    **options: Any,
-) -> FitResult:
-    r"""Plan by Theorem 4 and run Algorithm 1 of seed 004 for an (epsilon, delta) target.
-
-    Parameters
-    ----------
-    objective : Objective
-        Strongly convex (``l2 > 0``), smooth, with a finite Lipschitz constant.
-    X, y : ndarray
-        Private data; ``len(X)`` must equal ``n_samples``.
-    epsilon, delta : float
-        Target; the returned event is verified to meet it under the
-        ``langevin_last_iterate`` accountant.
-    n_samples : float
-        Public ``n`` (replace-one: the size is public by definition).
-    row_norm_bound : float
-    rng : numpy.random.Generator
-    relation : Neighbouring
-        Must be replace-one (the theorem's neighbours).
-    clip : float or None
-        Must be None or at least the Lipschitz constant (a no-op): clipping
-        breaks the gradient-field assumptions.
-    max_iter : int or None
-        Cap on ``K`` (default 5000).
-    step_rule : see :func:`plan_langevin`
-
-    Returns
-    -------
-    FitResult
-        ``event`` is a :class:`~noisygd.accounting.langevin.LastIterateLangevin`;
-        ``info["plan"]`` holds the plan.
-    """
-    if options:
-        raise TypeError(f"unexpected options for langevin_fit: {', '.join(sorted(options))}")
-    eps = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if Neighbouring(relation) is not Neighbouring.REPLACE_ONE:
-        raise ValueError("the last-iterate Langevin guarantee (seed 004) is for replace-one "
-                         "neighbours (datasets of equal, public size); use relation='replace_one'")
-    if clip is not None:
-        lip = objective.constants(row_norm_bound).lipschitz
-        if lip is None or clip < lip:
-            raise AssumptionError(
-                "langevin uses unclipped gradients: clipping below the Lipschitz constant "
-                "breaks the gradient-field assumptions of Chourasia et al. Lemma 5 "
-                "(leave clip=None)")
-    X = np.asarray(X, dtype=float)
-    plan = plan_langevin(objective, n_samples, X.shape[1], row_norm_bound, epsilon=eps,
-                         delta=delta, step_rule=step_rule,
-                         max_steps=5000 if max_iter is None else int(max_iter))
-    result = projected_noisy_gd(
-        objective, X, y, sigma=plan.sigma, step_size=plan.step_size, steps=plan.steps,
-        n_samples=n_samples, row_norm_bound=row_norm_bound, theorem="corollary1", rng=rng,
-    )
-    spent = LastIterateLangevinAccountant().epsilon(result.event, delta)
-    if spent > eps * (1.0 + 1e-9):  # pragma: no cover - the plan is built to meet it
-        raise RuntimeError(f"internal error: planned run spends epsilon={spent:.6g} > {eps:.6g}")
-    result.info["plan"] = {
-        "sigma": plan.sigma, "step_size": plan.step_size, "steps": plan.steps, "rho": plan.rho,
-        "k_star": plan.k_star, "step_rule": plan.step_rule,
-        "excess_risk_bound": plan.excess_risk_bound, "epsilon": spent, "delta": delta,
-    }
-    return result

@@ -1,88 +1,80 @@
-r"""Private training of a linear model under a total (epsilon, delta) budget.
+r"""Private training under a total (epsilon, delta) budget: :func:`fit_private`.
 
-This is the layer between the estimators / CLI and the algorithms. It owns the
-three things every private fit needs besides the algorithm itself:
+The one fit path. The estimators and the CLI call :func:`fit_private` with one
+:class:`~noisygd.oracles.base.GradientOracle` per problem and a method (a name in
+:data:`noisygd.solvers.SOLVERS` or a :class:`~noisygd.solvers.Solver` instance). It owns
+what every private fit needs besides the algorithm:
 
-1. **The dataset size.** Under add/remove neighbours the number of rows ``n``
-   is private. Unless the user declares it public (``n_samples_public=n``),
-   it is estimated by the Gaussian mechanism on the count (sensitivity 1) and
-   that release is paid for from the budget: it costs a fraction
-   ``count_budget_fraction`` (default 1%) of the Gaussian-DP budget
+1. **The dataset size.** Under add/remove neighbours the number of rows ``n`` is private.
+   Unless the user declares it public (``n_samples_public=n``), it is estimated by the
+   Gaussian mechanism on the count (sensitivity 1) and that release is paid for from the
+   budget: a fraction ``count_budget_fraction`` (default 1%) of the Gaussian-DP budget
    :math:`\mu^2`. Under replace-one neighbours ``n`` is public by definition.
-2. **The budget split.** A total budget (epsilon, delta) is the exact
-   Gaussian-DP budget :math:`\mu(\varepsilon, \delta)`; Gaussian-DP composes
-   as :math:`\mu^2 = \sum_k \mu_k^2`, so a count and ``K`` one-vs-rest
-   problems receive :math:`\mu_c^2 = f\mu^2` and
-   :math:`\mu_k^2 = (1 - f)\mu^2 / K`.
-3. **The final account.** The released model's event is the composition of
-   everything that touched the data; :func:`noisygd.accounting.best` reports
-   it under every accountant, and a fit whose event exceeds the budget is
-   refused before anything is returned.
+2. **The budget split.** A total budget (epsilon, delta) is the exact Gaussian-DP budget
+   :math:`\mu(\varepsilon, \delta)`, computed once; Gaussian-DP composes as
+   :math:`\mu^2 = \sum_k \mu_k^2`, so a count and ``K`` one-vs-rest problems receive
+   :math:`\mu_c^2 = f\mu^2` and :math:`\mu_k^2 = (1 - f)\mu^2 / K`
+   (:func:`noisygd.accounting.gdp.split_gaussian_budget`). A Gaussian solver plans from
+   :math:`\mu_k` directly (``Budget.mu``). A solver that is not a Gaussian composition needs
+   a single problem, and either a public ``n`` or ``accepts_prior_event`` (it then
+   calibrates jointly with the count's event).
+3. **Plan, then run.** :class:`~noisygd.solvers.PublicFacts` are built once from the oracle's
+   declared constants and the public ``n``; the solver plans once (every problem has the
+   same facts and budget) and runs once per problem.
+4. **The final account.** The released model's event is the composition of everything that
+   touched the data; :func:`noisygd.accounting.best` accounts it once, and a fit whose event
+   exceeds the budget (beyond :data:`noisygd.accounting.base.BUDGET_RTOL`) is withheld. The
+   event is known before the run: it is the composition of the count's event and the
+   solver's :meth:`~noisygd.solvers.Solver.planned_event`, and a run whose event differs is
+   an internal error (the model is withheld).
+5. **The privacy ledger** (``ledger=``, ``dataset=``; :mod:`noisygd.ledger`). The fit is
+   recorded as one release of ``dataset`` *before* any data is read, in a committed
+   transaction, and refused with :class:`~noisygd.exceptions.BudgetExceededError` (having
+   read nothing) if the dataset's budget cannot admit it:
 
-Methods register a :class:`MethodSpec`. Methods whose event is a Gaussian
-composition (``gaussian=True``) support the count and one-vs-rest splits;
-the others need a public ``n`` and a single problem.
+   * ``n`` public (declared, or replace-one): plan, then ``spend`` the planned event, then
+     run;
+   * ``n`` private, Gaussian solver: ``spend`` the covering event
+     ``Gaussian(1/mu_total)`` (the count and the runs compose to exactly
+     :math:`\mu_{\rm total}`-GDP, Dong, Roth and Su 2022, Cor. 3.3), take the count, plan,
+     ``settle`` the release to the exact composed event, then run;
+   * ``n`` private, solver calibrated with the count (NoisySGD): ``spend`` the count's own
+     event (no event in the accountants' language dominates a Poisson-subsampled run whose
+     rate depends on the count), take the count, plan, ``settle`` to the composed event
+     (a refusal then comes after the count, which stays recorded as it was released).
+
+   :func:`preview_private_fit` runs the same check without recording, for an estimator
+   to refuse a fit before it even validates its input.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+import contextlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from noisygd.accounting.base import AccountingResult, best, check_delta, check_epsilon
+from noisygd._checks import (
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+)
+from noisygd.accounting.base import AccountingResult, check_delta, check_epsilon
 from noisygd.accounting.events import Composed, DpEvent, Gaussian, Neighbouring
 from noisygd.algorithms.base import FitResult
-from noisygd.objectives.base import Objective
+from noisygd.oracles.base import GradientOracle
+from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 
-MethodFit = Callable[..., FitResult]
+if TYPE_CHECKING:
+    from noisygd.ledger import Ledger, Release
 
+__all__ = ["PrivateFit", "fit_private", "preview_private_fit"]
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """A private training method as the estimators see it.
-
-    ``fit(objective, X, y, *, epsilon, delta, n_samples, relation,
-    row_norm_bound, clip, max_iter, rng, **options) -> FitResult`` must return
-    a result whose event meets (epsilon, delta) on its own. A method with
-    ``accepts_prior_event`` also takes ``prior_event`` (a release made before
-    it, such as the private count) and calibrates so that
-    ``Composed((prior_event, own_event))`` meets (epsilon, delta); this lets a
-    non-Gaussian method (NoisySGD) pay for the count exactly.
-    """
-
-    name: str
-    fit: MethodFit
-    gaussian: bool
-    relations: tuple[Neighbouring, ...] = (Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE)
-    description: str = ""
-    accepts_prior_event: bool = False
-
-
-METHODS: dict[str, MethodSpec] = {}
-
-
-def register_method(spec: MethodSpec) -> MethodSpec:
-    """Make ``spec`` available as ``method=spec.name`` in estimators and the CLI."""
-    METHODS[spec.name] = spec
-    return spec
-
-
-def get_method(name: str) -> MethodSpec:
-    """The registered method called ``name`` (``ValueError`` listing the valid ones)."""
-    _load_builtin_methods()
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; choose one of: {', '.join(sorted(METHODS))}")
-    return METHODS[name]
-
-
-def available_methods() -> list[str]:
-    """Names of every registered method."""
-    _load_builtin_methods()
-    return sorted(METHODS)
+LedgerLike = Union[str, "os.PathLike[str]", "Ledger"]
 
 
 @dataclass
@@ -92,16 +84,19 @@ class PrivateFit:
     Attributes
     ----------
     thetas : list of ndarray
-        One parameter vector per problem (one for binary or regression, one
-        per class for one-vs-rest).
+        One parameter vector per problem (one for binary or regression, one per class for
+        one-vs-rest).
     event : DpEvent
         The composition of every release that touched the data.
     privacy : AccountingResult
-        ``best(event, delta)``: epsilon under every accountant, tightest named.
+        ``best(event, delta)``: epsilon under the accountants consulted, tightest named.
     n_samples : float
-        The public or privately estimated number of rows the algorithms used.
+        The public or privately estimated number of rows the solvers planned with.
     results : list of FitResult
     info : dict
+        Public facts of the fit only (method, relation, source of ``n``, each run's plan).
+    release : Release or None
+        The ledger's record of this fit (``ledger=`` given), else None.
     """
 
     thetas: list[np.ndarray]
@@ -110,66 +105,225 @@ class PrivateFit:
     n_samples: float
     results: list[FitResult] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    release: Release | None = None
 
 
-def gaussian_budget_split(
-    epsilon: float, delta: float, n_problems: int, count_fraction: float
-) -> tuple[float, float, list[float]]:
-    r"""Split a Gaussian-DP budget between a count and ``n_problems`` runs.
+@dataclass(frozen=True)
+class _Setup:
+    """The checked request and its budget split (public; no data)."""
 
-    Returns ``(mu_total, mu_count, [eps_k ...])`` with
-    :math:`\mu_c = \sqrt f \mu` and each run's target epsilon the exact GDP
-    epsilon at ``delta`` of :math:`\mu_k = \mu \sqrt{(1-f)/K}`.
+    solver: Solver
+    epsilon: float
+    delta: float
+    relation: Neighbouring
+    need_count: bool
+    n_samples_public: int | None
+    mu_total: float
+    mu_count: float
+    mu_k: float
+
+    @property
+    def count_event(self) -> Gaussian:
+        """The noisy row count: Gaussian mechanism of sensitivity 1 at ``mu_count``."""
+        return Gaussian(noise_multiplier=1.0 / self.mu_count, sensitivity=1.0)
+
+    def reservation(self) -> DpEvent:
+        """What is recorded before any data is read when ``n`` is private (module doc, 5)."""
+        if self.solver.gaussian:
+            return Gaussian(noise_multiplier=1.0 / self.mu_total, sensitivity=1.0,
+                            relation=self.relation)
+        return self.count_event
+
+    def budget(self, prior: DpEvent | None) -> Budget:
+        """The solver's per-problem budget (``prior``: the count, for solvers that take it)."""
+        from noisygd.accounting.gdp import gdp_epsilon
+
+        if self.solver.gaussian:
+            return Budget(gdp_epsilon(self.mu_k, self.delta), self.delta, mu=self.mu_k)
+        return Budget(self.epsilon, self.delta,
+                      prior_event=prior if self.solver.accepts_prior_event else None)
+
+
+def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbouring | str,
+           n_samples_public: int | None, count_budget_fraction: float,
+           n_problems: int) -> _Setup:
+    from noisygd.accounting.gdp import split_gaussian_budget
+
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    relation = Neighbouring(relation)
+    solver = get_solver(method)
+    if relation not in solver.relations:
+        raise ValueError(
+            f"method {solver.name!r} is accounted under "
+            f"{', '.join(r.value for r in solver.relations)} neighbours, not {relation.value}")
+    count_budget_fraction = check_fraction("count_budget_fraction", count_budget_fraction,
+                                           closed_right=False)
+    if n_samples_public is not None:
+        n_samples_public = check_positive_int("n_samples_public", n_samples_public)
+    need_count = relation is Neighbouring.ADD_REMOVE and n_samples_public is None
+    if not solver.gaussian and (n_problems > 1
+                                or (need_count and not solver.accepts_prior_event)):
+        raise ValueError(
+            f"method {solver.name!r} is not a Gaussian composition: it needs a public number "
+            "of rows (pass n_samples_public, or use relation='replace_one') and a single "
+            "binary or regression problem")
+    # One Gaussian-DP budget, split once: mu^2 = mu_count^2 + sum_k mu_k^2.
+    mu, mu_count, mu_k = split_gaussian_budget(
+        epsilon, delta, n_problems if solver.gaussian else 1,
+        count_budget_fraction if need_count else 0.0)
+    return _Setup(solver, epsilon, delta, relation, need_count, n_samples_public, mu,
+                  mu_count, mu_k)
+
+
+def _compose(events: Sequence[DpEvent]) -> DpEvent:
+    return events[0] if len(events) == 1 else Composed(tuple(events))
+
+
+@contextlib.contextmanager
+def _open_ledger(ledger: LedgerLike | None, dataset: str | None) -> Iterator[Ledger | None]:
+    """The ledger as an open :class:`~noisygd.ledger.Ledger` (closed on exit if opened here)."""
+    if ledger is None and dataset is None:
+        yield None
+        return
+    from noisygd.ledger import Ledger, check_ledger_arguments
+
+    check_ledger_arguments(ledger, dataset)
+    if isinstance(ledger, Ledger):
+        yield ledger
+        return
+    with Ledger(ledger) as opened:  # type: ignore[arg-type]
+        yield opened
+
+
+@dataclass(frozen=True)
+class PreviewedFit:
+    """What :func:`preview_private_fit` checked, for :func:`fit_private` (``preplanned=``).
+
+    Attributes
+    ----------
+    event : DpEvent or None
+        The event previewed against the ledger (None: none could be formed before the data).
+    facts, budget, plan
+        The plan made from public facts (a solver that is not a Gaussian composition with a
+        public ``n``), reused by :func:`fit_private` when its facts and budget are equal;
+        else None.
     """
-    from noisygd.accounting.calibration import calibrate_mu
-    from noisygd.accounting.gdp import GaussianAccountant
 
-    mu = calibrate_mu(epsilon, delta)
-    mu_count = math.sqrt(count_fraction) * mu
-    mu_k = mu * math.sqrt((1.0 - count_fraction) / n_problems)
-    eps_k = GaussianAccountant().epsilon(Gaussian(noise_multiplier=1.0 / mu_k), delta)
-    return mu, mu_count, [eps_k] * n_problems
+    event: DpEvent | None
+    facts: PublicFacts | None = None
+    budget: Budget | None = None
+    plan: Any = None
 
 
-def fit_private(
-    objective: Objective,
-    X: np.ndarray,
-    targets: list[np.ndarray],
+def preview_private_fit(
+    ledger: LedgerLike | None,
+    dataset: str | None,
     *,
-    method: str,
+    method: str | Solver,
     epsilon: float,
     delta: float,
     relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
     n_samples_public: int | None = None,
     count_budget_fraction: float = 0.01,
-    row_norm_bound: float = 1.0,
+    n_problems: int = 1,
+    facts: PublicFacts | None = None,
+) -> PreviewedFit:
+    """Check, before any data is read, that the ledger's budget admits the fit.
+
+    The event checked (:meth:`noisygd.ledger.Ledger.preview` with ``check=True``; nothing
+    is recorded) is the one :func:`fit_private` would record first: the covering
+    ``Gaussian(1/mu_total)`` for a Gaussian solver (exactly the whole fit's Gaussian-DP
+    cost, whatever the number of problems), the count's event for a solver calibrated with
+    the count, and otherwise the planned event from ``facts`` (the public facts of the
+    problem, e.g. :meth:`PublicFacts.from_objective`; without them nothing is checked and
+    :func:`fit_private` checks when it records). ``n_problems`` is the number of problems
+    if known (one-vs-rest classes), else 1. Advisory: :func:`fit_private` re-checks under
+    the ledger's lock.
+
+    Returns
+    -------
+    PreviewedFit
+        Pass it to :func:`fit_private` as ``preplanned=`` to reuse the plan made here.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the ledger would refuse the fit now.
+    ValueError, TypeError
+        On a bad argument (as :func:`fit_private`).
+    """
+    setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
+                   check_positive_int("n_problems", n_problems))
+    previewed = PreviewedFit(None)
+    if setup.need_count:
+        previewed = PreviewedFit(setup.reservation())
+    elif setup.solver.gaussian:
+        previewed = PreviewedFit(Gaussian(noise_multiplier=1.0 / setup.mu_total,
+                                          sensitivity=1.0, relation=setup.relation))
+    elif facts is not None:
+        budget = setup.budget(None)
+        plan = setup.solver.plan(facts, budget)
+        previewed = PreviewedFit(setup.solver.planned_event(plan), facts, budget, plan)
+    with _open_ledger(ledger, dataset) as opened:
+        if opened is not None and previewed.event is not None:
+            opened.preview(dataset, previewed.event, check=True)  # type: ignore[arg-type]
+    return previewed
+
+
+def fit_private(
+    oracles: Sequence[GradientOracle],
+    *,
+    method: str | Solver,
+    epsilon: float,
+    delta: float,
+    relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
+    n_samples_public: int | None = None,
+    count_budget_fraction: float = 0.01,
     clip: float | None = None,
     max_iter: int | None = None,
     rng: np.random.Generator,
     options: dict[str, Any] | None = None,
+    ledger: LedgerLike | None = None,
+    dataset: str | None = None,
+    algorithm: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    preplanned: PreviewedFit | None = None,
 ) -> PrivateFit:
-    """Fit one model per target vector under a total (epsilon, delta) budget.
+    """Fit one model per oracle under a total (epsilon, delta) budget.
 
     Parameters
     ----------
-    objective : Objective
-    X : ndarray of shape (n, d)
-        Rows already scaled to norm <= ``row_norm_bound``.
-    targets : list of ndarray
-        One label vector per problem (one-vs-rest passes one per class).
-    method : str
-        A registered method name (see :func:`available_methods`).
+    oracles : sequence of GradientOracle
+        One per problem (one-vs-rest passes one per class), all over the same rows.
+    method : str or Solver
+        A name in :data:`noisygd.solvers.SOLVERS` (or ``"auto"``), or a solver instance.
     epsilon, delta : float
         The total budget.
     relation : {"add_remove", "replace_one"}
     n_samples_public : int, optional
-        Declares the number of rows public. Under add/remove, without it, a
-        noisy count is released and paid for.
+        Declares the number of rows public. Under add/remove, without it, a noisy count is
+        released and paid for.
     count_budget_fraction : float
-        Fraction of the Gaussian-DP budget ``mu^2`` spent on the count.
-    row_norm_bound, clip, max_iter, options
-        Passed to the method.
+        Fraction of the Gaussian-DP budget ``mu^2`` spent on the count, in (0, 1).
+    clip, max_iter, options
+        Passed to the solver through :class:`~noisygd.solvers.PublicFacts`.
     rng : numpy.random.Generator
+    ledger : str, path-like or Ledger, optional
+        A privacy ledger (SQLite file path, SQLAlchemy URL or open
+        :class:`~noisygd.ledger.Ledger`): the fit is recorded as one release of ``dataset``
+        before any data is read (module doc, 5). Give both ``ledger`` and ``dataset`` or
+        neither.
+    dataset : str, optional
+        The name the ledger's budget was set for.
+    algorithm : str, optional
+        Name recorded with the release (default ``"fit_private/<method>"``).
+    parameters : mapping, optional
+        Public parameters recorded with the release, added to the fit's own (method,
+        budget, relation, clip, ...).
+    preplanned : PreviewedFit, optional
+        From :func:`preview_private_fit`: its plan is reused when made from equal facts and
+        budget.
 
     Returns
     -------
@@ -177,97 +331,118 @@ def fit_private(
 
     Raises
     ------
+    BudgetExceededError
+        If the ledger's budget for ``dataset`` cannot admit the fit (before any data is
+        read; for a solver calibrated with the count, after the count, which stays
+        recorded).
     ValueError
-        If the method cannot honour the request, or the final event exceeds
-        the budget (nothing is returned in that case).
+        If the method cannot honour the request, or the final event exceeds the budget
+        (nothing is returned in that case).
+    RuntimeError
+        If a run performed another event than the one planned and recorded (an internal
+        error; the model is withheld, the recorded spend stays).
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    relation = Neighbouring(relation)
-    spec = get_method(method)
-    if relation not in spec.relations:
-        raise ValueError(
-            f"method {method!r} is accounted under "
-            f"{', '.join(r.value for r in spec.relations)} neighbours, not {relation.value}"
-        )
-    if not 0.0 < count_budget_fraction < 1.0:
-        raise ValueError(f"count_budget_fraction must be in (0, 1), got {count_budget_fraction!r}")
-    n_problems = len(targets)
-    need_count = relation is Neighbouring.ADD_REMOVE and n_samples_public is None
-    events: list[DpEvent] = []
-    info: dict[str, Any] = {"method": method, "relation": relation.value}
+    from noisygd.accounting.base import within_budget
+    from noisygd.accounting.registry import best
 
-    if spec.gaussian:
-        frac = count_budget_fraction if need_count else 1e-12
-        _, mu_count, eps_runs = gaussian_budget_split(epsilon, delta, n_problems, frac)
-        delta_runs = [delta] * n_problems
-    else:
-        if (need_count and not spec.accepts_prior_event) or n_problems > 1:
-            raise ValueError(
-                f"method {method!r} is not a Gaussian composition: it needs a public number of "
-                "rows (pass n_samples_public, or use relation='replace_one') and a single "
-                "binary or regression problem"
-            )
-        eps_runs, delta_runs = [epsilon], [delta]
-        if need_count:
-            from noisygd.accounting.calibration import calibrate_mu
+    rng = check_generator("rng", rng)
+    oracles = list(oracles)
+    if not oracles or not all(isinstance(o, GradientOracle) for o in oracles):
+        raise TypeError("oracles must be a non-empty sequence of GradientOracle")
+    n_problems = len(oracles)
+    if any(o.n_rows != oracles[0].n_rows for o in oracles):
+        raise ValueError("every problem's oracle must hold the same rows")
+    setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
+                   n_problems)
+    solver, relation = setup.solver, setup.relation
+    epsilon, delta = setup.epsilon, setup.delta
+    if max_iter is not None:
+        max_iter = check_positive_int("max_iter", max_iter)
+    if clip is not None:
+        clip = check_positive("clip", clip)
+    record = {
+        "method": solver.name, "epsilon": epsilon, "delta": delta,
+        "relation": relation.value, "n_samples_public": setup.n_samples_public,
+        "count_budget_fraction": count_budget_fraction if setup.need_count else None,
+        "clip": clip, "max_iter": max_iter, "options": options, "n_problems": n_problems,
+        **dict(parameters or {}),
+    }
+    algorithm = f"fit_private/{solver.name}" if algorithm is None else algorithm
 
-            mu_count = math.sqrt(count_budget_fraction) * calibrate_mu(epsilon, delta)
+    with _open_ledger(ledger, dataset) as opened:
+        release: Release | None = None
 
-    if need_count:
-        count_event = Gaussian(noise_multiplier=1.0 / mu_count, sensitivity=1.0)
-        noisy = X.shape[0] + rng.normal(0.0, count_event.noise_multiplier)
-        n_samples = float(max(1.0, round(noisy)))
-        events.append(count_event)
-        info["n_samples_source"] = "Gaussian count (paid for)"
-    else:
-        n_samples = float(X.shape[0] if n_samples_public is None else n_samples_public)
-        info["n_samples_source"] = (
-            "replace-one: public by definition"
-            if n_samples_public is None
-            else "declared public by the user"
-        )
+        def spend(event: DpEvent) -> Release:
+            return opened.spend(dataset, event,  # type: ignore[union-attr, arg-type]
+                                algorithm=algorithm, parameters=record)
 
-    results = []
-    extra: dict[str, Any] = dict(options or {})
-    if spec.accepts_prior_event and not spec.gaussian:
-        extra["prior_event"] = events[0] if events else None
-    for y_k, eps_k, delta_k in zip(targets, eps_runs, delta_runs, strict=True):
-        res = spec.fit(
-            objective,
-            X,
-            y_k,
-            epsilon=eps_k,
-            delta=delta_k,
-            n_samples=n_samples,
-            relation=relation,
-            row_norm_bound=row_norm_bound,
-            clip=clip,
-            max_iter=max_iter,
-            rng=rng,
-            **extra,
-        )
-        results.append(res)
-        events.append(res.event)
+        events: list[DpEvent] = []
+        info: dict[str, Any] = {"method": solver.name, "relation": relation.value}
+        if setup.need_count:
+            if opened is not None:  # before the first read of the data (the count)
+                release = spend(setup.reservation())
+            count_event = setup.count_event
+            n_rows = oracles[0].n_rows  # private: read only by the noisy count
+            noisy = n_rows + rng.normal(0.0, count_event.noise_multiplier)
+            n_samples = float(max(1.0, round(noisy)))
+            events.append(count_event)
+            info["n_samples_source"] = "Gaussian count (paid for)"
+        else:
+            if setup.n_samples_public is None:  # replace-one: n is public by definition
+                n_samples = float(oracles[0].n_rows)
+                info["n_samples_source"] = "replace-one: public by definition"
+            else:
+                n_samples = float(setup.n_samples_public)
+                info["n_samples_source"] = "declared public by the user"
 
-    event = events[0] if len(events) == 1 else Composed(tuple(events))
+        budget = setup.budget(events[0] if events else None)
+        facts = PublicFacts.from_oracle(oracles[0], n_samples=n_samples, relation=relation,
+                                        clip=clip, max_iter=max_iter, options=options)
+        try:
+            plan = _reuse(preplanned, facts, budget)
+            if plan is None:
+                plan = solver.plan(facts, budget)
+            planned = _compose([*events, *[solver.planned_event(plan)] * n_problems])
+        except Exception:
+            if release is not None:
+                # Only the count has touched the data: record just that (it dominates what
+                # was computed), rather than the whole reservation, then re-raise.
+                with contextlib.suppress(Exception):
+                    opened.settle(release, events[0])  # type: ignore[union-attr]
+            raise
+        if opened is not None:  # recorded before the runs read any data
+            release = (spend(planned) if release is None
+                       else opened.settle(release, planned))
+
+        results = []
+        for oracle in oracles:
+            res = solver.run(plan, oracle, rng)
+            results.append(res)
+            events.append(res.event)
+
+    event = _compose(events)
+    if event != planned:
+        raise RuntimeError(
+            f"internal error: method {solver.name!r} performed {event.describe()}, not the "
+            f"planned (and recorded) {planned.describe()}; the model is withheld")
     privacy = best(event, delta)
-    if privacy.epsilon > epsilon * (1 + 1e-9):
+    if not within_budget(privacy.epsilon, epsilon):
         raise ValueError(
             f"internal error: the fitted event spends epsilon = {privacy.epsilon:.6g} "
-            f"> budget {epsilon:.6g} ({privacy.accountant}); the model is withheld"
-        )
+            f"> budget {epsilon:.6g} ({privacy.accountant}); the model is withheld")
     info["plans"] = [r.info for r in results]
-    return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info)
+    if release is not None:
+        info["ledger_release"] = release.id
+    return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,
+                      release)
 
 
-_BUILTINS_LOADED = False
-
-
-def _load_builtin_methods() -> None:
-    """Register the methods shipped with noisygd (imported lazily)."""
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    from noisygd import methods  # noqa: F401  (registers on import)
+def _reuse(preplanned: PreviewedFit | None, facts: PublicFacts, budget: Budget) -> Any:
+    """The preview's plan if it was made from equal facts and budget, else None."""
+    if preplanned is None or preplanned.plan is None:
+        return None
+    try:
+        same = bool(preplanned.facts == facts and preplanned.budget == budget)
+    except (ValueError, TypeError):  # options holding arrays do not compare
+        same = False
+    return preplanned.plan if same else None

@@ -67,7 +67,7 @@ GRID = [
 def test_acceptance_grid(z, steps, delta):
     event = SelfComposed(Gaussian(z), steps)
     peer = _peer_pld_epsilon(z, steps, delta)
-    res = best(event, delta, _core())
+    res = best(event, delta, _core(), exhaustive=True)
     eps = res.by_accountant
     assert set(eps) == set(CORE)
     # Exact Gaussian equals dp_accounting's PLD within 1%.
@@ -84,20 +84,48 @@ def test_acceptance_grid(z, steps, delta):
 
 def test_best_returns_the_minimum_and_names_it():
     event = SelfComposed(Gaussian(2.0), 30)
-    res = best(event, 1e-6, _core())
+    res = best(event, 1e-6, _core(), exhaustive=True)
     assert res.epsilon == min(res.by_accountant.values())
     assert res.by_accountant[res.accountant] == res.epsilon
     assert res.accountant in ("gdp", "pld")  # the exact one, or PLD within rounding of it
     assert res.theorems[res.accountant] == get_accountant(res.accountant).theorem
-    assert res.refused == {}
-    # With every registered accountant, the answer is still the minimum of those that bound it.
-    full = best(event, 1e-6)
+    assert res.refused == {} and res.not_consulted == {}
+    # With every general accountant, the answer is still the minimum of those that bound it.
+    full = best(event, 1e-6, exhaustive=True)
     assert full.epsilon == min(full.by_accountant.values()) <= res.epsilon
     assert set(CORE) <= set(full.by_accountant)
     d = res.to_dict()
     assert d["accountant"] == res.accountant and d["epsilon"] == res.epsilon
     assert d["neighbouring"] == "add_remove"
     assert res.accountant in str(res)
+
+
+def test_exact_accountant_answers_alone():
+    # A Gaussian composition: exact GDP answers, nothing else is consulted, and the value is
+    # the one every accountant would have given its minimum to (PLD and the others are upper
+    # bounds on it).
+    event = SelfComposed(Gaussian(4.0), 500)
+    fast = best(event, 1e-5)
+    assert fast.accountant == "gdp" and fast.exact
+    assert set(fast.by_accountant) == {"gdp"}
+    for name in ("zcdp", "rdp", "pld", "pure_dp", "subsampling_lemma",
+                 "langevin_last_iterate"):
+        assert fast.not_consulted[name] == "gdp is exact for this event"
+    for name in ("langevin_composition", "paper_thm", "zhang2017_thm4"):
+        assert fast.not_consulted[name].startswith("paper-specific")
+    full = best(event, 1e-5, exhaustive=True)
+    assert full.epsilon == fast.epsilon and full.accountant == "gdp" and full.exact
+    assert min(full.by_accountant.values()) >= fast.epsilon * (1 - 1e-9)
+    assert {"zcdp", "rdp", "pld"} <= set(full.by_accountant)
+    assert "gdp is exact" in str(fast) and fast.to_dict()["not_consulted"] == fast.not_consulted
+
+
+def test_best_asks_cheap_accountants_before_pld():
+    # Explicit accountants, PLD listed first: gdp is still asked first and answers alone.
+    pld, gdp = get_accountant("pld"), get_accountant("gdp")
+    res = best(SelfComposed(Gaussian(3.0), 20), 1e-5, [pld, gdp])
+    assert res.accountant == "gdp" and res.not_consulted == {"pld": "gdp is exact for this event"}
+    assert res.exact and res.by_accountant == {"gdp": res.epsilon}
 
 
 def test_best_skips_refusing_accountants():
@@ -172,6 +200,15 @@ def test_non_numeric_delta_and_bad_event():
 def test_mixing_relations_raises():
     with pytest.raises(ValueError, match="neighbouring"):
         Composed((Gaussian(1.0), Gaussian(1.0, 2.0, Neighbouring.REPLACE_ONE)))
+
+
+def test_include_and_exhaustive_must_be_bools():
+    with pytest.raises(TypeError, match="include_paper"):
+        best(Gaussian(1.0), 1e-5, include_paper=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="exhaustive"):
+        best(Gaussian(1.0), 1e-5, exhaustive="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Accountant"):
+        best(Gaussian(1.0), 1e-5, ["gdp"])  # type: ignore[list-item]
 
 
 def test_unknown_accountant_name():

@@ -67,7 +67,7 @@ def test_events_are_frozen_and_hashable():
 def test_self_composed_validation():
     with pytest.raises(ValueError):
         SelfComposed(Gaussian(1.0), -1)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):  # a float is never a count (noisygd._checks policy)
         SelfComposed(Gaussian(1.0), 2.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         SelfComposed("gaussian", 2)  # type: ignore[arg-type]

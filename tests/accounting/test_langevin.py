@@ -196,12 +196,28 @@ def test_both_refuse_other_events(other):
 
 
 def test_generic_accountants_refuse_and_best_names_ours():
-    res = best(cor1_event(1.0, 1000), 1e-5)
+    res = best(cor1_event(1.0, 1000), 1e-5, include_paper=True)
     assert set(res.by_accountant) == {"langevin_last_iterate", "langevin_composition"}
     for name in ("gdp", "zcdp", "rdp", "pld"):
         assert name in res.refused
     assert res.accountant == "langevin_last_iterate"
     assert get_accountant("langevin_composition").name == "langevin_composition"
+    # By default the composition baseline (a paper accountant) is not consulted.
+    default = best(cor1_event(1.0, 1000), 1e-5)
+    assert set(default.by_accountant) == {"langevin_last_iterate"}
+    assert default.epsilon == res.epsilon
+    assert default.not_consulted["langevin_composition"].startswith("paper-specific")
+
+
+def test_baseline_only_on_request_when_the_last_iterate_bound_refuses():
+    clipped = cor1_event(clipped_gradients=True)
+    with pytest.raises(UnsupportedEventError, match="include_paper=True"):
+        best(clipped, 1e-5)
+    res = best(clipped, 1e-5, include_paper=True)
+    assert res.accountant == "langevin_composition"
+    assert res.epsilon == COMP.epsilon(clipped, 1e-5)
+    # ... and equals exact GDP of the same run seen as a Gaussian composition.
+    assert res.epsilon == get_accountant("gdp").epsilon(clipped.as_composition(), 1e-5)
 
 
 def test_event_relation_and_validation():

@@ -80,7 +80,7 @@ def test_hooks_are_consistent() -> None:
     assert zcdp_rho(ev) == pytest.approx(mu * mu / 2)
     tr = to_dp_accounting(ev)
     assert tr.noise_multiplier == pytest.approx(2.0 / mu)
-    res = best(ev, 1e-5)
+    res = best(ev, 1e-5, exhaustive=True)
     assert res.accountant in ("gdp", "pld")
     assert res.by_accountant["pld"] == pytest.approx(res.by_accountant["gdp"], rel=1e-3)
     assert res.by_accountant["gdp"] < res.by_accountant["zcdp"]

@@ -14,6 +14,7 @@ from noisygd.algorithms.bassily import (
     sample_without_replacement,
 )
 from noisygd.objectives.glm import LogisticLoss
+from noisygd.oracles import ArrayOracle
 
 
 def test_noise_and_steps_closed_form():
@@ -41,8 +42,9 @@ def test_run_event_and_determinism():
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     obj = LogisticLoss(l2=0.1)
-    a = bassily_sgd(obj, X, y, epsilon=1.0, delta=1e-3, radius=5.0, rng=np.random.default_rng(2))
-    b = bassily_sgd(obj, X, y, epsilon=1.0, delta=1e-3, radius=5.0, rng=np.random.default_rng(2))
+    o = ArrayOracle(obj, X, y, row_norm_bound=1.0)
+    a = bassily_sgd(o, epsilon=1.0, delta=1e-3, radius=5.0, rng=np.random.default_rng(2))
+    b = bassily_sgd(o, epsilon=1.0, delta=1e-3, radius=5.0, rng=np.random.default_rng(2))
     np.testing.assert_array_equal(a.theta, b.theta)
     assert a.n_iter == 36
     assert np.linalg.norm(a.theta) <= 5.0 + 1e-9

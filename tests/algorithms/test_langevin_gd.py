@@ -10,6 +10,7 @@ from scipy import integrate, stats
 from scipy.optimize import minimize
 
 from noisygd.accounting import best
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.langevin import (
     LangevinCompositionAccountant,
     LastIterateLangevinAccountant,
@@ -17,15 +18,27 @@ from noisygd.accounting.langevin import (
     theorem3_lower_bound,
 )
 from noisygd.algorithms.langevin_gd import (
-    SquaredDistanceLoss,
     gaussian_renyi_divergence,
+    langevin_facts,
     linear_gaussian_dynamics,
     projected_noisy_gd,
     squared_loss_exact_divergence,
 )
 from noisygd.exceptions import AssumptionError
+from noisygd.objectives import SquaredDistanceLoss
 from noisygd.objectives.glm import LogisticLoss, SquaredLoss
-from noisygd.planning_langevin import langevin_fit, plan_langevin, rho_for_epsilon_delta
+from noisygd.oracles import ArrayOracle, clip_rows
+from noisygd.planning_langevin import plan_langevin, rho_for_epsilon_delta
+from noisygd.solvers.base import PublicFacts
+
+
+def _facts(obj, n, d, bound):
+    """Public facts of a problem without data (the planner reads nothing else)."""
+    return PublicFacts(n_samples=n, n_params=obj.n_params(d), constants=obj.constants(bound),
+                       row_norm_bound=bound, relation=Neighbouring.REPLACE_ONE, l2=obj.l2,
+                       radius=obj.radius,
+                       total_gradient_sensitivity=obj.total_gradient_sensitivity(bound),
+                       quadratic_constant_hessian=obj.quadratic_constant_hessian)
 
 LAST = LastIterateLangevinAccountant()
 
@@ -41,10 +54,11 @@ def logistic_data():
     return X, y
 
 
-def _run(obj, X, y, seed, **kw):
-    args = dict(sigma=0.05, step_size=0.5, steps=50, n_samples=X.shape[0], row_norm_bound=1.0)
+def _run(obj, X, y, seed, bound=1.0, **kw):
+    args = dict(sigma=0.05, step_size=0.5, steps=50, n_samples=X.shape[0])
     args.update(kw)
-    return projected_noisy_gd(obj, X, y, rng=np.random.default_rng(seed), **args)
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=bound)
+    return projected_noisy_gd(oracle, rng=np.random.default_rng(seed), **args)
 
 
 # ---------------------------------------------------------------- Algorithm 1
@@ -79,6 +93,23 @@ def test_strict_assumption_checks(logistic_data):
     assert LangevinCompositionAccountant().supports(res.event)
     with pytest.raises(ValueError, match="n_samples"):
         _run(LogisticLoss(l2=0.1), X, y, 0, n_samples=X.shape[0] + 1)
+    with pytest.raises(TypeError, match="sigma must be a real number"):
+        _run(LogisticLoss(l2=0.1), X, y, 0, sigma="0.1")
+    with pytest.raises(ValueError, match="theorem must be one of"):
+        _run(LogisticLoss(l2=0.1), X, y, 0, theorem="lemma5")
+
+
+def test_rows_are_served_inside_the_declared_bound(logistic_data):
+    """Rows above B are mapped onto the sphere by the oracle (free per-row map): the run on
+    3X with B = 1 is the run on clip_rows(3X, 1), and the event records B's constants."""
+    X, y = logistic_data
+    obj = LogisticLoss(l2=0.1)
+    a = _run(obj, 3 * X, y, 4)
+    b = _run(obj, clip_rows(3 * X, 1.0), y, 4)
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-10, atol=1e-12)
+    assert a.event.sensitivity == b.event.sensitivity == pytest.approx(2 * math.sqrt(2))
+    facts = langevin_facts(ArrayOracle(obj, 3 * X, y, row_norm_bound=1.0))
+    assert facts["smoothness"] == pytest.approx(0.5 + 0.1)
 
 
 def test_projection_keeps_iterates_in_ball(logistic_data):
@@ -106,9 +137,9 @@ def test_first_step_law_on_squared_distance_loss():
     sigma, eta, d = 0.3, 0.4, 4000
     X = np.zeros((3, d))
     var = (1 - eta) ** 2 * 2 * sigma**2 + 2 * eta * sigma**2
+    oracle = ArrayOracle(SquaredDistanceLoss(), X, np.zeros(3), row_norm_bound=1.0)
     samples = np.concatenate([
-        projected_noisy_gd(SquaredDistanceLoss(), X, np.zeros(3), sigma=sigma, step_size=eta,
-                           steps=1, n_samples=3, row_norm_bound=1.0,
+        projected_noisy_gd(oracle, sigma=sigma, step_size=eta, steps=1, n_samples=3,
                            rng=np.random.default_rng(s)).theta for s in range(5)])
     N = samples.size
     # Chi-square test of the variance, two-sided, false-failure rate 1e-6 (mean is 0).
@@ -167,9 +198,9 @@ def test_squared_distance_loss_facts_give_corollary2():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    res = projected_noisy_gd(SquaredDistanceLoss(), X, np.zeros(20), sigma=0.1, step_size=0.5,
-                             steps=10, n_samples=20, row_norm_bound=1.0, theta0=np.zeros(3),
-                             rng=rng)
+    oracle = ArrayOracle(SquaredDistanceLoss(), X, np.zeros(20), row_norm_bound=1.0)
+    res = projected_noisy_gd(oracle, sigma=0.1, step_size=0.5, steps=10, n_samples=20,
+                             theta0=np.zeros(3), rng=rng)
     assert res.event.theorem == "corollary2"
     assert res.event.sensitivity == 2.0
     expected = corollary2_rdp(7.0, 0.1, 0.5, 10, 20, 2.0)
@@ -180,7 +211,7 @@ def test_squared_distance_loss_facts_give_corollary2():
 def test_theorem4_plan_rdp_target():
     obj = LogisticLoss(l2=0.05, radius=5.0)
     n, d, alpha, eps_p = 10_000, 9, 10.0, 0.5
-    plan = plan_langevin(obj, n, d, 1.0, rdp_order=alpha, rdp_epsilon=eps_p,
+    plan = plan_langevin(_facts(obj, n, d, 1.0), rdp_order=alpha, rdp_epsilon=eps_p,
                          step_rule="theorem4", max_steps=10**9)
     lam, beta, L = 0.05, 0.5 + 0.05, math.sqrt(2.0)
     assert plan.step_size == pytest.approx(lam / (2 * beta**2))
@@ -198,7 +229,7 @@ def test_theorem4_plan_rdp_target():
 def test_plan_meets_epsilon_delta_tightly():
     obj = LogisticLoss(l2=0.02)
     for eps in (0.3, 1.0, 4.0):
-        plan = plan_langevin(obj, 5000, 10, 1.0, epsilon=eps, delta=1e-6)
+        plan = plan_langevin(_facts(obj, 5000, 10, 1.0), epsilon=eps, delta=1e-6)
         from noisygd.accounting.langevin import LastIterateLangevin
 
         ev = LastIterateLangevin(
@@ -214,40 +245,37 @@ def test_plan_meets_epsilon_delta_tightly():
 
 def test_planner_refuses_without_assumptions():
     with pytest.raises(AssumptionError):
-        plan_langevin(LogisticLoss(l2=0.0), 100, 3, 1.0, epsilon=1, delta=1e-5)
+        plan_langevin(_facts(LogisticLoss(l2=0.0), 100, 3, 1.0), epsilon=1, delta=1e-5)
     with pytest.raises(AssumptionError):
-        plan_langevin(SquaredLoss(l2=0.1), 100, 3, 1.0, epsilon=1, delta=1e-5)
+        plan_langevin(_facts(SquaredLoss(l2=0.1), 100, 3, 1.0), epsilon=1, delta=1e-5)
     with pytest.raises(ValueError):
-        plan_langevin(LogisticLoss(l2=0.1), 100, 3, 1.0, epsilon=1)
+        plan_langevin(_facts(LogisticLoss(l2=0.1), 100, 3, 1.0), epsilon=1)
     with pytest.raises(AssumptionError):
-        plan_langevin(LogisticLoss(l2=0.1), 100, 3, 1.0, epsilon=1, delta=1e-5, step_rule=5.0)
+        plan_langevin(_facts(LogisticLoss(l2=0.1), 100, 3, 1.0), epsilon=1, delta=1e-5,
+                      step_rule=5.0)
 
 
-def test_langevin_fit_end_to_end(logistic_data):
+def test_planned_run_end_to_end(logistic_data):
+    """Plan (Theorem 4 / Corollary 1) from public facts, run Algorithm 1 through the oracle,
+    account with the last-iterate accountant: the target is met and beats composition."""
     X, y = logistic_data
+    n = X.shape[0]
     obj = LogisticLoss(l2=0.05)
-    res = langevin_fit(obj, X, y, epsilon=1.0, delta=1e-5, n_samples=X.shape[0],
-                       row_norm_bound=1.0, rng=np.random.default_rng(0))
-    acc = best(res.event, 1e-5)
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=1.0)
+
+    def run(eps, seed):
+        plan = plan_langevin(PublicFacts.from_oracle(oracle, n_samples=n,
+                                                     relation="replace_one"),
+                             epsilon=eps, delta=1e-5)
+        return projected_noisy_gd(oracle, sigma=plan.sigma, step_size=plan.step_size,
+                                  steps=plan.steps, n_samples=n,
+                                  rng=np.random.default_rng(seed))
+
+    res = run(1.0, 0)
+    acc = best(res.event, 1e-5, include_paper=True, exhaustive=True)
     assert acc.accountant == "langevin_last_iterate"
     assert acc.epsilon <= 1.0 * (1 + 1e-9)
     assert acc.by_accountant["langevin_composition"] > acc.epsilon
     # Utility: at eps = 8 the excess risk is small (Lemma 6 regime).
-    opt = minimize(lambda t: obj.value(t, X, y), np.zeros(6), jac=lambda t: obj.gradient(t, X, y),
-                   method="L-BFGS-B", options={"gtol": 1e-12})
-    res8 = langevin_fit(obj, X, y, epsilon=8.0, delta=1e-5, n_samples=X.shape[0],
-                        row_norm_bound=1.0, rng=np.random.default_rng(1))
-    assert obj.value(res8.theta, X, y) - opt.fun < 0.01
-
-
-def test_langevin_fit_refuses_bad_requests(logistic_data):
-    X, y = logistic_data
-    obj = LogisticLoss(l2=0.05)
-    kw = dict(epsilon=1.0, delta=1e-5, n_samples=X.shape[0], row_norm_bound=1.0,
-              rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="replace-one"):
-        langevin_fit(obj, X, y, relation="add_remove", **kw)
-    with pytest.raises(AssumptionError, match="clip"):
-        langevin_fit(obj, X, y, clip=0.5, **kw)
-    with pytest.raises(ValueError, match="n_samples"):
-        langevin_fit(obj, X, y, **{**kw, "n_samples": X.shape[0] - 1})
+    _, f_star = oracle.minimize()
+    assert oracle.value(run(8.0, 1).theta) - f_star < 0.01

@@ -18,6 +18,11 @@ from noisygd.algorithms.output_perturbation import (
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.glm import LogisticLoss
 from noisygd.objectives.nonconvex import SigmoidLoss
+from noisygd.oracles import ArrayOracle, clip_rows
+
+
+def _o(obj, X, y, bound=1.0):
+    return ArrayOracle(obj, X, y, row_norm_bound=bound)
 
 
 def _data(n=200, d=4, seed=0):
@@ -55,20 +60,45 @@ def test_step_size_conditions_are_enforced():
 def test_refuses_nonconvex_and_bad_rows():
     X, y = _data()
     with pytest.raises(AssumptionError, match="convex"):
-        output_perturbation_gd(SigmoidLoss(), X, y, epsilon=1.0, delta=1e-3, steps=5,
-                               rng=np.random.default_rng(0))
-    with pytest.raises(AssumptionError, match="row_norm_bound"):
-        output_perturbation_gd(LogisticLoss(l2=0.1), 3 * X, y, epsilon=1.0, delta=1e-3,
+        output_perturbation_gd(_o(SigmoidLoss(), X, y), epsilon=1.0, delta=1e-3, steps=5,
                                rng=np.random.default_rng(0))
     with pytest.raises(AssumptionError, match="learning_rate"):
-        output_perturbation_gd(LogisticLoss(l2=0.1), X, y, epsilon=1.0, delta=1e-3,
+        output_perturbation_gd(_o(LogisticLoss(l2=0.1), X, y), epsilon=1.0, delta=1e-3,
                                learning_rate=10.0, rng=np.random.default_rng(0))
     with pytest.raises(AssumptionError, match="D >="):
-        output_perturbation_gd(LogisticLoss(), X, y, epsilon=1.0, delta=1e-3,
+        output_perturbation_gd(_o(LogisticLoss(), X, y), epsilon=1.0, delta=1e-3,
                                rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="n_samples"):
-        output_perturbation_gd(LogisticLoss(l2=0.1), X, y, epsilon=1.0, delta=1e-3,
+        output_perturbation_gd(_o(LogisticLoss(l2=0.1), X, y), epsilon=1.0, delta=1e-3,
                                n_samples=10, rng=np.random.default_rng(0))
+
+
+def test_rows_outside_the_bound_are_served_mapped_onto_it():
+    """The oracle maps rows into ||x|| <= B (Lemmas 2-3 then hold): the run on 3X equals
+    the run on clip_rows(3X, B), no check of the data (and no message about it) needed."""
+    X, y = _data()
+    obj = LogisticLoss(l2=0.1)
+    kw = dict(epsilon=1.0, delta=1e-3, steps=40)
+    a = output_perturbation_gd(_o(obj, 3 * X, y), rng=np.random.default_rng(0), **kw)
+    b = output_perturbation_gd(_o(obj, clip_rows(3 * X, 1.0), y), rng=np.random.default_rng(0),
+                               **kw)
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-10, atol=1e-12)
+    assert a.event == b.event
+
+
+def test_sparse_rows_take_the_same_path():
+    import scipy.sparse as sp
+
+    X, y = _data()
+    X[np.abs(X) < 0.5] = 0.0  # mostly zeros
+    obj = LogisticLoss(l2=0.1)
+    kw = dict(epsilon=1.0, delta=1e-3, steps=30)
+    dense = ArrayOracle(obj, X, y, row_norm_bound=1.0, sparse="never")
+    auto = ArrayOracle(obj, sp.csr_array(X), y, row_norm_bound=1.0)
+    assert auto.is_sparse and not dense.is_sparse
+    a = output_perturbation_gd(dense, rng=np.random.default_rng(0), **kw)
+    b = output_perturbation_gd(auto, rng=np.random.default_rng(0), **kw)
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-10, atol=1e-12)
 
 
 def test_constants_used_are_data_term_plus_mu():
@@ -84,15 +114,15 @@ def test_constants_used_are_data_term_plus_mu():
 def test_events_and_accountants():
     X, y = _data()
     obj = LogisticLoss(l2=0.1)
-    pure = output_perturbation_gd(obj, X, y, epsilon=0.7, rng=np.random.default_rng(0))
+    pure = output_perturbation_gd(_o(obj, X, y), epsilon=0.7, rng=np.random.default_rng(0))
     assert pure.event.noise is OutputNoise.L2_LAPLACE
     assert get_accountant("pure_dp").epsilon(pure.event, 1e-5) == pytest.approx(0.7)
-    paper = output_perturbation_gd(obj, X, y, epsilon=0.5, delta=1e-3, noise="paper",
+    paper = output_perturbation_gd(_o(obj, X, y), epsilon=0.5, delta=1e-3, noise="paper",
                                    rng=np.random.default_rng(0))
-    res = best(paper.event, 1e-3)
+    res = best(paper.event, 1e-3, include_paper=True, exhaustive=True)
     assert res.by_accountant["paper_thm"] == pytest.approx(0.5)
     assert res.by_accountant["gdp"] < 0.5  # the paper's noise is more than needed
-    exact = output_perturbation_gd(obj, X, y, epsilon=2.0, delta=1e-3,
+    exact = output_perturbation_gd(_o(obj, X, y), epsilon=2.0, delta=1e-3,
                                    rng=np.random.default_rng(0))
     assert best(exact.event, 1e-3).by_accountant["gdp"] == pytest.approx(2.0, rel=1e-6)
     # paper_thm refuses eps >= 1 (Dwork-Roth Thm A.1 hypothesis) and smaller deltas.
@@ -115,12 +145,13 @@ def test_event_validation():
 def test_deterministic_and_converges_without_noise_budget():
     X, y = _data()
     obj = LogisticLoss(l2=0.1)
-    a = output_perturbation_gd(obj, X, y, epsilon=1.0, delta=1e-3, rng=np.random.default_rng(3))
-    b = output_perturbation_gd(obj, X, y, epsilon=1.0, delta=1e-3, rng=np.random.default_rng(3))
+    a = output_perturbation_gd(_o(obj, X, y), epsilon=1.0, delta=1e-3, rng=np.random.default_rng(3))
+    b = output_perturbation_gd(_o(obj, X, y), epsilon=1.0, delta=1e-3, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a.theta, b.theta)
     # Huge epsilon: the noise vanishes and w_T is the GD iterate near the optimum.
-    c = output_perturbation_gd(obj, X, y, epsilon=1e6, delta=1e-3, steps=300,
+    c = output_perturbation_gd(_o(obj, X, y), epsilon=1e6, delta=1e-3, steps=300,
                                rng=np.random.default_rng(3))
     g = obj.gradient(c.theta, X, obj.check_targets(y))
+    np.testing.assert_allclose(_o(obj, X, y).gradient(c.theta), g, rtol=1e-10, atol=1e-13)
     assert np.linalg.norm(g) < 1e-3
     assert math.isfinite(c.info["expected_sq_noise_norm"])

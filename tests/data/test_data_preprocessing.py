@@ -50,10 +50,29 @@ def test_clip_rows_is_the_projection_onto_the_ball() -> None:
     np.testing.assert_array_equal(X, _rows(seed=1))
 
 
-@pytest.mark.parametrize("bound", [0.0, -1.0, np.nan, np.inf, "a"])
-def test_clip_rows_rejects_bad_bound(bound: object) -> None:
-    with pytest.raises(ValueError, match="bound"):
+@pytest.mark.parametrize(
+    ("bound", "error"),
+    [(0.0, ValueError), (-1.0, ValueError), (np.nan, ValueError), (np.inf, ValueError),
+     ("a", TypeError), (None, TypeError), (True, TypeError)],
+)
+def test_clip_rows_rejects_bad_bound(bound: object, error: type) -> None:
+    """One policy (noisygd._checks): wrong type -> TypeError, bad value -> ValueError."""
+    with pytest.raises(error, match="bound"):
         clip_rows(np.ones((2, 2)), bound)  # type: ignore[arg-type]
+
+
+def test_clip_rows_is_the_oracles_row_clipping() -> None:
+    """One home of row clipping: the same map as noisygd.oracles.rows, dense and CSR."""
+    import scipy.sparse as sp
+
+    from noisygd.oracles import rows
+
+    X = _rows(seed=5, n=300, d=6)
+    np.testing.assert_array_equal(clip_rows(X, 0.7), rows.clip_rows(X, 0.7))
+    X[np.abs(X) < np.median(np.abs(X))] = 0.0
+    out = clip_rows(sp.csr_array(X), 0.7)
+    assert sp.issparse(out)
+    np.testing.assert_allclose(out.toarray(), clip_rows(X, 0.7), rtol=1e-14, atol=0)
 
 
 def test_clip_rows_rejects_bad_matrix() -> None:
@@ -119,8 +138,14 @@ def test_one_hot_unknown_is_all_zero_block() -> None:
     )
     with pytest.raises(ValueError, match="below n_categories"):
         one_hot(np.array([3]), 3)
-    with pytest.raises(ValueError, match="integer"):
+    with pytest.raises(TypeError, match="integer"):
         one_hot(np.array([0.5]), 3)
+    with pytest.raises(ValueError, match="1-D"):
+        one_hot(np.zeros((2, 2), dtype=int), 3)
+    with pytest.raises(TypeError, match="n_categories"):
+        one_hot(np.array([0]), 3.0)
+    with pytest.raises(ValueError, match="n_categories"):
+        one_hot(np.array([0]), 0)
 
 
 def test_signed_log1p_is_odd_and_matches_log1p() -> None:

@@ -1,7 +1,9 @@
 """load_uci on the real UCI files: documented row and class counts, bounds, split behaviour.
 
-Counts come from shared/data/uci/README.md and adult/adult.names. Skipped with a reason when the
-data directory is absent (``<repo>/../shared/data/uci``, or ``$NOISYGD_DATA_DIR``).
+Counts come from shared/data/uci/README.md and adult/adult.names. Every test here carries the
+``data`` marker: ``tests/conftest.py`` skips them with a reason when the data folder
+(:func:`noisygd.data.uci_data_dir`: ``$NOISYGD_DATA_DIR``, else ``<repo>/../shared/data/uci``)
+is absent.
 """
 
 from __future__ import annotations
@@ -9,22 +11,15 @@ from __future__ import annotations
 import functools
 import gzip
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from noisygd.data import dataset_info, load_uci
+from noisygd.data import dataset_info, load_uci, uci_data_dir
 
-DATA_DIR = Path(
-    os.environ.get("NOISYGD_DATA_DIR")
-    or Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uci"
-)
-pytestmark = [
-    pytest.mark.data,
-    pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"UCI data directory {DATA_DIR} is absent"),
-]
+DATA_DIR = uci_data_dir()
+pytestmark = pytest.mark.data
 
 # Row counts (README.md "Rows:" lines) and positives (README class counts).
 N_ROWS = {"bank": 45211, "credit": 30000, "wine": 6497, "bike": 17379}

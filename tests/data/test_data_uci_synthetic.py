@@ -221,20 +221,23 @@ def test_bad_content_is_reported(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"split_seed": -1}, "split_seed"),
-        ({"split_seed": 1.5}, "split_seed"),
-        ({"split_seed": True}, "split_seed"),
-        ({"test_size": 0.0}, "test_size"),
-        ({"test_size": 1.0}, "test_size"),
-        ({"row_norm_bound": 0.0}, "row_norm_bound"),
-        ({"row_norm_bound": float("inf")}, "row_norm_bound"),
+        ({"split_seed": -1}, ValueError, "split_seed"),
+        ({"split_seed": 1.5}, TypeError, "split_seed"),
+        ({"split_seed": True}, TypeError, "split_seed"),
+        ({"test_size": 0.0}, ValueError, "test_size"),
+        ({"test_size": 1.0}, ValueError, "test_size"),
+        ({"test_size": "0.2"}, TypeError, "test_size"),
+        ({"row_norm_bound": 0.0}, ValueError, "row_norm_bound"),
+        ({"row_norm_bound": float("inf")}, ValueError, "row_norm_bound"),
+        ({"row_norm_bound": None}, TypeError, "row_norm_bound"),
     ],
 )
-def test_bad_arguments(tmp_path: Path, kwargs: dict, message: str) -> None:
+def test_bad_arguments(tmp_path: Path, kwargs: dict, error: type, message: str) -> None:
+    """One policy (noisygd._checks): wrong type -> TypeError, bad value -> ValueError."""
     root = _write_wine(tmp_path)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         load_uci("wine", root, **kwargs)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +12,10 @@ import pytest
 import scipy.sparse as sp
 
 from noisygd.algorithms.noisy_gd import noisy_gd
-from noisygd.data import load_uci, public_centring
+from noisygd.data import load_uci, public_centring, uci_data_dir
 from noisygd.data.schema import CategoricalFeature, NumericFeature, Schema
 from noisygd.objectives import CentredGLM, HuberLoss, LogisticLoss
-
-DATA = Path(os.environ.get("NOISYGD_DATA_DIR")
-            or Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uci")
+from noisygd.oracles import ArrayOracle
 
 
 def _data(seed=0, n=60, d=4, labels=True):
@@ -50,7 +47,8 @@ def test_same_function_and_clipped_gradients_as_explicit_centred_rows(base, spar
         # value: equal to base at to_base(v) and to the no-intercept GLM on [x - c, s]
         assert obj.value(v, Xin, y) == pytest.approx(base.value(obj.to_base(v), X, y), rel=1e-12)
         assert obj.value(v, Xin, y) == pytest.approx(no_icpt.value(v, Xp, y), rel=1e-12)
-        np.testing.assert_allclose(obj.row_norms(Xin), np.linalg.norm(Xp, axis=1), rtol=1e-12)
+        np.testing.assert_allclose(obj._centred_row_norms(Xin), np.linalg.norm(Xp, axis=1),
+                                   rtol=1e-12)
         for clip in (None, 0.05, 0.3):
             np.testing.assert_allclose(obj.clipped_gradient_sum(v, Xin, y, clip),
                                        no_icpt.clipped_gradient_sum(v, Xp, y, clip),
@@ -122,9 +120,10 @@ def test_schema_radius_is_the_exact_maximum_over_the_public_domain():
     np.testing.assert_allclose(cen.centre, [b / 2, b / 3, b / 3, b / 3, b / 2, b / 2])
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", ["wine", "credit"])
 def test_real_rows_lie_in_the_public_ball(name):
-    X, _, X_te, _ = load_uci(name, DATA)
+    X, _, X_te, _ = load_uci(name, uci_data_dir())
     cen = public_centring(name)
     for A in (X, X_te):
         assert np.linalg.norm(A - cen.centre, axis=1).max() <= cen.radius * (1 + 1e-12)
@@ -138,7 +137,36 @@ def test_centred_noisy_gd_tracks_base_optimum_with_tiny_noise():
     _, f_star = base.minimize(X, y)
     C = obj.constants(0.5).lipschitz
     beta = obj.constants(0.5).smoothness
-    res = noisy_gd(obj, X, y, noise_multiplier=1e-9, clip=C, steps=3000,
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=0.5)
+    res = noisy_gd(oracle, noise_multiplier=1e-9, clip=C, steps=3000,
                    learning_rate=1.0 / (200 * beta), n_samples=200, momentum=0.9,
                    rng=np.random.default_rng(0))
     assert base.value(obj.to_base(res.theta), X, y) - f_star < 1e-6
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_array_oracle_maps_rows_into_the_centred_ball(sparse):
+    """Behind ArrayOracle the bound R_c is on the centred rows and the map is the projection
+    onto the ball around c: x -> c + min(1, R_c/||x - c||)(x - c). The oracle's clipped sum
+    equals the objective's on those explicitly mapped rows."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0.0, 2.0, size=(300, 4))
+    y = np.where(rng.random(300) < 0.5, 1.0, 0.0)
+    c = np.array([0.25, 0.1, 0.3, 0.2])
+    obj = CentredGLM(LogisticLoss(), c, 0.4)
+    R = 1.2
+    dist = np.linalg.norm(X - c, axis=1)
+    assert (dist > R).any() and (dist < R).any()
+    Xm = c + np.minimum(1.0, R / dist)[:, None] * (X - c)
+    oracle = ArrayOracle(obj, sp.csr_array(X) if sparse else X, y, row_norm_bound=R,
+                         sparse="always" if sparse else "never")
+    yy = obj.check_targets(y)
+    for _ in range(3):
+        v = rng.normal(size=5)
+        for clip in (None, 0.1):
+            np.testing.assert_allclose(oracle.clipped_gradient_sum(v, clip),
+                                       obj.clipped_gradient_sum(v, Xm, yy, clip),
+                                       rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(oracle.per_example_loss(v), obj.per_example_loss(v, Xm, yy),
+                                   rtol=1e-12)
+    assert oracle.constants() == obj.constants(R)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from noisygd.objectives import HuberLoss, LogisticLoss, Regime, SquaredLoss, row_norms
+from noisygd.objectives import HuberLoss, LogisticLoss, Regime, SquaredLoss
 
 
 def _data(rng, n=40, d=5, scale=1.0, kind="logistic"):
@@ -71,8 +71,6 @@ def test_clipped_gradient_sum_equals_naive_loop(name, make, fit_intercept, clip)
         expected += gi
     got = obj.clipped_gradient_sum(theta, X, y, clip)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-    got2 = obj.clipped_gradient_sum(theta, X, y, clip, row_norms=obj.row_norms(X))
-    np.testing.assert_array_equal(got, got2)
 
 
 def test_clipping_actually_binds():
@@ -90,10 +88,8 @@ def test_clipping_actually_binds():
     np.testing.assert_allclose(g, per.sum(0), rtol=1e-12, atol=1e-15)
 
 
-def test_row_norms_with_and_without_intercept():
+def test_zero_row_and_declared_defaults():
     X = np.array([[3.0, 4.0], [0.0, 0.0]])
-    np.testing.assert_allclose(row_norms(X, True), [math.sqrt(26), 1.0])
-    np.testing.assert_allclose(row_norms(X, False), [5.0, 0.0])
     # a zero row without intercept is handled (no division warning, gradient 0)
     obj = SquaredLoss(fit_intercept=False)
     g = obj.clipped_gradient_sum(np.ones(2), X, np.array([1.0, 2.0]), 1.0)
@@ -194,6 +190,14 @@ def test_optimum_norm_bound_holds():
     assert np.linalg.norm(theta) <= bound
     assert LogisticLoss(radius=3.0).optimum_norm_bound() == 3.0
     assert LogisticLoss().optimum_norm_bound() is None
+    # capabilities are declared (concrete defaults), never probed
+    assert LogisticLoss().supports_sparse and not LogisticLoss().quadratic_constant_hessian
+    assert LogisticLoss().total_gradient_sensitivity(1.0) is None
+    mm = LogisticLoss(fit_intercept=False).margin_model()
+    assert mm.centre is None and mm.intercept_scale is None
+    z, yy = np.array([-1.0, 0.0, 2.0]), np.array([1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(mm.residual(z, yy), LogisticLoss().residual(z, yy))
+    np.testing.assert_array_equal(mm.loss(z, yy), LogisticLoss().loss(z, yy))
 
 
 def test_logistic_labels():
@@ -201,8 +205,9 @@ def test_logistic_labels():
     np.testing.assert_array_equal(obj.check_targets(np.array([0, 1, 1])), [-1.0, 1.0, 1.0])
     np.testing.assert_array_equal(obj.check_targets(np.array([-1, 1])), [-1.0, 1.0])
     np.testing.assert_array_equal(obj.check_targets(np.array([True, False])), [1.0, -1.0])
-    with pytest.raises(ValueError, match="labels must be in"):
-        obj.check_targets(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="labels must all be in") as err:
+        obj.check_targets(np.array([0, 1, 2, 17]))
+    assert "17" not in str(err.value) and "2" not in str(err.value)  # no label value echoed
     with pytest.raises(ValueError, match="labels must be numeric"):
         obj.check_targets(np.array(["a", "b"]))
     with pytest.raises(ValueError, match="one-dimensional"):
@@ -212,8 +217,9 @@ def test_logistic_labels():
 def test_regression_targets():
     with pytest.raises(ValueError, match="NaN or infinite"):
         HuberLoss().check_targets(np.array([1.0, np.nan]))
-    with pytest.raises(ValueError, match="target_bound"):
-        SquaredLoss(target_bound=1.0).check_targets(np.array([0.5, -2.0]))
+    with pytest.raises(ValueError, match="target_bound") as err:
+        SquaredLoss(target_bound=1.0).check_targets(np.array([0.5, -2.345]))
+    assert "2.345" not in str(err.value)
     np.testing.assert_array_equal(SquaredLoss().check_targets(np.array([1, 2])), [1.0, 2.0])
 
 
@@ -247,7 +253,6 @@ def test_sparse_matrices_match_dense(fit_intercept):
     S = sp.csr_array(X)
     obj = LogisticLoss(l2=0.1, fit_intercept=fit_intercept)
     theta = rng.normal(size=obj.n_params(6))
-    np.testing.assert_allclose(obj.row_norms(S), obj.row_norms(X), rtol=1e-14)
     for clip in (None, 0.2):
         np.testing.assert_allclose(obj.clipped_gradient_sum(theta, S, y, clip),
                                    obj.clipped_gradient_sum(theta, X, y, clip), rtol=1e-12)

@@ -1,16 +1,14 @@
 """RRPSGD vs Theorem 5 reproduction: the subsample rule and a tiny real run."""
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from noisygd.data import uci_data_dir
 from noisygd.reproductions.rrpsgd_theorem5 import main, subsample
 
-DATA = Path(os.environ.get("NOISYGD_DATA_DIR")
-            or Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uci")
+DATA = uci_data_dir()  # $NOISYGD_DATA_DIR or ../shared/data/uci; `data` tests skip without it
 
 
 def test_subsample_depends_on_n_and_seed_only():
@@ -24,6 +22,7 @@ def test_subsample_depends_on_n_and_seed_only():
         subsample(X, y, 21, 0)
 
 
+@pytest.mark.data
 def test_quick_run_measures_below_theorem5_and_names_accountants(tmp_path):
     rc = main(["--data-dir", str(DATA), "--datasets", "credit", "--sizes", "40",
                "--epsilons", "1", "--runs", "5", "--out-dir", str(tmp_path)])

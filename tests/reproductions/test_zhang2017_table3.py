@@ -5,13 +5,12 @@ The quick run uses one dataset (WINE), mu in {0, 0.5}, 2 rounds, no Bassily (--q
 
 import json
 import math
-import os
-from pathlib import Path
 
 import pytest
 
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
+from noisygd.data import uci_data_dir
 from noisygd.exceptions import AssumptionError
 from noisygd.mechanisms.gaussian import analytic_gaussian_sigma
 from noisygd.objectives.glm import HuberLoss, LogisticLoss
@@ -24,8 +23,7 @@ from noisygd.reproductions.zhang2017_table3 import (
     op_bound_steps,
 )
 
-DATA = Path(os.environ.get("NOISYGD_DATA_DIR")
-            or Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uci")
+DATA = uci_data_dir()  # $NOISYGD_DATA_DIR or ../shared/data/uci; `data` tests skip without it
 
 
 def test_paper_table_is_complete():
@@ -77,7 +75,6 @@ def test_account_refuses_add_remove_and_overspending():
 
 
 @pytest.mark.data
-@pytest.mark.skipif(not (DATA / "wine_quality").is_dir(), reason=f"UCI data not found at {DATA}")
 def test_quick_run_writes_json_and_markdown(tmp_path):
     rc = main(["--data-dir", str(DATA), "--datasets", "WINE", "--rounds", "2", "--quick",
                "--mus", "0", "0.5", "--out-dir", str(tmp_path), "--no-progress"])

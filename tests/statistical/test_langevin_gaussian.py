@@ -18,11 +18,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from noisygd.algorithms.langevin_gd import (
-    SquaredDistanceLoss,
-    linear_gaussian_dynamics,
-    projected_noisy_gd,
-)
+from noisygd.algorithms.langevin_gd import linear_gaussian_dynamics, projected_noisy_gd
+from noisygd.objectives import SquaredDistanceLoss
+from noisygd.oracles import ArrayOracle
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +36,10 @@ def test_theta_k_law_matches_closed_form(start):
     y = np.zeros(n)
     obj = SquaredDistanceLoss()
     theta0 = np.zeros(d) if start == "fixed" else None
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=1.0)
     samples = np.array([
-        projected_noisy_gd(obj, X, y, sigma=sigma, step_size=eta, steps=K, n_samples=n,
-                           row_norm_bound=1.0, theta0=theta0,
+        projected_noisy_gd(oracle, sigma=sigma, step_size=eta, steps=K, n_samples=n,
+                           theta0=theta0,
                            rng=np.random.default_rng(10_000 + r)).theta
         for r in range(runs)
     ])

@@ -1,60 +1,154 @@
-"""Accountant interface, registry and the ``best`` selector.
+"""Accountant interface, dispatch tables, the ``best`` selector and the budget tolerance.
 
 An accountant maps an event and a ``delta`` to an ``epsilon`` (and back) or
 raises :class:`UnsupportedEventError`. It never guesses: an event that its
 theorem does not cover is refused.
 
-Accountants register themselves with :func:`register_accountant`;
-:func:`best` asks every registered accountant and returns the smallest
-epsilon among those that did not refuse, naming it.
+Each accountant module declares the events it reads in **one explicit dispatch
+table** ``{EventType: handler}`` (``MU`` in :mod:`~noisygd.accounting.gdp`,
+``RHO`` in :mod:`~noisygd.accounting.zcdp`, ``CURVE`` in
+:mod:`~noisygd.accounting.rdp`, ``TRANSLATIONS`` in
+:mod:`~noisygd.accounting.dp_accounting_bridge`, ...), set as the class
+attribute :attr:`Accountant.DISPATCH`; :func:`dispatch` looks an event's type up
+in such a table. :data:`noisygd.accounting.registry.SUPPORT` collects them all.
+
+Every accountant declares its **kind**: :data:`GENERAL` (a sound accountant for
+every event of its table, consulted by :func:`best` by default) or :data:`PAPER`
+(a paper's own argument or a baseline, consulted only on request).
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from noisygd._checks import check_positive, check_probability, check_real
 from noisygd.accounting.events import DpEvent
+from noisygd.exceptions import UnsupportedEventError
+
+__all__ = [
+    "BUDGET_RTOL",
+    "GENERAL",
+    "PAPER",
+    "Accountant",
+    "AccountingResult",
+    "UnsupportedEventError",
+    "check_delta",
+    "check_epsilon",
+    "dispatch",
+    "within_budget",
+]
+
+#: Kind of an accountant that is sound for every event of its table (``best`` consults it).
+GENERAL = "general"
+#: Kind of a paper-specific accountant (a paper's own proof, or a baseline it compares to).
+PAPER = "paper"
+
+#: The one relative tolerance of budget comparisons: a spend is within a budget when
+#: ``spent <= budget * (1 + BUDGET_RTOL)`` (:func:`within_budget`). It absorbs the rounding
+#: of an epsilon that was calibrated to the budget and then recomputed, nothing more.
+BUDGET_RTOL = 1e-9
 
 
-class UnsupportedEventError(ValueError):
-    """Raised by an accountant for an event its theorem cannot bound."""
+# ------------------------------------------------------------------ argument checks
+def check_delta(delta: Any) -> float:
+    """``delta`` as a float in the open interval (0, 1) (``TypeError``/``ValueError``)."""
+    return check_probability("delta", delta)
 
 
-def check_delta(delta: float) -> float:
-    """Validate ``delta`` in the open interval (0, 1) and return it as float."""
-    try:
-        d = float(delta)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"delta must be a real number, got {delta!r}") from exc
-    if not (0.0 < d < 1.0):
-        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
-    return d
+def check_epsilon(epsilon: Any) -> float:
+    """``epsilon`` as a float, positive and finite (``TypeError``/``ValueError``)."""
+    return check_positive("epsilon", epsilon)
 
 
-def check_epsilon(epsilon: float) -> float:
-    """Validate ``epsilon`` > 0 and finite, and return it as float."""
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"epsilon must be a real number, got {epsilon!r}") from exc
-    if not (e > 0.0) or math.isinf(e):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
-    return e
+def within_budget(spent: float, budget: float) -> bool:
+    """Whether ``spent`` is within ``budget`` up to the relative :data:`BUDGET_RTOL`.
+
+    Parameters
+    ----------
+    spent, budget : float
+        Non-negative (``inf`` allowed: an infinite spend is within no finite budget).
+
+    Returns
+    -------
+    bool
+        ``spent <= budget * (1 + BUDGET_RTOL)``.
+    """
+    s = check_real("spent", spent)
+    b = check_real("budget", budget)
+    for name, v in (("spent", s), ("budget", b)):
+        if math.isnan(v) or v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v!r}")
+    return s <= b * (1.0 + BUDGET_RTOL)
 
 
+# ------------------------------------------------------------------------- dispatch
+Handler = Callable[..., Any]
+
+
+def dispatch(
+    table: Mapping[type, Handler], event: DpEvent, *args: Any, refusal: str | None = None
+) -> Any:
+    """Call the handler of ``table`` for the type of ``event`` (or its nearest base class).
+
+    Parameters
+    ----------
+    table : mapping
+        ``{EventType: handler}``; ``handler(event, *args)`` computes the quantity.
+    event : DpEvent
+    *args
+        Passed on to the handler.
+    refusal : str, optional
+        Message of the :class:`UnsupportedEventError` raised when no type matches;
+        ``{name}`` is replaced by the event's class name.
+
+    Raises
+    ------
+    UnsupportedEventError
+        When neither the event's class nor a base class (other than
+        :class:`DpEvent`) is in the table.
+    """
+    for cls in type(event).__mro__:
+        if cls is DpEvent:
+            break
+        handler = table.get(cls)
+        if handler is not None:
+            return handler(event, *args)
+    name = type(event).__name__
+    msg = refusal if refusal is not None else "no handler for {name}"
+    raise UnsupportedEventError(msg.format(name=name))
+
+
+# ------------------------------------------------------------------------ interface
 class Accountant(ABC):
     """An accountant: epsilon at a given delta for the events it can bound.
 
-    Subclasses set ``name`` (short, used as a key in reports) and ``theorem``
-    (the result that justifies the bound, printed beside every epsilon).
+    Subclasses set
+
+    * ``name`` (short, used as a key in reports) and ``theorem`` (the result that
+      justifies the bound, printed beside every epsilon);
+    * ``DISPATCH``: the dispatch table of the events it reads (its keys are the
+      event types it supports; a composite such as ``SelfComposed`` is supported
+      when its parts are);
+    * ``kind``: :data:`GENERAL` or :data:`PAPER`;
+    * ``expensive``: True for an accountant whose evaluation costs far more than
+      a closed form (PLD); :func:`best` consults it last and calibration
+      refines with it only after bracketing with the cheap ones.
     """
 
     name: ClassVar[str] = "abstract"
     theorem: ClassVar[str] = ""
+    kind: ClassVar[str] = GENERAL
+    expensive: ClassVar[bool] = False
+    DISPATCH: ClassVar[Mapping[type, Handler]] = {}
+
+    @classmethod
+    def event_types(cls) -> tuple[type, ...]:
+        """The event types of :attr:`DISPATCH` (what this accountant can read)."""
+        return tuple(cls.DISPATCH)
 
     @abstractmethod
     def epsilon(self, event: DpEvent, delta: float) -> float:
@@ -86,41 +180,25 @@ class Accountant(ABC):
         return hi
 
     def supports(self, event: DpEvent) -> bool:
-        """Whether :meth:`epsilon` would bound ``event`` (at delta = 1e-5)."""
+        """Whether :meth:`epsilon` bounds ``event`` (by default: it does at delta = 1e-5)."""
         try:
             self.epsilon(event, 1e-5)
         except UnsupportedEventError:
             return False
         return True
 
+    def is_exact(self, event: DpEvent) -> bool:
+        """Whether this accountant's epsilon for ``event`` is the exact one.
+
+        Exact means no sound accountant can certify a smaller epsilon (up to the
+        accountant's rounding, which errs upwards), so :func:`best` need not ask
+        any other. Only meaningful for an event the accountant supports; False
+        by default.
+        """
+        return False
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-_REGISTRY: dict[str, Callable[[], Accountant]] = {}
-
-
-def register_accountant(cls: type[Accountant]) -> type[Accountant]:
-    """Class decorator adding an accountant to the set :func:`best` consults."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"an accountant named {cls.name!r} is already registered")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def available_accountants() -> list[Accountant]:
-    """Fresh instances of every registered accountant, in registration order."""
-    return [factory() for factory in _REGISTRY.values()]
-
-
-def get_accountant(name: str) -> Accountant:
-    """The registered accountant called ``name``."""
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
-        raise KeyError(
-            f"unknown accountant {name!r}; available: {', '.join(_REGISTRY)}"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -134,7 +212,7 @@ class AccountingResult:
     epsilon : float
         The epsilon of the named accountant: the smallest among accountants
         that bound the event, up to a relative 1e-9 (ties go to the accountant
-        registered first).
+        listed first).
     accountant : str
         The name of the accountant that gave it.
     by_accountant : dict
@@ -143,6 +221,13 @@ class AccountingResult:
         Name to the reason for accountants that refused it.
     theorems : dict
         Name to the theorem behind each epsilon.
+    not_consulted : dict
+        Name to the reason an accountant was not asked: an exact accountant had
+        already answered (``"gdp is exact for this event"``), or it is a
+        paper-specific accountant and ``include_paper`` was False.
+    exact : bool
+        Whether the named accountant is exact for the event (its epsilon is the
+        true one, not only an upper bound).
     """
 
     event: DpEvent
@@ -152,6 +237,8 @@ class AccountingResult:
     by_accountant: dict[str, float] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     theorems: dict[str, str] = field(default_factory=dict)
+    not_consulted: dict[str, str] = field(default_factory=dict)
+    exact: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (the ``noisygd account --json`` schema)."""
@@ -160,8 +247,10 @@ class AccountingResult:
             "delta": self.delta,
             "accountant": self.accountant,
             "theorem": self.theorems.get(self.accountant, ""),
+            "exact": self.exact,
             "by_accountant": dict(self.by_accountant),
             "refused": dict(self.refused),
+            "not_consulted": dict(self.not_consulted),
             "theorems": dict(self.theorems),
             "event": self.event.describe(),
             "neighbouring": self.event.neighbouring.value,
@@ -171,59 +260,17 @@ class AccountingResult:
         lines = [f"event: {self.event.describe()}  [{self.event.neighbouring.value}]"]
         for name, eps in sorted(self.by_accountant.items(), key=lambda kv: kv[1]):
             mark = "  <- tightest" if name == self.accountant else ""
+            if name == self.accountant and self.exact:
+                mark += " (exact)"
             lines.append(
                 f"  {name:>14}: eps = {eps:.6g} at delta = {self.delta:.3g}"
                 f"  ({self.theorems.get(name, '')}){mark}"
             )
         if self.refused:
             lines.append(f"  not applicable (refused): {', '.join(self.refused)}")
+        if self.not_consulted:
+            lines.append(
+                "  not consulted: "
+                + "; ".join(f"{k} ({v})" for k, v in self.not_consulted.items())
+            )
         return "\n".join(lines)
-
-
-def best(
-    event: DpEvent, delta: float, accountants: Iterable[Accountant] | None = None
-) -> AccountingResult:
-    """Epsilon of ``event`` at ``delta`` under every accountant; the tightest named.
-
-    Parameters
-    ----------
-    event : DpEvent
-    delta : float
-        In (0, 1).
-    accountants : iterable of Accountant, optional
-        Defaults to every registered accountant.
-
-    Returns
-    -------
-    AccountingResult
-
-    Raises
-    ------
-    UnsupportedEventError
-        If no accountant can bound the event.
-    """
-    delta = check_delta(delta)
-    if not isinstance(event, DpEvent):
-        raise TypeError(f"event must be a DpEvent, got {type(event).__name__}")
-    accs = list(available_accountants() if accountants is None else accountants)
-    by: dict[str, float] = {}
-    refused: dict[str, str] = {}
-    theorems: dict[str, str] = {}
-    for acc in accs:
-        try:
-            eps = float(acc.epsilon(event, delta))
-        except UnsupportedEventError as exc:
-            refused[acc.name] = str(exc)
-            continue
-        by[acc.name] = eps
-        theorems[acc.name] = acc.theorem
-    if not by:
-        raise UnsupportedEventError(
-            f"no accountant can bound {event.describe()}: "
-            + "; ".join(f"{k}: {v}" for k, v in refused.items())
-        )
-    smallest = min(by.values())
-    # Among values equal up to floating-point noise, name the first registered
-    # (the exact Gaussian accountant precedes the numerical ones).
-    name = next(k for k, v in by.items() if v <= smallest * (1 + 1e-9))
-    return AccountingResult(event, delta, by[name], name, by, refused, theorems)

@@ -1,48 +1,273 @@
 r"""Noise calibration: the smallest noise multiplier meeting an (epsilon, delta) target.
 
-The generic search (:func:`calibrate_noise_multiplier`) works for any event
-family ``z -> make_event(z)`` whose epsilon is non-increasing in the noise
-multiplier ``z`` (true of every accountant here: a larger ``z`` is a
-post-processing-dominated mechanism). It bisects on ``log z`` keeping the
-invariant that the upper end of the bracket *meets* the target, and returns
-that upper end, so the result never overshoots the privacy target even if
-the accountant is only approximately monotone (PLD discretisation).
+:func:`calibrate_noise_multiplier` works for any event family
+``z -> make_event(z)`` whose epsilon is non-increasing in the noise multiplier
+``z`` (true of every accountant here: a larger ``z`` is a
+post-processing-dominated mechanism). It brackets and refines with the cheap
+accountants before it touches the expensive one, and the answer is always
+checked by the accountant that certifies it:
+
+1. **Cheap stage.** Search with :func:`~noisygd.accounting.best` over the
+   cheap general accountants (exact GDP, zCDP, RDP, pure DP, the subsampling
+   lemma, the last-iterate bound; closed forms, microseconds to milliseconds).
+   When an accountant *exact* for the event answers there (exact GDP for a
+   composition of Gaussian mechanisms), the default certifier ``best`` would
+   give the same epsilon, so this stage alone is the answer.
+2. **Coarse expensive stage.** Otherwise, if the certifier involves the PLD
+   accountant, search again from the cheap answer with the PLD on a 10 times
+   coarser loss grid (:meth:`~noisygd.accounting.pld.PLDAccountant.coarse`:
+   pessimistic at any grid, and about 10 times faster).
+3. **Verification.** The certifier (``best`` over every general accountant, or
+   the accountant given) evaluates the result. If it does not meet the target,
+   or meets it with more than ``rtol`` to spare (it is tighter than the coarse
+   stage), one more search with the certifier itself starts there.
+
+Each search starts at a guess (``z = 1``, then the previous stage's answer),
+walks toward the target (first step from a local model, then secant
+extrapolation), and refines the bracket ``[lo, hi]`` (``hi`` meets the target,
+``lo`` does not) by Brent's method on :math:`(\log z, \log\varepsilon)`: a
+handful of evaluations where bisection takes twenty. The result never
+overshoots the privacy target: it is returned only after the certifier has
+verified it.
 
 The fast path for a composition of ``T`` identical Gaussian mechanisms
 (:func:`calibrate_gaussian_composition`, the NoisyGD of seed 000 Section
-12.1.2) uses exact Gaussian DP: the composition is :math:`\mu`-GDP with
-:math:`\mu = \sqrt{T}\Delta/z` (Dong, Roth and Su 2022, Cor. 3.3), so
-:math:`z = \sqrt{T}\Delta/\mu^*` where :math:`\mu^*` is the largest :math:`\mu`
-whose exact curve (Cor. 2.13) meets the target (:func:`calibrate_mu`).
+12.1.2) uses exact Gaussian DP in closed form: the composition is
+:math:`\mu`-GDP with :math:`\mu = \sqrt{T}\Delta/z` (Dong, Roth and Su 2022,
+Cor. 3.3), so :math:`z = \sqrt{T}\Delta/\mu^*` where :math:`\mu^*` is the largest
+:math:`\mu` whose exact curve (Cor. 2.13) meets the target (:func:`calibrate_mu`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 
+from noisygd._checks import check_positive, check_positive_int
 from noisygd.accounting.base import (
+    GENERAL,
     Accountant,
-    available_accountants,
-    best,
+    UnsupportedEventError,
     check_delta,
     check_epsilon,
-    get_accountant,
 )
 from noisygd.accounting.events import DpEvent, Gaussian, Neighbouring, SelfComposed
-from noisygd.accounting.gdp import gaussian_mu, gdp_epsilon, gdp_mu
+from noisygd.accounting.gdp import calibrate_mu, gaussian_mu, gdp_epsilon
+from noisygd.accounting.registry import available_accountants, best, get_accountant
 
 __all__ = ["calibrate_gaussian_composition", "calibrate_mu", "calibrate_noise_multiplier"]
 
 _Z_MAX = 1e12
+#: Where the first search starts (clipped to [lower, upper]): noise multipliers are O(1).
+_FIRST_GUESS = 1.0
+#: Relative precision of the cheap stage when an expensive stage follows (a starting guess).
+_GUESS_RTOL = 1e-2
+#: How much coarser the loss grid of the PLD search stage is than the certifier's.
+_COARSENING = 10.0
 
 
-def _resolve(accountant: Accountant | str | None) -> Callable[[DpEvent, float], float]:
+@dataclass
+class _Stage:
+    """One search stage: ``epsilon_of(event)``, its precision, and when it is final.
+
+    ``is_final(event)`` (optional) says whether the certifier's epsilon equals this
+    stage's for the event (an exact accountant answered), so no later stage is needed.
+    """
+
+    epsilon_of: Callable[[DpEvent], float]
+    rtol: float
+    is_final: Callable[[DpEvent], bool] | None = None
+    is_certifier: bool = False  # the stage evaluates the certifier itself
+
+
+class _Events:
+    """``z -> make_event(z)``, checked and cached (the stages ask for the same z)."""
+
+    def __init__(self, make_event: Callable[[float], DpEvent]) -> None:
+        self.make_event = make_event
+        self.events: dict[float, DpEvent] = {}
+
+    def event(self, z: float) -> DpEvent:
+        ev = self.events.get(z)
+        if ev is None:
+            ev = self.make_event(z)
+            if not isinstance(ev, DpEvent):
+                raise TypeError(f"make_event must return a DpEvent, got {type(ev).__name__}")
+            self.events[z] = ev
+        return ev
+
+
+def _log_gap(eps: float, target: float) -> float:
+    """``log(eps / target)``: > 0 fails, <= 0 meets (infinite at eps = 0 or inf)."""
+    if eps <= 0.0:
+        return -math.inf
+    if math.isinf(eps) or math.isnan(eps):
+        return math.inf
+    return math.log(eps) - math.log(target)
+
+
+def _first_step(g: float) -> float:
+    """Length in ``log z`` of the first step toward the root from a point with gap ``g``.
+
+    Local models: epsilon ~ 1/z near and below the target (step ``|g|``), epsilon ~
+    1/z^2 far above it (a Gaussian's epsilon grows like mu^2/2: step ``g / 2``);
+    20% beyond the modelled root so that the step usually crosses it.
+    """
+    if not math.isfinite(g):
+        return math.log(4.0)
+    return 1.2 * (g / 2.0 if g > 1.0 else abs(g))
+
+
+def _search(
+    value: Callable[[float], float],
+    target: float,
+    lower: float,
+    upper: float | None,
+    guess: float | None,
+    rtol: float,
+) -> tuple[float | None, float]:
+    """Bracket ``[lo, hi]`` with ``value(hi) <= target < value(lo)``, ``hi <= lo (1 + rtol)``.
+
+    Starts at ``guess`` (or ``lower``) and walks toward the target: the first step
+    from a local model (:func:`_first_step`), the next ones by secant extrapolation
+    through the last two points, aimed 1.8, 2.7, ... times as far as the secant's
+    root (or twice the last step when the secant is useless), so the walk reaches
+    any bracket in logarithmically many steps; then refines with
+    :func:`_refine`. Returns ``(None, lower)`` when ``lower`` already meets the
+    target, and ``(lo, upper)`` when the walk reaches a given ``upper`` (which the
+    certifier has checked) without meeting the target.
+    """
+    hi_cap = _Z_MAX if upper is None else upper
+    start = lower if guess is None else min(max(guess, lower), hi_cap)
+    tol = math.log1p(rtol)
+    ok_seen = False
+
+    def gap(z: float) -> float:
+        nonlocal ok_seen
+        try:
+            g = _log_gap(value(z), target)
+        except UnsupportedEventError:
+            # An accountant that bounded a larger noise but refuses this smaller one (the PLD
+            # beyond its range) certifies nothing here: treat the point as failing.
+            if not ok_seen:
+                raise
+            return math.inf
+        ok_seen = True
+        return g
+
+    z_a, g_a = start, gap(start)
+    if g_a <= 0.0 and z_a <= lower:
+        return None, lower
+    direction = -1.0 if g_a <= 0.0 else 1.0
+    x_lim = math.log(lower) if direction < 0 else math.log(hi_cap)
+    prev: tuple[float, float] | None = None
+    step, beyond = 0.0, 1.2
+    while True:
+        x_a = math.log(z_a)
+        dx = _first_step(g_a)
+        if prev is not None:
+            x_p, g_p = prev
+            dx = 2.0 * step
+            if math.isfinite(g_a) and math.isfinite(g_p) and g_a != g_p and x_a != x_p:
+                est = -g_a * (x_a - x_p) / (g_a - g_p)  # secant: signed distance to root
+                if est * direction > 0:
+                    beyond *= 1.5  # the last step fell short: aim further each time
+                    dx = beyond * abs(est)
+        step = max(dx, tol)
+        x = x_a + direction * step
+        if (x - x_lim) * direction >= 0:
+            x = x_lim
+        z = math.exp(x) if x != x_lim else (lower if direction < 0 else hi_cap)
+        g = gap(z)
+        if (g > 0.0) == (direction > 0):  # still on the starting side
+            prev, z_a, g_a = (x_a, g_a), z, g
+            if z == lower and direction < 0:
+                return None, lower
+            if z == hi_cap and direction > 0:
+                if upper is not None:
+                    # The caller's upper end meets the target under the certifier (checked
+                    # first); this stage's accountant may be looser there.
+                    return z, upper
+                raise ValueError(
+                    f"no noise multiplier up to {_Z_MAX:g} meets epsilon={target} "
+                    "(the event may not improve with noise)"
+                )
+            continue
+        if direction > 0:
+            return _refine(gap, z_a, g_a, z, g, rtol)
+        return _refine(gap, z, g, z_a, g_a, rtol)
+
+
+_GAP_CLIP = 1e3  # |log(eps / target)| beyond this is "far" (eps 0 or inf is infinite)
+
+
+def _refine(
+    gap: Callable[[float], float], lo: float, g_lo: float, hi: float, g_hi: float, rtol: float
+) -> tuple[float, float]:
+    """Shrink ``[lo, hi]`` (``gap(lo) > 0 >= gap(hi)``) until ``hi <= lo (1 + rtol)``.
+
+    Brent's method (:func:`scipy.optimize.brentq`: inverse quadratic interpolation,
+    secant and bisection) on ``gap`` as a function of ``log z``, every evaluation
+    recorded; the bracket is then the largest failing and the smallest meeting
+    ``z`` seen, closed by bisection if Brent stopped short of ``rtol``.
+    """
+    if hi <= lo * (1.0 + rtol):
+        return lo, hi
+    tol = math.log1p(rtol)
+
+    def f(x: float) -> float:
+        nonlocal lo, hi
+        z = math.exp(x)
+        if z <= lo:
+            return _GAP_CLIP  # rounding at the ends of the bracket
+        if z >= hi:
+            return -_GAP_CLIP
+        g = gap(z)
+        if g > 0.0:
+            lo = z
+        else:
+            hi = z
+        return max(-_GAP_CLIP, min(_GAP_CLIP, g))
+
+    x_lo, x_hi = math.log(lo), math.log(hi)
+    f_lo = max(-_GAP_CLIP, min(_GAP_CLIP, g_lo))
+    f_hi = max(-_GAP_CLIP, min(_GAP_CLIP, g_hi))
+    if f_hi == 0.0 or f_lo <= 0.0:  # pragma: no cover - guarded by the caller
+        return lo, hi
+
+    def f_bracketed(x: float) -> float:
+        # brentq evaluates the two ends first; answer them from what we know
+        if x == x_lo:
+            return f_lo
+        if x == x_hi:
+            return f_hi
+        return f(x)
+
+    try:
+        brentq(f_bracketed, x_lo, x_hi, xtol=0.45 * tol, rtol=4 * np.finfo(float).eps,
+               maxiter=200)
+    except RuntimeError:  # pragma: no cover - did not converge: bisection below finishes
+        pass
+    for _ in range(200):
+        if hi <= lo * (1.0 + rtol):
+            break
+        z = math.sqrt(lo * hi)
+        if not (lo < z < hi):  # pragma: no cover - adjacent floats
+            break
+        if gap(z) > 0.0:
+            lo = z
+        else:
+            hi = z
+    return lo, hi
+
+
+def _resolve(accountant: Accountant | str | None) -> Accountant | None:
     if accountant is None:
-        accs = available_accountants()
-        return lambda event, delta: best(event, delta, accs).epsilon
+        return None
     if isinstance(accountant, str):
         accountant = get_accountant(accountant)
     if not isinstance(accountant, Accountant):
@@ -50,7 +275,34 @@ def _resolve(accountant: Accountant | str | None) -> Callable[[DpEvent, float], 
             f"accountant must be an Accountant, a registered name or None, got "
             f"{type(accountant).__name__}"
         )
-    return accountant.epsilon
+    return accountant
+
+
+def _stages(certifier: Accountant | None, delta: float, rtol: float) -> list[_Stage]:
+    """The search stages, cheapest first; the last one is searched to ``rtol``."""
+    general = [a for a in available_accountants() if a.kind == GENERAL]
+    cheap = [a for a in general if not a.expensive]
+    expensive = [a for a in general if a.expensive]
+
+    def best_over(accs: list[Accountant]) -> Callable[[DpEvent], float]:
+        return lambda ev: best(ev, delta, accs).epsilon
+
+    if certifier is None:
+        coarse = [a.coarse(_COARSENING) for a in expensive if hasattr(a, "coarse")]
+        return [
+            _Stage(best_over(cheap), _GUESS_RTOL,
+                   is_final=lambda ev: best(ev, delta, cheap).exact),
+            _Stage(best_over(cheap + coarse), rtol),
+        ]
+    if not certifier.expensive:
+        return [_Stage(lambda ev: certifier.epsilon(ev, delta), rtol, is_certifier=True)]
+    stages = [_Stage(best_over(cheap), _GUESS_RTOL)]
+    if hasattr(certifier, "coarse"):
+        proxy = certifier.coarse(_COARSENING)
+        stages.append(_Stage(lambda ev: proxy.epsilon(ev, delta), rtol))
+    else:
+        stages.append(_Stage(lambda ev: certifier.epsilon(ev, delta), rtol, is_certifier=True))
+    return stages
 
 
 def calibrate_noise_multiplier(
@@ -74,24 +326,27 @@ def calibrate_noise_multiplier(
     delta : float
         Target delta, in (0, 1).
     accountant : Accountant, str or None
-        The accountant that certifies the target; ``None`` uses :func:`best`
-        over all registered accountants (the smallest epsilon of those that
-        bound the event).
+        The accountant that certifies the target; ``None`` uses
+        :func:`~noisygd.accounting.best` over the general accountants (the
+        smallest epsilon of those that bound the event).
     lower : float, default=1e-3
         Smallest noise considered; returned as is when it already meets the target.
     upper : float, optional
-        A noise known to meet the target. By default the bracket grows by a
-        factor of 4 from ``lower`` up to 1e12.
+        A noise known to meet the target (checked by the certifier); the search
+        stays below it. By default the bracket grows from the first guess up to 1e12.
     rtol : float, default=1e-4
         Relative width of the final bracket ``[lo, hi]``.
 
     Returns
     -------
     float
-        ``hi``, the upper end of the final bracket: ``epsilon(make_event(hi))
-        <= epsilon`` is verified, and ``make_event(hi / (1 + rtol))`` does not
-        meet the target (for a monotone accountant), so ``hi`` is within a
-        factor ``1 + rtol`` of the smallest noise that does.
+        ``hi``: ``epsilon(make_event(hi)) <= epsilon`` is verified by the
+        certifier (it never overshoots the target). It is minimal to ``rtol``:
+        ``make_event(hi / (1 + rtol))`` fails the last search stage, and either
+        that stage was the certifier itself (a cheap accountant, or ``best``
+        where an exact accountant answers, such as exact GDP for Gaussian
+        compositions) or the certifier's epsilon at ``hi`` exceeds
+        ``epsilon / (1 + rtol)``.
 
     Raises
     ------
@@ -104,66 +359,62 @@ def calibrate_noise_multiplier(
     delta = check_delta(delta)
     if not callable(make_event):
         raise TypeError("make_event must be a callable z -> DpEvent")
-    lower = float(lower)
-    if not (lower > 0) or math.isinf(lower):
-        raise ValueError(f"lower must be positive and finite, got {lower!r}")
-    rtol = float(rtol)
-    if not (0 < rtol < 1):
+    lower = check_positive("lower", lower)
+    rtol = check_positive("rtol", rtol)
+    if not rtol < 1:
         raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
-    eps_of = _resolve(accountant)
-
-    def meets(z: float) -> bool:
-        event = make_event(z)
-        if not isinstance(event, DpEvent):
-            raise TypeError(f"make_event must return a DpEvent, got {type(event).__name__}")
-        return eps_of(event, delta) <= epsilon
-
-    if meets(lower):
-        return lower
-    lo = lower
     if upper is not None:
-        hi = float(upper)
-        if not (hi > lo) or math.isinf(hi):
+        upper = check_positive("upper", upper)
+        if not upper > lower:
             raise ValueError(f"upper must be finite and > lower={lower}, got {upper!r}")
-        if not meets(hi):
-            raise ValueError(
-                f"even noise multiplier upper={hi} does not meet epsilon={epsilon} at delta={delta}"
-            )
-    else:
-        hi = lo * 4.0
-        while not meets(hi):
-            lo = hi
-            hi *= 4.0
-            if hi > _Z_MAX:
-                raise ValueError(
-                    f"no noise multiplier up to {_Z_MAX:g} meets epsilon={epsilon} at "
-                    f"delta={delta} (the event may not improve with noise)"
-                )
-    # Invariant: meets(hi) and not meets(lo).
-    while hi > lo * (1.0 + rtol):
-        mid = math.sqrt(lo * hi)
-        if meets(mid):
-            hi = mid
-        else:
-            lo = mid
+    certifier = _resolve(accountant)
+    objective = _Events(make_event)
+
+    def certified(z: float) -> float:
+        ev = objective.event(z)
+        if certifier is None:
+            return best(ev, delta).epsilon
+        return certifier.epsilon(ev, delta)
+
+    if upper is not None and certified(upper) > epsilon:
+        raise ValueError(
+            f"even noise multiplier upper={upper} does not meet epsilon={epsilon} at delta={delta}"
+        )
+
+    hi_cap = _Z_MAX if upper is None else upper
+    guess = min(max(_FIRST_GUESS, lower), hi_cap)
+    hi = lower
+    by_certifier = False  # whether the last search stage was the certifier itself
+    stages = _stages(certifier, delta, rtol)
+    for k, stage in enumerate(stages):
+        def value(z: float, stage: _Stage = stage) -> float:
+            return stage.epsilon_of(objective.event(z))
+
+        stage_rtol, final = stage.rtol, stage.is_certifier
+        if stage.is_final is not None:
+            try:
+                final = stage.is_final(objective.event(guess))
+            except UnsupportedEventError:
+                final = False
+            if final:  # the certifier equals this stage: search it to the requested rtol
+                stage_rtol = rtol
+        try:
+            _, hi = _search(value, epsilon, lower, upper, guess, stage_rtol)
+        except UnsupportedEventError:
+            if k == len(stages) - 1:
+                raise
+            continue  # no cheap accountant bounds these events: go on to the next stage
+        guess = hi
+        if final:
+            by_certifier = True
+            break
+    # Verification by the certifier. If it does not meet the target at hi, or meets it
+    # with more than rtol to spare (it is tighter than the coarse search stage), search
+    # once more with the certifier itself, starting at hi.
+    e_hi = certified(hi)
+    if e_hi > epsilon or (not by_certifier and e_hi * (1.0 + rtol) <= epsilon):
+        _, hi = _search(certified, epsilon, lower, upper, hi, rtol)
     return hi
-
-
-def calibrate_mu(epsilon: float, delta: float) -> float:
-    r"""Largest :math:`\mu` such that :math:`\mu`-GDP meets ``(epsilon, delta)``.
-
-    Exact inversion of Dong, Roth and Su (2022) Corollary 2.13 (see
-    :func:`noisygd.accounting.gdp.gdp_mu`), stepped down if needed so that the
-    exact epsilon at ``delta`` is also verified to be <= ``epsilon``.
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    mu = gdp_mu(epsilon, delta)
-    factor = 1.0 - 4 * np.finfo(float).eps
-    while gdp_epsilon(mu, delta) > epsilon:
-        mu *= factor
-        factor = 1.0 - 2.0 * (1.0 - factor)
-    return mu
 
 
 def calibrate_gaussian_composition(
@@ -199,12 +450,8 @@ def calibrate_gaussian_composition(
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    steps = int(steps)
-    sensitivity = float(sensitivity)
-    if not (sensitivity > 0) or math.isinf(sensitivity):
-        raise ValueError(f"sensitivity must be positive and finite, got {sensitivity!r}")
+    steps = check_positive_int("steps", steps)
+    sensitivity = check_positive("sensitivity", sensitivity)
     relation = Neighbouring(relation)
     mu = calibrate_mu(epsilon, delta)
     z = math.sqrt(steps) * sensitivity / mu

@@ -3,7 +3,16 @@
 An algorithm *runs* and then *says what it did* as an event; accountants read
 events and answer "epsilon at this delta" or refuse. Nothing else computes
 privacy. The shape follows ``dp_accounting.DpEvent``: frozen dataclasses,
-composed by nesting.
+composed by nesting. **Every event class of noisygd is defined in this module**
+(the generic ones and those of particular algorithms: :class:`TreeAggregation`
+for DP-FTRL, :class:`LastIterateLangevin` for projected noisy GD,
+:class:`OutputPerturbation` and :class:`RRPSGDPaperArgument` for Zhang et al.
+2017). Which accountant reads which event is declared by each accountant's
+dispatch table (see :data:`noisygd.accounting.registry.SUPPORT`).
+
+This module imports no accountant and no dp_accounting: only the standard
+library, NumPy (for the node count of :class:`TreeAggregation`),
+:mod:`noisygd._checks` and :mod:`noisygd.exceptions`.
 
 Every event carries its neighbouring relation:
 
@@ -12,11 +21,6 @@ Every event carries its neighbouring relation:
 
 Composing events of different relations is refused (:class:`Composed` raises),
 because no accountant can bound such a mixture without extra assumptions.
-
-Further event types live next to their accountants (for example
-``TreeAggregation`` in :mod:`noisygd.accounting.tree` and
-``LastIterateLangevin`` in :mod:`noisygd.accounting.langevin`); all subclass
-:class:`DpEvent` and are re-exported by :mod:`noisygd.accounting`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,36 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
+
+import numpy as np
+
+from noisygd._checks import (
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
+from noisygd.exceptions import UnsupportedEventError
+
+__all__ = [
+    "LANGEVIN_THEOREMS",
+    "Composed",
+    "DpEvent",
+    "EpsilonDelta",
+    "Gaussian",
+    "LastIterateLangevin",
+    "Neighbouring",
+    "NonPrivate",
+    "OutputNoise",
+    "OutputPerturbation",
+    "PoissonSampled",
+    "RRPSGDPaperArgument",
+    "SampledWithoutReplacement",
+    "SelfComposed",
+    "TreeAggregation",
+    "max_squared_node_count",
+]
 
 
 class Neighbouring(StrEnum):
@@ -44,11 +78,29 @@ class Neighbouring(StrEnum):
         return 1.0 if self is Neighbouring.ADD_REMOVE else 2.0
 
 
-def _check_positive(name: str, value: float, *, allow_inf: bool = False) -> None:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if math.isnan(value) or value <= 0 or (math.isinf(value) and not allow_inf):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+# ----------------------------------------------------------------- argument checks
+def _check_noise(name: str, value: object) -> float:
+    """A noise multiplier: a real number > 0, where ``+inf`` (no release) is allowed."""
+    v = check_real(name, value)
+    if v == math.inf:
+        return v
+    return check_positive(name, v)
+
+
+def _check_unit_interval(name: str, value: object, *, closed_right: bool) -> float:
+    """A real number in [0, 1] (or [0, 1) with ``closed_right=False``)."""
+    v = check_real(name, value)
+    ok = 0.0 <= v <= 1.0 if closed_right else 0.0 <= v < 1.0
+    if not ok:
+        interval = "[0, 1]" if closed_right else "[0, 1)"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return v
+
+
+def _check_event(name: str, value: object) -> DpEvent:
+    if not isinstance(value, DpEvent):
+        raise TypeError(f"{name} must be a DpEvent, got {type(value).__name__}")
+    return value
 
 
 def _short(value: object) -> str:
@@ -63,6 +115,7 @@ def _short(value: object) -> str:
     return repr(value)
 
 
+# ---------------------------------------------------------------------- base class
 @dataclass(frozen=True)
 class DpEvent:
     """Base class of all privacy events."""
@@ -84,6 +137,7 @@ class DpEvent:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+# ----------------------------------------------------------------- generic events
 @dataclass(frozen=True)
 class Gaussian(DpEvent):
     r"""The Gaussian mechanism :math:`f(D) + \mathcal N(0, \sigma^2 I)`.
@@ -92,10 +146,11 @@ class Gaussian(DpEvent):
     ----------
     noise_multiplier : float
         Standard deviation of the noise, in units of the clipping norm ``C``
-        (so the noise is :math:`\mathcal N(0, (zC)^2 I)`).
+        (so the noise is :math:`\mathcal N(0, (zC)^2 I)`); ``inf`` releases nothing.
     sensitivity : float, default=1.0
-        L2 sensitivity of ``f`` in the same units: 1 for adding or removing one
-        clipped example, 2 for replacing one.
+        L2 sensitivity of ``f`` in the same units:
+        ``relation.clipped_sum_sensitivity`` (1 for adding or removing one
+        clipped example, 2 for replacing one).
     relation : Neighbouring, default=ADD_REMOVE
 
     Notes
@@ -110,8 +165,8 @@ class Gaussian(DpEvent):
     relation: Neighbouring = Neighbouring.ADD_REMOVE
 
     def __post_init__(self) -> None:
-        _check_positive("noise_multiplier", self.noise_multiplier, allow_inf=True)
-        _check_positive("sensitivity", self.sensitivity)
+        _check_noise("noise_multiplier", self.noise_multiplier)
+        check_positive("sensitivity", self.sensitivity)
         object.__setattr__(self, "relation", Neighbouring(self.relation))
 
     @property
@@ -132,10 +187,8 @@ class SelfComposed(DpEvent):
     count: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.event, DpEvent):
-            raise TypeError(f"event must be a DpEvent, got {type(self.event).__name__}")
-        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
-            raise ValueError(f"count must be a non-negative integer, got {self.count!r}")
+        _check_event("event", self.event)
+        object.__setattr__(self, "count", check_positive_int("count", self.count, minimum=0))
 
     @property
     def neighbouring(self) -> Neighbouring:
@@ -157,8 +210,7 @@ class Composed(DpEvent):
         if not events:
             raise ValueError("Composed needs at least one event")
         for e in events:
-            if not isinstance(e, DpEvent):
-                raise TypeError(f"every event must be a DpEvent, got {type(e).__name__}")
+            _check_event("every event", e)
         relations = {e.neighbouring for e in events}
         if len(relations) > 1:
             raise ValueError(
@@ -189,8 +241,8 @@ class PoissonSampled(DpEvent):
     event: DpEvent
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.rate <= 1.0) or math.isnan(self.rate):
-            raise ValueError(f"rate must be in [0, 1], got {self.rate!r}")
+        _check_unit_interval("rate", self.rate, closed_right=True)
+        _check_event("event", self.event)
         if self.event.neighbouring is not Neighbouring.ADD_REMOVE:
             raise ValueError("Poisson subsampling is accounted under add/remove neighbours")
 
@@ -211,11 +263,16 @@ class SampledWithoutReplacement(DpEvent):
     event: DpEvent
 
     def __post_init__(self) -> None:
-        if not (0 < self.sample_size <= self.population_size):
+        m = check_positive_int("sample_size", self.sample_size)
+        n = check_positive_int("population_size", self.population_size)
+        if m > n:
             raise ValueError(
-                "need 0 < sample_size <= population_size, got "
-                f"{self.sample_size} and {self.population_size}"
+                f"need 0 < sample_size <= population_size, got {self.sample_size} and "
+                f"{self.population_size}"
             )
+        object.__setattr__(self, "sample_size", m)
+        object.__setattr__(self, "population_size", n)
+        _check_event("event", self.event)
         if self.event.neighbouring is not Neighbouring.REPLACE_ONE:
             raise ValueError("sampling without replacement is accounted under replace-one")
 
@@ -237,10 +294,8 @@ class EpsilonDelta(DpEvent):
     relation: Neighbouring = Neighbouring.ADD_REMOVE
 
     def __post_init__(self) -> None:
-        if not (self.epsilon >= 0) or math.isinf(self.epsilon):
-            raise ValueError(f"epsilon must be finite and >= 0, got {self.epsilon!r}")
-        if not (0 <= self.delta < 1):
-            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
+        check_nonnegative("epsilon", self.epsilon)
+        _check_unit_interval("delta", self.delta, closed_right=False)
         object.__setattr__(self, "relation", Neighbouring(self.relation))
 
     @property
@@ -255,6 +310,415 @@ class NonPrivate(DpEvent):
     reason: str = "non-private release"
     relation: Neighbouring = Neighbouring.ADD_REMOVE
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relation", Neighbouring(self.relation))
+
     @property
     def neighbouring(self) -> Neighbouring:
         return self.relation
+
+
+# ------------------------------------------------------- DP-FTRL: the binary tree
+def max_squared_node_count(steps: int, epochs: int = 1, restart_every: int | None = None) -> int:
+    r""":math:`\max_p \sum_u m_u(p)^2` over the complete nodes of the released trees.
+
+    ``m_u(p)`` is the number of leaves of an example at stream position ``p``
+    under node ``u`` (see :class:`TreeAggregation`).
+
+    Parameters
+    ----------
+    steps : int
+        Total number of leaves ``T`` (all epochs); must be a multiple of ``epochs``.
+    epochs : int
+        Passes over the data; an example at position ``p`` of an epoch of
+        ``s = T / epochs`` steps is in leaves ``p + k s``, ``k < epochs``.
+    restart_every : int or None
+        A new tree is started every ``restart_every`` leaves (``None``: one tree).
+
+    Returns
+    -------
+    int
+        The squared sensitivity in units of the per-leaf sensitivity.
+
+    Notes
+    -----
+    Vectorised over ``p``; ``O(T log T)`` time. Leaves are 0-indexed here; the
+    node of height ``h`` containing local leaf ``l`` of a tree of ``L`` leaves
+    is ``l >> h``, complete iff ``((l >> h) + 1) << h <= L``.
+    """
+    T = check_positive_int("steps", steps)
+    E = check_positive_int("epochs", epochs)
+    if T % E:
+        raise ValueError(f"steps={T} must be a multiple of epochs={E} (s steps per epoch)")
+    R = T if restart_every is None else check_positive_int("restart_every", restart_every)
+    s = T // E
+    p = np.arange(s, dtype=np.int64)
+    leaves = p[:, None] + s * np.arange(E, dtype=np.int64)[None, :]  # (s, E), increasing in k
+    tree = leaves // R
+    local = leaves % R
+    tree_len = np.minimum(R, T - tree * R)
+    total = np.zeros(s, dtype=np.int64)
+    for h in range(min(R, T).bit_length() + 1):
+        node = local >> h
+        complete = ((node + 1) << h) <= tree_len
+        # run-length counting along k: node ids are non-decreasing within a tree
+        run = np.ones(s, dtype=np.int64)
+        for k in range(E):
+            if k > 0:
+                same = (tree[:, k] == tree[:, k - 1]) & (node[:, k] == node[:, k - 1])
+                run = np.where(same, run + 1, 1)
+            # sum over a run of length m of (2c - 1), c = 1..m, is m^2
+            total += np.where(complete[:, k], 2 * run - 1, 0)
+    return int(total.max())
+
+
+_COUNT_CACHE: dict[tuple[int, int, int | None], int] = {}
+
+
+def _cached_count(steps: int, epochs: int, restart_every: int | None) -> int:
+    key = (steps, epochs, restart_every)
+    if key not in _COUNT_CACHE:
+        if epochs == 1 and (restart_every is None or restart_every >= steps):
+            _COUNT_CACHE[key] = int(steps).bit_length()  # floor(log2 T) + 1, leaf 0
+        else:
+            _COUNT_CACHE[key] = max_squared_node_count(steps, epochs, restart_every)
+    return _COUNT_CACHE[key]
+
+
+@dataclass(frozen=True)
+class TreeAggregation(DpEvent):
+    r"""Release of every complete node of binary trees over a stream of clipped sums.
+
+    Lecture 14 (seed 001): each node of the binary tree over the ``T`` time
+    steps releases the sum of its leaves plus :math:`\mathcal N(0, (zC)^2 I)`;
+    a leaf is the (batch-summed) clipped gradient of one step. Conditioned on
+    the earlier releases a node changes by at most :math:`m_u \Delta` when one
+    example changes, so by adaptive composition of Gaussian mechanisms (Dong,
+    Roth and Su 2022, Corollary 3.3) the whole tree, and any post-processing of
+    it, is :math:`\mu`-GDP with
+
+    .. math:: \mu = \frac{\Delta}{z}\sqrt{\max_p \sum_{u\ \mathrm{complete}} m_u(p)^2}
+
+    (:func:`max_squared_node_count`; for one pass and one tree
+    :math:`\lfloor\log_2 T\rfloor + 1` nodes, Kairouz et al. 2021, Appendix D).
+    The stream is processed in the order given, so adding or removing a row
+    would shift every later leaf: only replace-one neighbours are accepted
+    (``n``, hence ``T``, public), with :math:`\Delta = 2` per leaf.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        ``z``: each node gets :math:`\mathcal N(0, (z C)^2 I)`, ``C`` the clip norm.
+    steps : int
+        Total number of leaves ``T`` (time steps, all epochs together).
+    epochs : int, default=1
+        Passes over the data in the same order; each example is in ``epochs``
+        leaves, ``T / epochs`` apart.
+    restart_every : int or None, default=None
+        Leaves per tree when the tree is restarted (``T / epochs`` restarts at
+        every epoch); ``None`` for a single tree.
+    relation : Neighbouring, default=REPLACE_ONE
+        Only replace-one is accepted.
+    """
+
+    noise_multiplier: float
+    steps: int
+    epochs: int = 1
+    restart_every: int | None = None
+    relation: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        _check_noise("noise_multiplier", self.noise_multiplier)
+        steps = check_positive_int("steps", self.steps)
+        epochs = check_positive_int("epochs", self.epochs)
+        if steps % epochs:
+            raise ValueError(
+                f"steps={self.steps} must be a multiple of epochs={self.epochs}: every epoch "
+                "streams the same rows in the same order"
+            )
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "epochs", epochs)
+        if self.restart_every is not None:
+            object.__setattr__(
+                self, "restart_every", check_positive_int("restart_every", self.restart_every)
+            )
+        rel = Neighbouring(self.relation)
+        if rel is not Neighbouring.REPLACE_ONE:
+            raise ValueError(
+                "TreeAggregation is accounted under replace-one neighbours only: the stream is "
+                "processed in order, so adding or removing a row shifts every later leaf"
+            )
+        object.__setattr__(self, "relation", rel)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return self.relation
+
+    @property
+    def squared_node_count(self) -> int:
+        r""":math:`\max_p \sum_u m_u(p)^2` (see :func:`max_squared_node_count`)."""
+        return _cached_count(self.steps, self.epochs, self.restart_every)
+
+    @property
+    def mu(self) -> float:
+        """Exact Gaussian-DP parameter of the release (class docstring)."""
+        if math.isinf(self.noise_multiplier):
+            return 0.0
+        per_leaf = self.relation.clipped_sum_sensitivity
+        return per_leaf * math.sqrt(self.squared_node_count) / self.noise_multiplier
+
+
+# --------------------------------------------- projected noisy GD: the last iterate
+#: Theorem names a :class:`LastIterateLangevin` event may claim (seed 004).
+LANGEVIN_THEOREMS: tuple[str, ...] = ("corollary1", "corollary2", "theorem2")
+_CONSTRAINTS = ("ball", "none")
+_STARTS = ("projected_gaussian", "fixed")
+
+
+@dataclass(frozen=True)
+class LastIterateLangevin(DpEvent):
+    r"""Algorithm 1 of seed 004 (projected noisy GD, only :math:`\theta_K` released).
+
+    Chourasia, Ye and Shokri (NeurIPS 2021). The event records the run's
+    parameters and the facts about the objective and the run that the theorems
+    assume; the accountants of :mod:`noisygd.accounting.langevin` check them.
+    Neighbours are replace-one (datasets of equal size ``n`` differing in one
+    record).
+
+    Parameters
+    ----------
+    strong_convexity : float
+        :math:`\lambda \ge 0`: strong convexity of every per-example loss
+        (data term plus L2 regulariser), as the objective declared it.
+    smoothness : float or None
+        :math:`\beta`: smoothness of every per-example loss (data term plus
+        regulariser); None if the objective cannot state it.
+    step_size : float
+        :math:`\eta > 0`.
+    sigma : float
+        :math:`\sigma > 0` of Algorithm 1 (noise :math:`\sqrt{2\eta}\mathcal N(0,\sigma^2 I)`).
+    steps : int
+        :math:`K \ge 0`.
+    n_samples : int
+        :math:`n`, public (replace-one neighbours).
+    sensitivity : float
+        :math:`S_g`, total-gradient sensitivity (Definition B.10); ``inf`` if
+        unbounded (then both accountants refuse).
+    theorem : {"corollary1", "corollary2", "theorem2"}
+        Which result the run claims.
+    lsi_constant : float or None
+        The LSI constant :math:`c` claimed with ``theorem="theorem2"``; it is
+        accepted only if it does not exceed the constant the recorded facts
+        prove (:func:`noisygd.accounting.langevin.verified_lsi_constant`).
+    constraint : {"ball", "none"}
+        The closed convex set :math:`\mathcal C`: an L2 ball of ``radius`` or
+        :math:`\mathbb R^d`.
+    radius : float or None
+    start : {"projected_gaussian", "fixed"}
+        :math:`\theta_0 \sim \Pi_{\mathcal C}(\mathcal N(0, v I))` or a fixed,
+        data-independent :math:`\theta_0`.
+    start_variance : float or None
+        ``v`` for the Gaussian start (Corollary 1 needs :math:`2\sigma^2/\lambda`).
+    hidden_trajectory : bool
+        True iff only :math:`\theta_K` is released (no iterate logged or returned).
+    clipped_gradients : bool
+        True if per-example gradients were clipped (breaks the gradient-field
+        assumptions of Lemma 5; the last-iterate accountant refuses).
+    quadratic_constant_hessian : bool
+        True iff every per-example loss is quadratic with one data-independent
+        Hessian (needed by Corollary 2).
+    objective : str
+        Description of the objective the facts were checked against.
+    """
+
+    strong_convexity: float
+    smoothness: float | None
+    step_size: float
+    sigma: float
+    steps: int
+    n_samples: int
+    sensitivity: float
+    theorem: str = "corollary1"
+    lsi_constant: float | None = None
+    constraint: str = "ball"
+    radius: float | None = None
+    start: str = "projected_gaussian"
+    start_variance: float | None = None
+    hidden_trajectory: bool = True
+    clipped_gradients: bool = False
+    quadratic_constant_hessian: bool = False
+    objective: str = ""
+
+    def __post_init__(self) -> None:
+        check_nonnegative("strong_convexity", self.strong_convexity)
+        if self.smoothness is not None:
+            check_positive("smoothness", self.smoothness)
+        check_positive("step_size", self.step_size)
+        check_positive("sigma", self.sigma)
+        object.__setattr__(self, "steps", check_positive_int("steps", self.steps, minimum=0))
+        object.__setattr__(self, "n_samples", check_positive_int("n_samples", self.n_samples))
+        _check_noise("sensitivity", self.sensitivity)  # > 0, inf if unbounded
+        check_choice("theorem", self.theorem, LANGEVIN_THEOREMS)
+        if self.lsi_constant is not None:
+            check_positive("lsi_constant", self.lsi_constant)
+        check_choice("constraint", self.constraint, _CONSTRAINTS)
+        if self.constraint == "ball":
+            if self.radius is None:
+                raise ValueError("constraint='ball' needs a radius")
+            check_positive("radius", self.radius)
+        elif self.radius is not None:
+            raise ValueError("radius must be None when constraint='none'")
+        check_choice("start", self.start, _STARTS)
+        if self.start_variance is not None:
+            check_positive("start_variance", self.start_variance)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return Neighbouring.REPLACE_ONE
+
+    def as_composition(self) -> SelfComposed:
+        r"""The same run seen as ``K`` Gaussian mechanisms (every iterate released).
+
+        Step ``k`` releases :math:`\theta_k - \frac{\eta}{n}g(\theta_k; D)` (replace-one
+        sensitivity :math:`\eta S_g/n`) plus :math:`\mathcal N(0, 2\eta\sigma^2 I)`:
+        ``Gaussian(noise_multiplier = sqrt(2 eta) sigma n / eta, sensitivity = S_g)``.
+        """
+        if not math.isfinite(self.sensitivity):
+            raise UnsupportedEventError("total-gradient sensitivity S_g is unbounded")
+        z = math.sqrt(2.0 * self.step_size) * self.sigma * self.n_samples / self.step_size
+        step = Gaussian(noise_multiplier=z, sensitivity=float(self.sensitivity),
+                        relation=Neighbouring.REPLACE_ONE)
+        return SelfComposed(step, self.steps)
+
+
+# ------------------------------------------------- Zhang, Zheng, Mou & Wang (2017)
+class OutputNoise(str, Enum):  # noqa: UP042 - matches Neighbouring
+    """Which noise Algorithm 1 of Zhang et al. (2017) added to :math:`w_T`."""
+
+    L2_LAPLACE = "l2_laplace"
+    GAUSSIAN_PAPER = "gaussian_paper"
+    GAUSSIAN_ANALYTIC = "gaussian_analytic"
+
+
+@dataclass(frozen=True)
+class OutputPerturbation(DpEvent):
+    r"""One release :math:`w_T + z` of a vector with replace-one L2 sensitivity ``sensitivity``.
+
+    Algorithm 1 of Zhang, Zheng, Mou and Wang (IJCAI 2017, seed 002). With
+    ``L2_LAPLACE`` noise (density :math:`\propto\exp(-\lVert z\rVert/b)`) the
+    release is :math:`(\Delta/b)`-DP (pure); with either Gaussian noise it is the
+    Gaussian mechanism with :math:`\mu = \Delta/\sigma`.
+
+    Parameters
+    ----------
+    noise : OutputNoise
+    sensitivity : float
+        :math:`\Delta` (Lemma 2: :math:`3LT\eta/n`; Lemma 3:
+        :math:`5L(\mu+\beta)/(n\mu\beta)`; or the contraction bound).
+    scale : float
+        :math:`b` of :math:`\exp(-\lVert z\rVert/b)` for ``L2_LAPLACE``, the
+        standard deviation :math:`\sigma` for the Gaussian noises.
+    target_epsilon, target_delta : float
+        What the noise was calibrated for (informational, and the value the
+        ``paper_thm`` accountant certifies for ``GAUSSIAN_PAPER``).
+        ``target_delta`` is 0 for ``L2_LAPLACE``.
+    sensitivity_theorem : str
+        Which lemma gave :math:`\Delta` (for reports).
+    relation : Neighbouring
+        Must be ``REPLACE_ONE``: the sensitivity lemmas compare datasets of the
+        same public size ``n`` differing in one row.
+    """
+
+    noise: OutputNoise
+    sensitivity: float
+    scale: float
+    target_epsilon: float
+    target_delta: float = 0.0
+    sensitivity_theorem: str = ""
+    relation: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", OutputNoise(self.noise))
+        check_positive("sensitivity", self.sensitivity)
+        check_positive("scale", self.scale)
+        check_positive("target_epsilon", self.target_epsilon)
+        _check_unit_interval("target_delta", self.target_delta, closed_right=False)
+        if self.noise is OutputNoise.L2_LAPLACE and self.target_delta != 0.0:
+            raise ValueError("L2-Laplace output perturbation is pure DP: target_delta must be 0")
+        if self.noise is not OutputNoise.L2_LAPLACE and not self.target_delta > 0.0:
+            raise ValueError("Gaussian output perturbation needs target_delta > 0")
+        object.__setattr__(self, "relation", Neighbouring(self.relation))
+        if self.relation is not Neighbouring.REPLACE_ONE:
+            raise ValueError(
+                "output perturbation sensitivities (Lemmas 2-3 of Zhang et al. 2017) are "
+                "for replace-one neighbours with public n"
+            )
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return self.relation
+
+    @property
+    def is_gaussian(self) -> bool:
+        return self.noise is not OutputNoise.L2_LAPLACE
+
+    @property
+    def pure_epsilon(self) -> float:
+        r""":math:`\Delta/b` for the L2-Laplace noise (refused for Gaussian noise)."""
+        if self.is_gaussian:
+            raise UnsupportedEventError("Gaussian output perturbation is not pure DP")
+        return self.sensitivity / self.scale
+
+    def as_gaussian(self) -> Gaussian:
+        """The equivalent :class:`Gaussian` event (shift ``sensitivity``, std ``scale``)."""
+        if not self.is_gaussian:
+            raise UnsupportedEventError(
+                "L2-Laplace output perturbation is not a Gaussian mechanism"
+            )
+        return Gaussian(noise_multiplier=float(self.scale), sensitivity=float(self.sensitivity),
+                        relation=Neighbouring.REPLACE_ONE)
+
+    def as_pure(self) -> EpsilonDelta:
+        """The equivalent pure-DP :class:`EpsilonDelta` event (L2-Laplace noise only)."""
+        return EpsilonDelta(self.pure_epsilon, 0.0, Neighbouring.REPLACE_ONE)
+
+
+@dataclass(frozen=True)
+class RRPSGDPaperArgument(DpEvent):
+    r"""Algorithm 2 of Zhang et al. 2017 (RRPSGD), described the way Theorem 4 proves it private.
+
+    Per-step Gaussian mechanism, amplification by sampling one example of ``n``
+    (Lemma 9), strong composition over the horizon (Lemma 10). Only the paper
+    accountant ``zhang2017_thm4`` reads it; the tight description of the same
+    run, ``SelfComposed(SampledWithoutReplacement(1, n, Gaussian(...)), R)``, is
+    read by the general accountants.
+
+    Parameters
+    ----------
+    step_mu : float
+        Per-step Gaussian-DP parameter :math:`2L/\sigma_z`: the noisy gradient
+        :math:`\nabla f(w_t,\xi) + z_t` of one example with
+        :math:`\lVert\nabla f\rVert \le L` has replace-one sensitivity
+        :math:`2L`, and :math:`z_t \sim \mathcal N(0, \sigma_z^2 I)`.
+    population_size : int
+        ``n`` (public, at least 2); one example sampled uniformly per step.
+    horizon : int
+        ``T``: the composition is taken over ``T`` steps (the paper:
+        :math:`T = n^2 \ge R`).
+    """
+
+    step_mu: float
+    population_size: int
+    horizon: int
+
+    def __post_init__(self) -> None:
+        check_positive("step_mu", self.step_mu)
+        object.__setattr__(
+            self, "population_size",
+            check_positive_int("population_size", self.population_size, minimum=2),
+        )
+        object.__setattr__(self, "horizon", check_positive_int("horizon", self.horizon))
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return Neighbouring.REPLACE_ONE

@@ -26,45 +26,60 @@ so they are stable for :math:`\mu \in [10^{-3}, 10^{3}]` and
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
+from noisygd._checks import check_fraction, check_nonnegative, check_positive_int, check_real
 from noisygd.accounting.base import (
+    GENERAL,
     Accountant,
     UnsupportedEventError,
     check_delta,
     check_epsilon,
-    register_accountant,
+    dispatch,
 )
-from noisygd.accounting.events import Composed, DpEvent, Gaussian, SelfComposed
+from noisygd.accounting.events import (
+    Composed,
+    DpEvent,
+    Gaussian,
+    OutputPerturbation,
+    SelfComposed,
+    TreeAggregation,
+)
 
 _SQRT2 = math.sqrt(2.0)
 _X_ABS_ERR = 1e-15
 
 __all__ = [
     "DELTA_SAFETY",
+    "MU",
     "GaussianAccountant",
+    "calibrate_mu",
     "gaussian_mu",
     "gdp_delta",
     "gdp_epsilon",
     "gdp_log_delta",
     "gdp_mu",
+    "split_gaussian_budget",
 ]
 
 
-# --------------------------------------------------------------------------- hook
-@functools.singledispatch
+# -------------------------------------------------------------- dispatch table
 def gaussian_mu(event: DpEvent) -> float:
     r"""Exact Gaussian-DP parameter :math:`\mu` of a pure Gaussian composition.
+
+    Looks the event's type up in :data:`MU`.
 
     Parameters
     ----------
     event : DpEvent
-        A :class:`Gaussian`, or a (self-)composition of Gaussians.
+        A :class:`Gaussian`, a (self-)composition of Gaussians, a
+        :class:`TreeAggregation` or a Gaussian :class:`OutputPerturbation`.
 
     Returns
     -------
@@ -78,35 +93,50 @@ def gaussian_mu(event: DpEvent) -> float:
         Gaussians are *not* Gaussian: their trade-off curve is not a Gaussian
         one, so the exact-GDP formula would be wrong).
     """
-    raise UnsupportedEventError(
-        f"exact Gaussian DP applies only to compositions of Gaussian mechanisms; "
-        f"got {type(event).__name__}"
+    return dispatch(
+        MU, event,
+        refusal="exact Gaussian DP applies only to compositions of Gaussian mechanisms; "
+        "got {name}",
     )
 
 
-@gaussian_mu.register
-def _(event: Gaussian) -> float:
+def _mu_gaussian(event: Gaussian) -> float:
     # Dong, Roth and Su (2022) Theorem 2.7: the Gaussian mechanism is (Delta/sigma)-GDP.
     return event.sensitivity / event.noise_multiplier
 
 
-@gaussian_mu.register
-def _(event: SelfComposed) -> float:
+def _mu_self_composed(event: SelfComposed) -> float:
     # Dong, Roth and Su (2022) Corollary 3.3: mu adds in quadrature.
     return math.sqrt(event.count) * gaussian_mu(event.event)
 
 
-@gaussian_mu.register
-def _(event: Composed) -> float:
+def _mu_composed(event: Composed) -> float:
     return math.sqrt(math.fsum(gaussian_mu(e) ** 2 for e in event.events))
+
+
+def _mu_tree(event: TreeAggregation) -> float:
+    # Adaptive composition of the node releases (DRS22 Cor. 3.3); see TreeAggregation.
+    return event.mu
+
+
+def _mu_output_perturbation(event: OutputPerturbation) -> float:
+    # Gaussian noise only: the release is one Gaussian mechanism (L2-Laplace is refused).
+    return gaussian_mu(event.as_gaussian())
+
+
+#: Event type -> exact GDP parameter: the events the ``gdp`` accountant reads.
+MU: dict[type[DpEvent], Callable[[Any], float]] = {
+    Gaussian: _mu_gaussian,
+    SelfComposed: _mu_self_composed,
+    Composed: _mu_composed,
+    TreeAggregation: _mu_tree,
+    OutputPerturbation: _mu_output_perturbation,
+}
 
 
 # ------------------------------------------------------------------ closed forms
 def _check_mu(mu: float) -> float:
-    m = float(mu)
-    if math.isnan(m) or m < 0 or math.isinf(m):
-        raise ValueError(f"mu must be finite and >= 0, got {mu!r}")
-    return m
+    return check_nonnegative("mu", mu)
 
 
 def gdp_log_delta(mu: float, epsilon: float) -> float:
@@ -140,7 +170,7 @@ def gdp_log_delta(mu: float, epsilon: float) -> float:
         ``log(delta)``; ``-inf`` when ``mu == 0``.
     """
     mu = _check_mu(mu)
-    eps = float(epsilon)
+    eps = check_real("epsilon", epsilon)
     if math.isnan(eps) or eps < 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
     if mu == 0.0 or math.isinf(eps):
@@ -269,18 +299,21 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 
 
 # -------------------------------------------------------------------- accountant
-@register_accountant
 class GaussianAccountant(Accountant):
     r"""Exact (epsilon, delta) of compositions of Gaussian mechanisms via Gaussian DP.
 
     Theorem: Dong, Roth and Su (2022) Corollaries 2.13 and 3.3 (equivalently
     Balle and Wang 2018, Theorem 8). Exact, hence the tightest possible, but
-    only for pure Gaussian compositions: every other event is refused with
-    :class:`~noisygd.accounting.base.UnsupportedEventError`.
+    only for the events of :data:`MU` (pure Gaussian compositions): every other
+    event is refused with :class:`~noisygd.accounting.base.UnsupportedEventError`.
+    Because it is exact for every event it reads, :func:`~noisygd.accounting.best`
+    stops as soon as it has answered.
     """
 
     name = "gdp"
     theorem = "exact Gaussian DP (Dong-Roth-Su 2022, Cor. 2.13 and 3.3)"
+    kind = GENERAL
+    DISPATCH = MU
 
     def mu(self, event: DpEvent) -> float:
         """The exact GDP parameter of ``event`` (see :func:`gaussian_mu`)."""
@@ -295,7 +328,79 @@ class GaussianAccountant(Accountant):
         eps = check_epsilon(epsilon)
         return gdp_delta(gaussian_mu(event), eps)
 
+    def supports(self, event: DpEvent) -> bool:
+        """Whether ``event`` is a Gaussian composition (its mu is computable)."""
+        try:
+            gaussian_mu(event)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def is_exact(self, event: DpEvent) -> bool:
+        """True: the privacy-loss distribution of every event of :data:`MU` is Gaussian."""
+        return True
+
     @staticmethod
     def mu_for(epsilon: float, delta: float) -> float:
         """Largest mu whose mu-GDP guarantee meets ``(epsilon, delta)`` (:func:`gdp_mu`)."""
         return gdp_mu(epsilon, delta)
+
+
+# ----------------------------------------------------------------- budgets in mu
+def calibrate_mu(epsilon: float, delta: float) -> float:
+    r"""Largest :math:`\mu` such that :math:`\mu`-GDP meets ``(epsilon, delta)``.
+
+    Exact inversion of Dong, Roth and Su (2022) Corollary 2.13 (:func:`gdp_mu`),
+    stepped down if needed so that the exact epsilon at ``delta``
+    (:func:`gdp_epsilon`) is also verified to be <= ``epsilon``.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    mu = gdp_mu(epsilon, delta)
+    factor = 1.0 - 4 * np.finfo(float).eps
+    while gdp_epsilon(mu, delta) > epsilon:
+        mu *= factor
+        factor = 1.0 - 2.0 * (1.0 - factor)
+    return mu
+
+
+def split_gaussian_budget(
+    epsilon: float, delta: float, n_problems: int, count_fraction: float
+) -> tuple[float, float, float]:
+    r"""Split an :math:`(\varepsilon, \delta)` budget between a Gaussian count and ``K`` runs.
+
+    The whole release (a noisy row count, then ``K`` = ``n_problems`` Gaussian
+    runs, e.g. one per class) is one adaptive composition of Gaussian
+    mechanisms, hence :math:`\mu`-GDP with :math:`\mu^2 = \mu_c^2 + K\mu_k^2`
+    (Dong, Roth and Su 2022, Corollary 3.3). With :math:`\mu` =
+    :func:`calibrate_mu` of the budget and the count given the fraction ``f`` of
+    :math:`\mu^2`:
+
+    .. math:: \mu_c = \sqrt f\,\mu, \qquad \mu_k = \mu\sqrt{(1 - f)/K},
+
+    so :math:`\mu_c^2 + K\mu_k^2 = \mu^2` and the composition meets the budget
+    exactly. A run's own epsilon at ``delta`` is
+    ``gdp_epsilon(mu_per_problem, delta)``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget.
+    n_problems : int
+        ``K >= 1``.
+    count_fraction : float
+        ``f`` in [0, 1): the share of :math:`\mu^2` spent on the count (0 when
+        the row count is public).
+
+    Returns
+    -------
+    (mu_total, mu_count, mu_per_problem) : tuple of float
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    k = check_positive_int("n_problems", n_problems)
+    f = check_real("count_fraction", count_fraction)
+    if f != 0.0:
+        f = check_fraction("count_fraction", f, closed_right=False)
+    mu = calibrate_mu(epsilon, delta)
+    return mu, math.sqrt(f) * mu, mu * math.sqrt((1.0 - f) / k)

@@ -57,34 +57,44 @@ Two accountants read the :class:`LastIterateLangevin` event:
     (eps, delta) is computed exactly by Gaussian DP with
     :math:`\mu = \sqrt{K}\, S_g \sqrt{\eta/2} / (\sigma n)` (Dong-Roth-Su 2022,
     Cor. 2.13 and 3.3). It needs no convexity and holds even if every iterate
-    is released.
+    is released. It is the paper's *baseline*, a
+    :data:`~noisygd.accounting.base.PAPER` accountant that
+    :func:`~noisygd.accounting.best` consults only with ``include_paper=True``.
 
+The event :class:`~noisygd.accounting.events.LastIterateLangevin` is defined
+with every other event in :mod:`noisygd.accounting.events` (re-exported here).
 The last-iterate accountant checks every assumption recorded on the event and
 raises :class:`~noisygd.accounting.base.UnsupportedEventError` when one fails;
-both accountants refuse every other event type, and the generic accountants
-(gdp, zcdp, rdp, pld) refuse :class:`LastIterateLangevin` because it is not
-registered on their hooks.
+both accountants refuse every other event type (their dispatch tables are
+:data:`RHO` and :data:`COMPOSITION_MU`), and the generic accountants (gdp,
+zcdp, rdp, pld) refuse :class:`LastIterateLangevin` because it is in none of
+their tables.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from noisygd.accounting.base import (
+    GENERAL,
+    PAPER,
     Accountant,
     UnsupportedEventError,
     check_delta,
     check_epsilon,
-    register_accountant,
+    dispatch,
 )
-from noisygd.accounting.events import DpEvent, Gaussian, Neighbouring, SelfComposed
+from noisygd.accounting.events import LANGEVIN_THEOREMS, DpEvent, LastIterateLangevin
 from noisygd.accounting.gdp import gdp_delta, gdp_epsilon
 from noisygd.accounting.zcdp import zcdp_delta, zcdp_epsilon
 
 __all__ = [
+    "COMPOSITION_MU",
+    "RHO",
     "THEOREMS",
     "LangevinCompositionAccountant",
     "LastIterateLangevin",
@@ -101,20 +111,8 @@ __all__ = [
 ]
 
 #: Theorem names an event may claim (see :class:`LastIterateLangevin`).
-THEOREMS = ("corollary1", "corollary2", "theorem2")
-_CONSTRAINTS = ("ball", "none")
-_STARTS = ("projected_gaussian", "fixed")
+THEOREMS = LANGEVIN_THEOREMS
 _REL_TOL = 1e-9
-
-
-def _pos(name: str, value: float, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if math.isnan(v) or math.isinf(v) or v < 0 or (v == 0 and not allow_zero):
-        kind = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {kind}, got {value!r}")
-    return v
 
 
 # ----------------------------------------------------------------- closed forms
@@ -174,133 +172,6 @@ def composition_rdp(alpha, sigma, eta, steps, n, sensitivity):
     """
     alpha, sigma, eta, steps = (np.asarray(a, dtype=float) for a in (alpha, sigma, eta, steps))
     return alpha * sensitivity**2 / (4.0 * n**2 * sigma**2) * eta * steps
-
-
-# ------------------------------------------------------------------------ event
-@dataclass(frozen=True)
-class LastIterateLangevin(DpEvent):
-    r"""Algorithm 1 of seed 004 (projected noisy GD, only :math:`\theta_K` released).
-
-    The event records the run's parameters and the facts about the objective and
-    the run that the theorems assume; the accountants check them. Neighbours
-    are replace-one (datasets of equal size ``n`` differing in one record).
-
-    Parameters
-    ----------
-    strong_convexity : float
-        :math:`\lambda \ge 0`: strong convexity of every per-example loss
-        (data term plus L2 regulariser), as the objective declared it.
-    smoothness : float or None
-        :math:`\beta`: smoothness of every per-example loss (data term plus
-        regulariser); None if the objective cannot state it.
-    step_size : float
-        :math:`\eta > 0`.
-    sigma : float
-        :math:`\sigma > 0` of Algorithm 1 (noise :math:`\sqrt{2\eta}\mathcal N(0,\sigma^2 I)`).
-    steps : int
-        :math:`K \ge 0`.
-    n_samples : int
-        :math:`n`, public (replace-one neighbours).
-    sensitivity : float
-        :math:`S_g`, total-gradient sensitivity (Definition B.10); ``inf`` if
-        unbounded (then both accountants refuse).
-    theorem : {"corollary1", "corollary2", "theorem2"}
-        Which result the run claims.
-    lsi_constant : float or None
-        The LSI constant :math:`c` claimed with ``theorem="theorem2"``; it is
-        accepted only if it does not exceed the constant the recorded facts
-        prove (:func:`verified_lsi_constant`).
-    constraint : {"ball", "none"}
-        The closed convex set :math:`\mathcal C`: an L2 ball of ``radius`` or
-        :math:`\mathbb R^d`.
-    radius : float or None
-    start : {"projected_gaussian", "fixed"}
-        :math:`\theta_0 \sim \Pi_{\mathcal C}(\mathcal N(0, v I))` or a fixed,
-        data-independent :math:`\theta_0`.
-    start_variance : float or None
-        ``v`` for the Gaussian start (Corollary 1 needs :math:`2\sigma^2/\lambda`).
-    hidden_trajectory : bool
-        True iff only :math:`\theta_K` is released (no iterate logged or returned).
-    clipped_gradients : bool
-        True if per-example gradients were clipped (breaks the gradient-field
-        assumptions of Lemma 5; the last-iterate accountant refuses).
-    quadratic_constant_hessian : bool
-        True iff every per-example loss is quadratic with one data-independent
-        Hessian (needed by Corollary 2).
-    objective : str
-        Description of the objective the facts were checked against.
-    """
-
-    strong_convexity: float
-    smoothness: float | None
-    step_size: float
-    sigma: float
-    steps: int
-    n_samples: int
-    sensitivity: float
-    theorem: str = "corollary1"
-    lsi_constant: float | None = None
-    constraint: str = "ball"
-    radius: float | None = None
-    start: str = "projected_gaussian"
-    start_variance: float | None = None
-    hidden_trajectory: bool = True
-    clipped_gradients: bool = False
-    quadratic_constant_hessian: bool = False
-    objective: str = ""
-
-    def __post_init__(self) -> None:
-        _pos("strong_convexity", self.strong_convexity, allow_zero=True)
-        if self.smoothness is not None:
-            _pos("smoothness", self.smoothness)
-        _pos("step_size", self.step_size)
-        _pos("sigma", self.sigma)
-        if isinstance(self.steps, bool) or not isinstance(self.steps, int | np.integer) \
-                or self.steps < 0:
-            raise ValueError(f"steps must be a non-negative integer, got {self.steps!r}")
-        object.__setattr__(self, "steps", int(self.steps))
-        if isinstance(self.n_samples, bool) or not isinstance(self.n_samples, int | np.integer) \
-                or self.n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {self.n_samples!r}")
-        object.__setattr__(self, "n_samples", int(self.n_samples))
-        s = float(self.sensitivity)
-        if math.isnan(s) or s <= 0:
-            raise ValueError(
-                f"sensitivity must be > 0 (inf if unbounded), got {self.sensitivity!r}")
-        if self.theorem not in THEOREMS:
-            raise ValueError(f"theorem must be one of {THEOREMS}, got {self.theorem!r}")
-        if self.lsi_constant is not None:
-            _pos("lsi_constant", self.lsi_constant)
-        if self.constraint not in _CONSTRAINTS:
-            raise ValueError(f"constraint must be one of {_CONSTRAINTS}, got {self.constraint!r}")
-        if self.constraint == "ball":
-            if self.radius is None:
-                raise ValueError("constraint='ball' needs a radius")
-            _pos("radius", self.radius)
-        elif self.radius is not None:
-            raise ValueError("radius must be None when constraint='none'")
-        if self.start not in _STARTS:
-            raise ValueError(f"start must be one of {_STARTS}, got {self.start!r}")
-        if self.start_variance is not None:
-            _pos("start_variance", self.start_variance)
-
-    @property
-    def neighbouring(self) -> Neighbouring:
-        return Neighbouring.REPLACE_ONE
-
-    def as_composition(self) -> SelfComposed:
-        r"""The same run seen as ``K`` Gaussian mechanisms (every iterate released).
-
-        Step ``k`` releases :math:`\theta_k - \frac{\eta}{n}g(\theta_k; D)` (replace-one
-        sensitivity :math:`\eta S_g/n`) plus :math:`\mathcal N(0, 2\eta\sigma^2 I)`:
-        ``Gaussian(noise_multiplier = sqrt(2 eta) sigma n / eta, sensitivity = S_g)``.
-        """
-        if not math.isfinite(self.sensitivity):
-            raise UnsupportedEventError("total-gradient sensitivity S_g is unbounded")
-        z = math.sqrt(2.0 * self.step_size) * self.sigma * self.n_samples / self.step_size
-        step = Gaussian(noise_multiplier=z, sensitivity=float(self.sensitivity),
-                        relation=Neighbouring.REPLACE_ONE)
-        return SelfComposed(step, self.steps)
 
 
 # ------------------------------------------------------------ assumption checks
@@ -383,11 +254,14 @@ def last_iterate_rho(event: DpEvent) -> float:
     UnsupportedEventError
         For any other event type, or when an assumption of the claimed theorem fails.
     """
-    if not isinstance(event, LastIterateLangevin):
-        raise UnsupportedEventError(
-            f"the last-iterate Langevin accountant bounds only LastIterateLangevin events, "
-            f"got {type(event).__name__}"
-        )
+    return dispatch(
+        RHO, event,
+        refusal="the last-iterate Langevin accountant bounds only LastIterateLangevin events, "
+        "got {name}",
+    )
+
+
+def _rho_last_iterate(event: LastIterateLangevin) -> float:
     c_max = verified_lsi_constant(event)
     lam, eta, sig, K = event.strong_convexity, event.step_size, event.sigma, event.steps
     n, S = event.n_samples, float(event.sensitivity)
@@ -423,19 +297,29 @@ def last_iterate_rdp(event: DpEvent, orders) -> np.ndarray:
 
 def composition_mu(event: DpEvent) -> float:
     r"""Gaussian-DP :math:`\mu = \sqrt K S_g\sqrt{\eta/2}/(\sigma n)` of the composition."""
-    if not isinstance(event, LastIterateLangevin):
-        raise UnsupportedEventError(
-            f"the Langevin composition accountant bounds only LastIterateLangevin events, "
-            f"got {type(event).__name__}"
-        )
+    return dispatch(
+        COMPOSITION_MU, event,
+        refusal="the Langevin composition accountant bounds only LastIterateLangevin events, "
+        "got {name}",
+    )
+
+
+def _mu_composition(event: LastIterateLangevin) -> float:
     if not math.isfinite(event.sensitivity):
         raise UnsupportedEventError("total-gradient sensitivity S_g is unbounded")
     return (math.sqrt(event.steps) * float(event.sensitivity) * math.sqrt(event.step_size / 2.0)
             / (event.sigma * event.n_samples))
 
 
+#: Event type -> rho of the hidden-state bound: the events ``langevin_last_iterate`` reads.
+RHO: dict[type[DpEvent], Callable[[Any], float]] = {LastIterateLangevin: _rho_last_iterate}
+#: Event type -> GDP mu of the composition baseline: the events ``langevin_composition`` reads.
+COMPOSITION_MU: dict[type[DpEvent], Callable[[Any], float]] = {
+    LastIterateLangevin: _mu_composition,
+}
+
+
 # -------------------------------------------------------------------- accountants
-@register_accountant
 class LastIterateLangevinAccountant(Accountant):
     r"""Hidden-state RDP of projected noisy GD (seed 004, Theorem 2 / Corollaries 1-2).
 
@@ -447,6 +331,8 @@ class LastIterateLangevinAccountant(Accountant):
     name = "langevin_last_iterate"
     theorem = ("Chourasia-Ye-Shokri 2021 Thm 2 / Cor. 1-2 (hidden-state RDP) + "
                "CKS20 Prop. 12 conversion")
+    kind = GENERAL
+    DISPATCH = RHO
 
     def rho(self, event: DpEvent) -> float:
         """The slope of the RDP curve (the event is rho-zCDP)."""
@@ -465,17 +351,23 @@ class LastIterateLangevinAccountant(Accountant):
         return zcdp_delta(last_iterate_rho(event), eps)
 
 
-@register_accountant
 class LangevinCompositionAccountant(Accountant):
     r"""Composition baseline for Algorithm 1 of seed 004 (Figure 1, Appendix E).
 
     ``K`` Gaussian mechanisms of sensitivity :math:`\eta S_g/n` and noise
-    :math:`\sqrt{2\eta}\sigma`; accounted exactly by Gaussian DP.
+    :math:`\sqrt{2\eta}\sigma`; accounted exactly by Gaussian DP. A
+    :data:`~noisygd.accounting.base.PAPER` accountant: the baseline the paper
+    compares its last-iterate bound with, consulted by
+    :func:`~noisygd.accounting.best` only with ``include_paper=True`` (the same
+    run as a plain Gaussian composition, ``event.as_composition()``, is read by
+    the general ``gdp`` accountant).
     """
 
     name = "langevin_composition"
     theorem = ("composition of K Gaussian steps (Chourasia-Ye-Shokri 2021 App. E), "
                "exact GDP (Dong-Roth-Su 2022, Cor. 2.13, 3.3)")
+    kind = PAPER
+    DISPATCH = COMPOSITION_MU
 
     def mu(self, event: DpEvent) -> float:
         return composition_mu(event)

@@ -1,8 +1,9 @@
-r"""Events and accountants for Zhang, Zheng, Mou & Wang (IJCAI 2017), seed ``002``.
+r"""Accountants for Zhang, Zheng, Mou & Wang (IJCAI 2017), seed ``002``.
 
-Two events live here, with the accountants that read them:
+The two events of the paper are defined with every other event in
+:mod:`noisygd.accounting.events` (and re-exported here):
 
-:class:`OutputPerturbation`
+:class:`~noisygd.accounting.events.OutputPerturbation`
     Algorithm 1: a deterministic vector :math:`w_T` with L2 sensitivity
     :math:`\Delta` under replace-one neighbours (Lemma 2 or 3; ``n`` public)
     released once as :math:`w_T + z`. Three noises:
@@ -15,54 +16,60 @@ Two events live here, with the accountants that read them:
       :math:`\sigma = \Delta\sqrt{2\log(2/\delta_0)}/\varepsilon_0`. It is the
       Gaussian mechanism with :math:`\mu = \Delta/\sigma`: every exact
       Gaussian accountant (``gdp``, ``zcdp``, ``rdp``, ``pld``) reads it, and
-      :class:`PaperTheoremAccountant` (``"paper_thm"``) reports the
-      :math:`\varepsilon_0` it was calibrated for, only where the classical
-      theorem behind it holds (:math:`\varepsilon_0 < 1`, Dwork & Roth 2014,
-      Theorem A.1) and only at :math:`\delta \ge \delta_0`.
+      :class:`PaperTheoremAccountant` (``"paper_thm"``, a paper accountant)
+      reports the :math:`\varepsilon_0` it was calibrated for, only where the
+      classical theorem behind it holds (:math:`\varepsilon_0 < 1`, Dwork & Roth
+      2014, Theorem A.1) and only at :math:`\delta \ge \delta_0`.
     * ``GAUSSIAN_ANALYTIC``: the same Gaussian mechanism with the exact
       (analytic-Gaussian) :math:`\sigma`; read by the exact accountants.
 
-:class:`RRPSGDPaperArgument`
+:class:`~noisygd.accounting.events.RRPSGDPaperArgument`
     Algorithm 2 (RRPSGD) as the paper proves it private (Theorem 4, Appendix
     A.4): per-step Gaussian mechanism, amplification by sampling one example of
     ``n`` (Lemma 9), strong composition over the horizon (Lemma 10). Read only by
-    :class:`RRPSGDPaperAccountant` (``"zhang2017_thm4"``), which *computes* the
-    epsilon that chain of lemmas yields at the requested delta (it does not copy
-    the target: the paper's per-step constant is optimistic, see that class).
-    The tight description of the same run is
+    :class:`RRPSGDPaperAccountant` (``"zhang2017_thm4"``, a paper accountant),
+    which *computes* the epsilon that chain of lemmas yields at the requested
+    delta (it does not copy the target: the paper's per-step constant is
+    optimistic, see that class). The tight description of the same run is
     ``SelfComposed(SampledWithoutReplacement(1, n, Gaussian(...)), R)`` and is
     read by the general accountants.
+
+``pure_dp`` is a :data:`~noisygd.accounting.base.GENERAL` accountant (basic
+composition is sound for every pure-DP event); ``paper_thm`` and
+``zhang2017_thm4`` are :data:`~noisygd.accounting.base.PAPER` accountants,
+consulted by :func:`~noisygd.accounting.best` only with ``include_paper=True``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np
-
-from noisygd._checks import check_positive as _pos
+from noisygd._checks import check_positive
 from noisygd.accounting import gdp as _gdp
-from noisygd.accounting import pld as _pld
-from noisygd.accounting import rdp as _rdp
-from noisygd.accounting import zcdp as _zcdp
 from noisygd.accounting.base import (
+    GENERAL,
+    PAPER,
     Accountant,
     UnsupportedEventError,
     check_delta,
-    register_accountant,
+    dispatch,
 )
 from noisygd.accounting.events import (
     Composed,
     DpEvent,
     EpsilonDelta,
-    Gaussian,
-    Neighbouring,
+    OutputNoise,
+    OutputPerturbation,
+    RRPSGDPaperArgument,
     SelfComposed,
 )
 
 __all__ = [
+    "PAPER_THEOREM",
+    "PURE_EPSILON",
+    "RRPSGD_PAPER",
     "OutputNoise",
     "OutputPerturbation",
     "PaperTheoremAccountant",
@@ -73,133 +80,28 @@ __all__ = [
 ]
 
 
-class OutputNoise(str, Enum):  # noqa: UP042 - matches Neighbouring
-    """Which noise Algorithm 1 added to :math:`w_T`."""
-
-    L2_LAPLACE = "l2_laplace"
-    GAUSSIAN_PAPER = "gaussian_paper"
-    GAUSSIAN_ANALYTIC = "gaussian_analytic"
-
-
-@dataclass(frozen=True)
-class OutputPerturbation(DpEvent):
-    r"""One release :math:`w_T + z` of a vector with replace-one L2 sensitivity ``sensitivity``.
-
-    Parameters
-    ----------
-    noise : OutputNoise
-    sensitivity : float
-        :math:`\Delta` (Lemma 2: :math:`3LT\eta/n`; Lemma 3:
-        :math:`5L(\mu+\beta)/(n\mu\beta)`; or the contraction bound).
-    scale : float
-        :math:`b` of :math:`\exp(-\lVert z\rVert/b)` for ``L2_LAPLACE``, the
-        standard deviation :math:`\sigma` for the Gaussian noises.
-    target_epsilon, target_delta : float
-        What the noise was calibrated for (informational, and the value
-        :class:`PaperTheoremAccountant` certifies for ``GAUSSIAN_PAPER``).
-        ``target_delta`` is 0 for ``L2_LAPLACE``.
-    sensitivity_theorem : str
-        Which lemma gave :math:`\Delta` (for reports).
-    relation : Neighbouring
-        Must be ``REPLACE_ONE``: the sensitivity lemmas compare datasets of the
-        same public size ``n`` differing in one row.
-    """
-
-    noise: OutputNoise
-    sensitivity: float
-    scale: float
-    target_epsilon: float
-    target_delta: float = 0.0
-    sensitivity_theorem: str = ""
-    relation: Neighbouring = Neighbouring.REPLACE_ONE
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "noise", OutputNoise(self.noise))
-        _pos("sensitivity", self.sensitivity)
-        _pos("scale", self.scale)
-        _pos("target_epsilon", self.target_epsilon)
-        if not (0.0 <= float(self.target_delta) < 1.0):
-            raise ValueError(f"target_delta must be in [0, 1), got {self.target_delta!r}")
-        if self.noise is OutputNoise.L2_LAPLACE and self.target_delta != 0.0:
-            raise ValueError("L2-Laplace output perturbation is pure DP: target_delta must be 0")
-        if self.noise is not OutputNoise.L2_LAPLACE and not self.target_delta > 0.0:
-            raise ValueError("Gaussian output perturbation needs target_delta > 0")
-        object.__setattr__(self, "relation", Neighbouring(self.relation))
-        if self.relation is not Neighbouring.REPLACE_ONE:
-            raise ValueError(
-                "output perturbation sensitivities (Lemmas 2-3 of Zhang et al. 2017) are "
-                "for replace-one neighbours with public n"
-            )
-
-    @property
-    def neighbouring(self) -> Neighbouring:
-        return self.relation
-
-    @property
-    def is_gaussian(self) -> bool:
-        return self.noise is not OutputNoise.L2_LAPLACE
-
-    @property
-    def pure_epsilon(self) -> float:
-        r""":math:`\Delta/b` for the L2-Laplace noise (refused for Gaussian noise)."""
-        if self.is_gaussian:
-            raise UnsupportedEventError("Gaussian output perturbation is not pure DP")
-        return self.sensitivity / self.scale
-
-    def as_gaussian(self) -> Gaussian:
-        """The equivalent :class:`Gaussian` event (shift ``sensitivity``, std ``scale``)."""
-        if not self.is_gaussian:
-            raise UnsupportedEventError(
-                "L2-Laplace output perturbation is not a Gaussian mechanism"
-            )
-        return Gaussian(noise_multiplier=float(self.scale), sensitivity=float(self.sensitivity),
-                        relation=Neighbouring.REPLACE_ONE)
-
-
-# ---------------------------------------------------------------- hook registration
-@_gdp.gaussian_mu.register
-def _(event: OutputPerturbation) -> float:
-    return _gdp.gaussian_mu(event.as_gaussian())
-
-
-@_zcdp.zcdp_rho.register
-def _(event: OutputPerturbation) -> float:
-    if event.is_gaussian:
-        return _zcdp.zcdp_rho(event.as_gaussian())
-    # Bun & Steinke (2016) Prop. 1.4: eps-DP implies (eps^2/2)-zCDP.
-    return _zcdp.zcdp_rho(EpsilonDelta(event.pure_epsilon, 0.0, Neighbouring.REPLACE_ONE))
-
-
-@_rdp.rdp_curve.register
-def _(event: OutputPerturbation, orders: np.ndarray) -> np.ndarray:
-    if event.is_gaussian:
-        return _rdp.rdp_curve(event.as_gaussian(), orders)
-    return _rdp.rdp_curve(EpsilonDelta(event.pure_epsilon, 0.0, Neighbouring.REPLACE_ONE), orders)
-
-
-@_pld.to_dp_accounting.register
-def _(event: OutputPerturbation):
-    # Only the Gaussian noises have a dp_accounting counterpart; the K-norm
-    # (L2-Laplace) mechanism has none, so it is refused (pure_dp reads it).
-    return _pld.to_dp_accounting(event.as_gaussian())
-
-
 # ---------------------------------------------------------------------- accountants
 def _pure_epsilon(event: DpEvent) -> float:
-    if isinstance(event, OutputPerturbation):
-        return event.pure_epsilon
-    if isinstance(event, EpsilonDelta):
-        if event.delta > 0:
-            raise UnsupportedEventError(f"{event.describe()} is not pure DP")
-        return float(event.epsilon)
-    if isinstance(event, SelfComposed):
-        return event.count * _pure_epsilon(event.event)
-    if isinstance(event, Composed):
-        return math.fsum(_pure_epsilon(e) for e in event.events)
-    raise UnsupportedEventError(f"pure_dp bounds only pure-DP events, not {type(event).__name__}")
+    return dispatch(
+        PURE_EPSILON, event, refusal="pure_dp bounds only pure-DP events, not {name}"
+    )
 
 
-@register_accountant
+def _pure_epsilon_delta(event: EpsilonDelta) -> float:
+    if event.delta > 0:
+        raise UnsupportedEventError(f"{event.describe()} is not pure DP")
+    return float(event.epsilon)
+
+
+#: Event type -> pure epsilon: the events the ``pure_dp`` accountant reads.
+PURE_EPSILON: dict[type[DpEvent], Callable[[Any], float]] = {
+    OutputPerturbation: lambda event: event.pure_epsilon,  # refuses Gaussian noise
+    EpsilonDelta: _pure_epsilon_delta,
+    SelfComposed: lambda event: event.count * _pure_epsilon(event.event),
+    Composed: lambda event: math.fsum(_pure_epsilon(e) for e in event.events),
+}
+
+
 class PureDPAccountant(Accountant):
     r"""Pure :math:`\varepsilon`-DP events, composed by basic composition.
 
@@ -213,13 +115,41 @@ class PureDPAccountant(Accountant):
 
     name = "pure_dp"
     theorem = "pure DP: K-norm density ratio (Zhang et al. 2017 Thm 1) + basic composition"
+    kind = GENERAL
+    DISPATCH = PURE_EPSILON
 
     def epsilon(self, event: DpEvent, delta: float) -> float:
         check_delta(delta)
         return _pure_epsilon(event)
 
 
-@register_accountant
+def _paper_theorem_epsilon(event: OutputPerturbation, delta: float) -> float:
+    if event.noise is not OutputNoise.GAUSSIAN_PAPER:
+        raise UnsupportedEventError(
+            "paper_thm only reads OutputPerturbation events with the paper's Gaussian noise"
+        )
+    if event.target_epsilon >= 1.0:
+        raise UnsupportedEventError(
+            f"Dwork-Roth Theorem A.1 needs epsilon < 1; the noise was calibrated for "
+            f"epsilon = {event.target_epsilon}"
+        )
+    if delta < event.target_delta:
+        raise UnsupportedEventError(
+            f"the calibration certifies delta >= {event.target_delta}, asked {delta}"
+        )
+    # The calibration must actually be the paper's (guards hand-made events).
+    needed = event.sensitivity * math.sqrt(2.0 * math.log(1.25 / event.target_delta))
+    if event.scale * event.target_epsilon < needed * (1.0 - 1e-12):
+        raise UnsupportedEventError("sigma is below the classical Gaussian-mechanism noise")
+    return float(event.target_epsilon)
+
+
+#: Event type -> epsilon at delta: the events the ``paper_thm`` accountant reads.
+PAPER_THEOREM: dict[type[DpEvent], Callable[[Any, float], float]] = {
+    OutputPerturbation: _paper_theorem_epsilon,
+}
+
+
 class PaperTheoremAccountant(Accountant):
     r"""The epsilon Algorithm 1's Gaussian noise was calibrated for, where the theorem holds.
 
@@ -237,68 +167,19 @@ class PaperTheoremAccountant(Accountant):
 
     name = "paper_thm"
     theorem = "Zhang et al. 2017 Alg. 1 calibration via Dwork-Roth 2014 Thm A.1 (eps < 1)"
+    kind = PAPER
+    DISPATCH = PAPER_THEOREM
 
     def epsilon(self, event: DpEvent, delta: float) -> float:
         delta = check_delta(delta)
-        if not isinstance(event, OutputPerturbation) or event.noise is not (
-            OutputNoise.GAUSSIAN_PAPER
-        ):
-            raise UnsupportedEventError(
-                "paper_thm only reads OutputPerturbation events with the paper's Gaussian noise"
-            )
-        if event.target_epsilon >= 1.0:
-            raise UnsupportedEventError(
-                f"Dwork-Roth Theorem A.1 needs epsilon < 1; the noise was calibrated for "
-                f"epsilon = {event.target_epsilon}"
-            )
-        if delta < event.target_delta:
-            raise UnsupportedEventError(
-                f"the calibration certifies delta >= {event.target_delta}, asked {delta}"
-            )
-        # The calibration must actually be the paper's (guards hand-made events).
-        needed = event.sensitivity * math.sqrt(2.0 * math.log(1.25 / event.target_delta))
-        if event.scale * event.target_epsilon < needed * (1.0 - 1e-12):
-            raise UnsupportedEventError("sigma is below the classical Gaussian-mechanism noise")
-        return float(event.target_epsilon)
+        return dispatch(
+            PAPER_THEOREM, event, delta,
+            refusal="paper_thm only reads OutputPerturbation events with the paper's "
+            "Gaussian noise, not {name}",
+        )
 
 
 # ------------------------------------------------------------------ RRPSGD (Alg. 2)
-@dataclass(frozen=True)
-class RRPSGDPaperArgument(DpEvent):
-    r"""Algorithm 2 of Zhang et al. 2017, described the way Theorem 4 proves it private.
-
-    Parameters
-    ----------
-    step_mu : float
-        Per-step Gaussian-DP parameter :math:`2L/\sigma_z`: the noisy gradient
-        :math:`\nabla f(w_t,\xi) + z_t` of one example with
-        :math:`\lVert\nabla f\rVert \le L` has replace-one sensitivity
-        :math:`2L`, and :math:`z_t \sim \mathcal N(0, \sigma_z^2 I)`.
-    population_size : int
-        ``n`` (public); one example sampled uniformly per step.
-    horizon : int
-        ``T``: the composition is taken over ``T`` steps (the paper:
-        :math:`T = n^2 \ge R`).
-    """
-
-    step_mu: float
-    population_size: int
-    horizon: int
-
-    def __post_init__(self) -> None:
-        _pos("step_mu", self.step_mu)
-        for name in ("population_size", "horizon"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.population_size < 2:
-            raise ValueError("population_size must be at least 2")
-
-    @property
-    def neighbouring(self) -> Neighbouring:
-        return Neighbouring.REPLACE_ONE
-
-
 def rrpsgd_paper_epsilon(step_mu: float, n: int, horizon: int, delta: float) -> float:
     r"""Epsilon the proof of Theorem 4 (Zhang et al. 2017, Appendix A.4) yields at ``delta``.
 
@@ -329,7 +210,7 @@ def rrpsgd_paper_epsilon(step_mu: float, n: int, horizon: int, delta: float) -> 
         If :math:`\varepsilon_0 > 1` (Lemma 9's hypothesis fails).
     """
     delta = check_delta(delta)
-    mu0 = _pos("step_mu", step_mu)
+    mu0 = check_positive("step_mu", step_mu)
     n = int(n)
     T = int(horizon)
     delta_prime = delta / 2.0
@@ -344,17 +225,30 @@ def rrpsgd_paper_epsilon(step_mu: float, n: int, horizon: int, delta: float) -> 
     return math.sqrt(2.0 * T * math.log(1.0 / delta_prime)) * eps1 + T * eps1 * math.expm1(eps1)
 
 
-@register_accountant
+def _rrpsgd_epsilon(event: RRPSGDPaperArgument, delta: float) -> float:
+    return rrpsgd_paper_epsilon(event.step_mu, event.population_size, event.horizon, delta)
+
+
+#: Event type -> epsilon at delta: the events the ``zhang2017_thm4`` accountant reads.
+RRPSGD_PAPER: dict[type[DpEvent], Callable[[Any, float], float]] = {
+    RRPSGDPaperArgument: _rrpsgd_epsilon,
+}
+
+
 class RRPSGDPaperAccountant(Accountant):
     """Theorem 4 of Zhang et al. 2017 (sampling + strong composition), computed honestly.
 
-    Reads only :class:`RRPSGDPaperArgument`; see :func:`rrpsgd_paper_epsilon`.
+    Reads only :class:`~noisygd.accounting.events.RRPSGDPaperArgument`; see
+    :func:`rrpsgd_paper_epsilon`. A paper accountant.
     """
 
     name = "zhang2017_thm4"
     theorem = "Zhang et al. 2017 Thm 4: Gaussian + Lemma 9 amplification + Lemma 10 (DRV10)"
+    kind = PAPER
+    DISPATCH = RRPSGD_PAPER
 
     def epsilon(self, event: DpEvent, delta: float) -> float:
-        if not isinstance(event, RRPSGDPaperArgument):
-            raise UnsupportedEventError("zhang2017_thm4 reads only RRPSGDPaperArgument events")
-        return rrpsgd_paper_epsilon(event.step_mu, event.population_size, event.horizon, delta)
+        return dispatch(
+            RRPSGD_PAPER, event, delta,
+            refusal="zhang2017_thm4 reads only RRPSGDPaperArgument events, not {name}",
+        )

@@ -29,28 +29,51 @@ minimised over the grid (the same conversion as dp_accounting's
 * :math:`\varepsilon = 0` when :math:`\delta \ge \sqrt{1 - e^{-\tau(\alpha)}}`
   (KL :math:`\le \tau(\alpha)` and the Bretagnolle-Huber inequality).
 
-Sub-sampled events are registered on :func:`rdp_curve` by
-:mod:`noisygd.accounting.subsampling`.
+The events read are those of the dispatch table :data:`CURVE`: Gaussian
+compositions, pure-DP events, ``TreeAggregation``, ``OutputPerturbation``, and
+sub-sampled Gaussians, whose curves (Mironov, Talwar and Zhang 2019; Wang,
+Balle and Kasiviswanathan 2019) are computed in :mod:`noisygd.accounting.subsampling`.
+Curves at the default orders are cached for recent events (``best`` and the PLD
+accountant's resolution both ask for them).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from noisygd._checks import check_real
 from noisygd.accounting.base import (
+    GENERAL,
     Accountant,
     UnsupportedEventError,
     check_delta,
     check_epsilon,
-    register_accountant,
+    dispatch,
 )
-from noisygd.accounting.events import Composed, DpEvent, EpsilonDelta, Gaussian, SelfComposed
+from noisygd.accounting.events import (
+    Composed,
+    DpEvent,
+    EpsilonDelta,
+    Gaussian,
+    OutputPerturbation,
+    PoissonSampled,
+    SampledWithoutReplacement,
+    SelfComposed,
+    TreeAggregation,
+)
+from noisygd.accounting.subsampling import (
+    effective_noise_multiplier,
+    rdp_poisson_sampled_gaussian,
+    rdp_sampled_without_replacement_gaussian,
+)
 
 __all__ = [
+    "CURVE",
     "DEFAULT_ORDERS",
     "RDPAccountant",
     "rdp_curve",
@@ -66,44 +89,41 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 )
 
 
-# --------------------------------------------------------------------------- hook
-@functools.singledispatch
+# -------------------------------------------------------------- dispatch table
 def rdp_curve(event: DpEvent, orders: np.ndarray) -> np.ndarray:
     r"""RDP :math:`\tau(\alpha)` of ``event`` at each order in ``orders`` (all > 1).
+
+    Looks the event's type up in :data:`CURVE`.
 
     Raises
     ------
     UnsupportedEventError
-        For events without a registered RDP bound.
+        For events without an RDP bound.
     """
-    raise UnsupportedEventError(f"no RDP bound is known for {type(event).__name__}")
+    return dispatch(CURVE, event, orders, refusal="no RDP bound is known for {name}")
 
 
-@rdp_curve.register
-def _(event: Gaussian, orders: np.ndarray) -> np.ndarray:
+def _curve_gaussian(event: Gaussian, orders: np.ndarray) -> np.ndarray:
     # Mironov (2017) Proposition 7: alpha * Delta^2 / (2 sigma^2).
     mu = event.sensitivity / event.noise_multiplier
     return np.asarray(orders, dtype=float) * (mu * mu / 2.0)
 
 
-@rdp_curve.register
-def _(event: SelfComposed, orders: np.ndarray) -> np.ndarray:
+def _curve_self_composed(event: SelfComposed, orders: np.ndarray) -> np.ndarray:
     # Mironov (2017) Proposition 1: composition adds.
     if event.count == 0:
         return np.zeros_like(np.asarray(orders, dtype=float))
     return event.count * rdp_curve(event.event, orders)
 
 
-@rdp_curve.register
-def _(event: Composed, orders: np.ndarray) -> np.ndarray:
+def _curve_composed(event: Composed, orders: np.ndarray) -> np.ndarray:
     total = np.zeros_like(np.asarray(orders, dtype=float))
     for e in event.events:
         total = total + rdp_curve(e, orders)
     return total
 
 
-@rdp_curve.register
-def _(event: EpsilonDelta, orders: np.ndarray) -> np.ndarray:
+def _curve_epsilon_delta(event: EpsilonDelta, orders: np.ndarray) -> np.ndarray:
     if event.delta > 0:
         raise UnsupportedEventError(
             f"(epsilon, delta)-DP with delta = {event.delta} > 0 has no RDP guarantee"
@@ -112,6 +132,45 @@ def _(event: EpsilonDelta, orders: np.ndarray) -> np.ndarray:
     eps = event.epsilon
     # Mironov (2017) Prop. 3 / monotonicity (<= eps) and Bun-Steinke (2016) Prop. 1.4.
     return np.minimum(eps, a * eps * eps / 2.0)
+
+
+def _curve_poisson(event: PoissonSampled, orders: np.ndarray) -> np.ndarray:
+    # Mironov, Talwar and Zhang (2019), Section 3 (noisygd.accounting.subsampling).
+    sigma = effective_noise_multiplier(event.event)
+    return rdp_poisson_sampled_gaussian(event.rate, sigma, orders)
+
+
+def _curve_without_replacement(
+    event: SampledWithoutReplacement, orders: np.ndarray
+) -> np.ndarray:
+    # Wang, Balle and Kasiviswanathan (2019), Theorems 9 and 27 (noisygd.accounting.subsampling);
+    # effective_noise_multiplier divides by the inner (replace-one) sensitivity.
+    sigma = effective_noise_multiplier(event.event)
+    return rdp_sampled_without_replacement_gaussian(event.rate, sigma, orders)
+
+
+def _curve_tree(event: TreeAggregation, orders: np.ndarray) -> np.ndarray:
+    # Mironov (2017) Prop. 7 and composition: alpha mu^2 / 2 (see TreeAggregation)
+    return np.asarray(orders, dtype=float) * (event.mu**2 / 2.0)
+
+
+def _curve_output_perturbation(event: OutputPerturbation, orders: np.ndarray) -> np.ndarray:
+    if event.is_gaussian:
+        return rdp_curve(event.as_gaussian(), orders)
+    return rdp_curve(event.as_pure(), orders)
+
+
+#: Event type -> RDP curve at given orders: the events the ``rdp`` accountant reads.
+CURVE: dict[type[DpEvent], Callable[[Any, np.ndarray], np.ndarray]] = {
+    Gaussian: _curve_gaussian,
+    SelfComposed: _curve_self_composed,
+    Composed: _curve_composed,
+    EpsilonDelta: _curve_epsilon_delta,
+    PoissonSampled: _curve_poisson,
+    SampledWithoutReplacement: _curve_without_replacement,
+    TreeAggregation: _curve_tree,
+    OutputPerturbation: _curve_output_perturbation,
+}
 
 
 # ------------------------------------------------------------------- conversions
@@ -174,7 +233,7 @@ def rdp_to_delta(
     dp_accounting's ``compute_delta``).
     """
     a, r = _check_curve(orders, rdp)
-    eps = float(epsilon)
+    eps = check_real("epsilon", epsilon)
     if math.isnan(eps) or eps < 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
     best, best_order = math.inf, float(a[0])
@@ -196,7 +255,18 @@ def rdp_to_delta(
 
 
 # -------------------------------------------------------------------- accountant
-@register_accountant
+_DEFAULT_ORDERS_ARRAY = np.asarray(DEFAULT_ORDERS, dtype=float)
+
+
+@functools.lru_cache(maxsize=64)
+def _default_curve(event: DpEvent) -> np.ndarray:
+    # RDP curves of recent events at the default orders: ``best`` asks RDP, and the PLD
+    # accountant asks it again for its resolution; calibration asks both at every step.
+    curve = np.asarray(rdp_curve(event, _DEFAULT_ORDERS_ARRAY), dtype=float)
+    curve.setflags(write=False)
+    return curve
+
+
 class RDPAccountant(Accountant):
     """RDP accountant over a grid of orders with the CKS20 / Balle et al. 2020 conversion.
 
@@ -208,14 +278,24 @@ class RDPAccountant(Accountant):
 
     name = "rdp"
     theorem = "RDP composition (Mironov 2017) + CKS20 Prop. 12 / Balle et al. 2020 conversion"
+    kind = GENERAL
+    DISPATCH = CURVE
 
     def __init__(self, orders: Sequence[float] | None = None) -> None:
         a = np.asarray(DEFAULT_ORDERS if orders is None else orders, dtype=float)
         _check_curve(a, np.zeros_like(a))
         self.orders = a
+        self._default = orders is None
 
     def curve(self, event: DpEvent) -> np.ndarray:
         """RDP of ``event`` at :attr:`orders` (see :func:`rdp_curve`)."""
+        if self._default:
+            try:
+                hash(event)
+            except TypeError:
+                pass
+            else:
+                return _default_curve(event)
         r = np.asarray(rdp_curve(event, self.orders), dtype=float)
         if r.shape != self.orders.shape:
             raise ValueError(f"rdp_curve returned shape {r.shape}, expected {self.orders.shape}")

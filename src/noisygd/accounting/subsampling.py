@@ -10,9 +10,9 @@ subsample. Two sampling schemes are accounted, each under its own relation:
   :math:`\gamma = m/n`), replace-one neighbours: event
   :class:`~noisygd.accounting.events.SampledWithoutReplacement`.
 
-What this module registers:
+What this module provides:
 
-``rdp_curve`` (:mod:`noisygd.accounting.rdp`)
+RDP curves (read through the ``rdp`` accountant's table :data:`noisygd.accounting.rdp.CURVE`)
     * Poisson-sampled Gaussian: Mironov, Talwar and Zhang (2019), "Rényi
       differential privacy of the sampled Gaussian mechanism", Section 3:
       :math:`\varepsilon(\alpha) = \log A_\alpha / (\alpha - 1)` with, for
@@ -37,12 +37,12 @@ What this module registers:
       ``SampledWithoutReplacementDpEvent`` under ``REPLACE_ONE``. Forward
       differences are computed exactly in 250-digit decimal arithmetic.
 
-``to_dp_accounting`` (:mod:`noisygd.accounting.pld`)
+PLD (:mod:`noisygd.accounting.dp_accounting_bridge`)
     Poisson-sampled Gaussians become ``PoissonSampledDpEvent(gamma,
-    GaussianDpEvent(sigma))`` under ``ADD_OR_REMOVE_ONE``.
-    Sampling without replacement is *not* registered: dp_accounting's PLD
-    accountant does not support ``SampledWithoutReplacementDpEvent``, so the
-    PLD accountant refuses it.
+    GaussianDpEvent(sigma))`` under ``ADD_OR_REMOVE_ONE``, with ``sigma`` from
+    :func:`effective_noise_multiplier`. Sampling without replacement has no
+    translation: dp_accounting's PLD accountant does not support
+    ``SampledWithoutReplacementDpEvent``, so the PLD accountant refuses it.
 
 A new accountant ``"subsampling_lemma"``
     Lemma 12.2 of the lecture (Balle, Barthe and Gaboardi 2018, "Privacy
@@ -55,9 +55,9 @@ A new accountant ``"subsampling_lemma"``
     their compositions (basic composition, and the advanced composition of
     Dwork, Rothblum and Vadhan 2010, Theorem III.3, for self-compositions).
 
-Gaussian DP and zCDP: no hook is registered (a sampled Gaussian is not exactly
-a Gaussian trade-off, and the zCDP bound would not be amplified), so those
-accountants refuse sampled events.
+Gaussian DP and zCDP have no entry for sampled events (a sampled Gaussian is not
+exactly a Gaussian trade-off, and the zCDP bound would not be amplified), so those
+accountants refuse them.
 """
 
 from __future__ import annotations
@@ -66,16 +66,18 @@ import decimal
 import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
-import dp_accounting
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
+from noisygd._checks import check_positive
 from noisygd.accounting.base import (
+    GENERAL,
     Accountant,
     UnsupportedEventError,
     check_delta,
-    register_accountant,
+    dispatch,
 )
 from noisygd.accounting.events import (
     Composed,
@@ -86,10 +88,9 @@ from noisygd.accounting.events import (
     SampledWithoutReplacement,
     SelfComposed,
 )
-from noisygd.accounting.pld import to_dp_accounting
-from noisygd.accounting.rdp import rdp_curve
 
 __all__ = [
+    "PAIRS",
     "SubsamplingLemmaAccountant",
     "effective_noise_multiplier",
     "rdp_poisson_sampled_gaussian",
@@ -153,62 +154,83 @@ def _check_orders(orders: np.ndarray) -> np.ndarray:
 
 def _check_q_sigma(q: float, sigma: float) -> tuple[float, float]:
     q = float(q)
-    sigma = float(sigma)
     if not (0.0 <= q <= 1.0):
         raise ValueError(f"sampling rate must be in [0, 1], got {q!r}")
-    if not (sigma > 0):
-        raise ValueError(f"noise multiplier must be positive, got {sigma!r}")
+    sigma = float(sigma)
+    if sigma != math.inf:
+        check_positive("noise multiplier", sigma)
     return q, sigma
 
 
 # ------------------------------------------------- Poisson: Mironov et al. 2019
-def _log_a_int(q: float, sigma: float, alpha: int) -> float:
-    i = np.arange(alpha + 1, dtype=float)
-    terms = (
-        _log_comb(float(alpha), i)
-        + i * math.log(q)
-        + (alpha - i) * math.log1p(-q)
-        + (i * i - i) / (2.0 * sigma**2)
-    )
-    return float(logsumexp(terms))
+_ROWS = 128  # orders evaluated together (bounds the memory of the vectorised series)
 
 
-def _log_a_frac(q: float, sigma: float, alpha: float) -> float:
-    # MTZ19 Section 3.3: A = A0 + A1, the integrals over (-inf, z0] and [z0, inf).
+def _log_a_int_many(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    r"""MTZ19 eq. (3.3) at integer orders: :math:`\log A_\alpha` by the binomial expansion."""
+    out = np.empty(alphas.size)
+    for start in range(0, alphas.size, _ROWS):
+        a = alphas[start:start + _ROWS, None]
+        i = np.arange(int(a.max()) + 1, dtype=float)[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = (
+                _log_comb(a, i)
+                + i * math.log(q)
+                + (a - i) * math.log1p(-q)
+                + (i * i - i) / (2.0 * sigma**2)
+            )
+        terms = np.where(i <= a, terms, -np.inf)  # terms i > alpha do not exist
+        out[start:start + _ROWS] = logsumexp(terms, axis=1)
+    return out
+
+
+def _log_a_frac_many(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    r"""MTZ19 Section 3.3 at fractional orders: :math:`A = A_0 + A_1`, two series.
+
+    :math:`A_0, A_1` are the integrals over :math:`(-\infty, z_0]` and
+    :math:`[z_0, \infty)`, each a series of ``_MAX_FRAC_TERMS`` terms with the
+    magnitudes of the generalised binomial coefficients (an upper bound). An order
+    whose series has not converged by then (both sequences decreasing at the tail
+    and negligible, e^-30, against the total) is dropped: its RDP is ``inf``, as in
+    dp_accounting.
+    """
     z0 = sigma**2 * math.log(1.0 / q - 1.0) + 0.5
-    i = np.arange(_MAX_FRAC_TERMS, dtype=float)
-    j = alpha - i
-    log_coef = _log_comb(alpha, i)
-    log_t0 = log_coef + i * math.log(q) + j * math.log1p(-q)
-    log_t1 = log_coef + j * math.log(q) + i * math.log1p(-q)
+    i = np.arange(_MAX_FRAC_TERMS, dtype=float)[None, :]
     log_e0 = math.log(0.5) + _log_erfc((i - z0) / (math.sqrt(2.0) * sigma))
-    log_e1 = math.log(0.5) + _log_erfc((z0 - j) / (math.sqrt(2.0) * sigma))
-    log_s0 = log_t0 + (i * i - i) / (2.0 * sigma**2) + log_e0
-    log_s1 = log_t1 + (j * j - j) / (2.0 * sigma**2) + log_e1
-    # convergence: both sequences decreasing at the tail and negligible (e^-30) vs the total
-    cum = np.logaddexp(np.logaddexp.accumulate(log_s0), np.logaddexp.accumulate(log_s1))
-    ok = np.zeros(_MAX_FRAC_TERMS, dtype=bool)
-    ok[1:] = (
-        (log_s0[1:] < log_s0[:-1])
-        & (log_s1[1:] < log_s1[:-1])
-        & (np.maximum(log_s0[1:], log_s1[1:]) < cum[1:] - 30.0)
-    )
-    if not ok.any():
-        return math.inf  # not converged: this order is dropped (RDP = inf)
-    # the series has non-negative terms (magnitudes), so summing all of them is an upper bound
-    return float(np.logaddexp(logsumexp(log_s0), logsumexp(log_s1)))
+    out = np.empty(alphas.size)
+    for start in range(0, alphas.size, _ROWS):
+        a = alphas[start:start + _ROWS, None]
+        j = a - i
+        log_coef = _log_comb(a, i)
+        log_t0 = log_coef + i * math.log(q) + j * math.log1p(-q)
+        log_t1 = log_coef + j * math.log(q) + i * math.log1p(-q)
+        log_e1 = math.log(0.5) + _log_erfc((z0 - j) / (math.sqrt(2.0) * sigma))
+        log_s0 = log_t0 + (i * i - i) / (2.0 * sigma**2) + log_e0
+        log_s1 = log_t1 + (j * j - j) / (2.0 * sigma**2) + log_e1
+        cum = np.logaddexp(
+            np.logaddexp.accumulate(log_s0, axis=1), np.logaddexp.accumulate(log_s1, axis=1)
+        )
+        ok = (
+            (log_s0[:, 1:] < log_s0[:, :-1])
+            & (log_s1[:, 1:] < log_s1[:, :-1])
+            & (np.maximum(log_s0[:, 1:], log_s1[:, 1:]) < cum[:, 1:] - 30.0)
+        ).any(axis=1)
+        # the series have non-negative terms (magnitudes): summing all of them is an upper bound
+        total = np.logaddexp(logsumexp(log_s0, axis=1), logsumexp(log_s1, axis=1))
+        out[start:start + _ROWS] = np.where(ok, total, np.inf)
+    return out
 
 
-def _sampled_gaussian_curve(
-    q: float, sigma: float, orders: np.ndarray,
-    log_a: Callable[[float, float, float], float],
-) -> np.ndarray:
+LogA = Callable[[float, float, np.ndarray], np.ndarray]
+
+
+def _sampled_gaussian_curve(q: float, sigma: float, orders: np.ndarray, log_a: LogA) -> np.ndarray:
     r"""RDP curve :math:`\log A_\alpha / (\alpha - 1)` of a sampled Gaussian over ``orders``.
 
     Shared by both sampling schemes: checks the arguments, handles the exact cases
     (:math:`q = 0` or :math:`\sigma = \infty`: 0; :math:`q = 1`: the Gaussian's
     :math:`\alpha/(2\sigma^2)`; :math:`\alpha = \infty`: :math:`\infty`) and calls
-    ``log_a(q, sigma, alpha)`` for every other order.
+    ``log_a(q, sigma, alphas)`` on the array of every other order.
     """
     q, sigma = _check_q_sigma(q, sigma)
     a = _check_orders(orders)
@@ -216,9 +238,10 @@ def _sampled_gaussian_curve(
         return np.zeros_like(a)
     if q == 1.0:
         return a / (2.0 * sigma**2)
-    out = np.empty_like(a)
-    for k, alpha in enumerate(a.tolist()):
-        out[k] = math.inf if math.isinf(alpha) else log_a(q, sigma, alpha) / (alpha - 1.0)
+    out = np.full_like(a, np.inf)
+    finite = np.isfinite(a)
+    if finite.any():
+        out[finite] = log_a(q, sigma, a[finite]) / (a[finite] - 1.0)
     return out
 
 
@@ -227,7 +250,7 @@ def rdp_poisson_sampled_gaussian(q: float, sigma: float, orders: np.ndarray) -> 
 
     Mironov, Talwar and Zhang (2019), Section 3: :math:`\log A_\alpha/(\alpha-1)`,
     exact (binomial expansion) at integer orders, the Section-3.3 series at
-    fractional ones.
+    fractional ones (both vectorised over the orders).
 
     Parameters
     ----------
@@ -244,10 +267,14 @@ def rdp_poisson_sampled_gaussian(q: float, sigma: float, orders: np.ndarray) -> 
     ndarray
         RDP values (``inf`` where the fractional series did not converge).
     """
-    def log_a(q: float, sigma: float, alpha: float) -> float:
-        if float(alpha).is_integer():
-            return _log_a_int(q, sigma, int(alpha))
-        return _log_a_frac(q, sigma, alpha)
+    def log_a(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+        out = np.empty_like(alphas)
+        integer = alphas == np.floor(alphas)
+        if integer.any():
+            out[integer] = _log_a_int_many(q, sigma, alphas[integer])
+        if (~integer).any():
+            out[~integer] = _log_a_frac_many(q, sigma, alphas[~integer])
+        return out
 
     return _sampled_gaussian_curve(q, sigma, orders, log_a)
 
@@ -336,39 +363,17 @@ def rdp_sampled_without_replacement_gaussian(
     orders : ndarray
         Orders :math:`\alpha > 1`.
     """
-    def log_a(q: float, sigma: float, alpha: float) -> float:
+    def log_a_one(alpha: float) -> float:
         if float(alpha).is_integer():
             return _wor_log_a_int(q, sigma, int(alpha))
         lo, hi = math.floor(alpha), math.ceil(alpha)
         t = alpha - lo
         return (1.0 - t) * _wor_log_a_int(q, sigma, lo) + t * _wor_log_a_int(q, sigma, hi)
 
+    def log_a(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+        return np.array([log_a_one(alpha) for alpha in alphas.tolist()], dtype=float)
+
     return _sampled_gaussian_curve(q, sigma, orders, log_a)
-
-
-# ---------------------------------------------------------------- hooks
-@rdp_curve.register
-def _(event: PoissonSampled, orders: np.ndarray) -> np.ndarray:
-    sigma = effective_noise_multiplier(event.event)
-    return rdp_poisson_sampled_gaussian(event.rate, sigma, orders)
-
-
-@rdp_curve.register
-def _(event: SampledWithoutReplacement, orders: np.ndarray) -> np.ndarray:
-    # effective_noise_multiplier divides by the inner (replace-one) sensitivity
-    sigma = effective_noise_multiplier(event.event)
-    return rdp_sampled_without_replacement_gaussian(event.rate, sigma, orders)
-
-
-@to_dp_accounting.register
-def _(event: PoissonSampled) -> dp_accounting.DpEvent:
-    sigma = effective_noise_multiplier(event.event)
-    if event.rate == 0.0 or math.isinf(sigma):
-        return dp_accounting.NoOpDpEvent()
-    return dp_accounting.PoissonSampledDpEvent(
-        sampling_probability=event.rate,
-        event=dp_accounting.GaussianDpEvent(noise_multiplier=sigma),
-    )
 
 
 # ------------------------------------------------------ Lemma 12.2 accountant
@@ -383,26 +388,46 @@ def subsampled_epsilon_delta(rate: float, epsilon: float, delta: float) -> tuple
     return math.log1p(rate * math.expm1(epsilon)), rate * delta
 
 
-def _sampled_pairs(event: DpEvent) -> list[tuple[float, float, int]]:
+Triples = list[tuple[float, float, int]]
+
+
+def _sampled_pairs(event: DpEvent) -> Triples:
     """Flatten into ``(eps, delta, count)`` triples of amplified (eps, delta) mechanisms."""
-    if isinstance(event, PoissonSampled | SampledWithoutReplacement):
-        inner = event.event
-        if not isinstance(inner, EpsilonDelta):
-            raise UnsupportedEventError(
-                "the subsampling lemma applies to sampled EpsilonDelta events, got a sampled "
-                f"{type(inner).__name__}"
-            )
-        e, d = subsampled_epsilon_delta(event.rate, inner.epsilon, inner.delta)
-        return [(e, d, 1)]
-    if isinstance(event, EpsilonDelta):
-        return [(event.epsilon, event.delta, 1)]
-    if isinstance(event, SelfComposed):
-        return [(e, d, c * event.count) for e, d, c in _sampled_pairs(event.event)]
-    if isinstance(event, Composed):
-        return [t for ev in event.events for t in _sampled_pairs(ev)]
-    raise UnsupportedEventError(
-        f"the subsampling lemma does not apply to {type(event).__name__}"
-    )
+    return dispatch(PAIRS, event, refusal="the subsampling lemma does not apply to {name}")
+
+
+def _pairs_sampled(event: PoissonSampled | SampledWithoutReplacement) -> Triples:
+    inner = event.event
+    if not isinstance(inner, EpsilonDelta):
+        raise UnsupportedEventError(
+            "the subsampling lemma applies to sampled EpsilonDelta events, got a sampled "
+            f"{type(inner).__name__}"
+        )
+    e, d = subsampled_epsilon_delta(event.rate, inner.epsilon, inner.delta)
+    return [(e, d, 1)]
+
+
+def _pairs_epsilon_delta(event: EpsilonDelta) -> Triples:
+    return [(event.epsilon, event.delta, 1)]
+
+
+def _pairs_self_composed(event: SelfComposed) -> Triples:
+    return [(e, d, c * event.count) for e, d, c in _sampled_pairs(event.event)]
+
+
+def _pairs_composed(event: Composed) -> Triples:
+    return [t for ev in event.events for t in _sampled_pairs(ev)]
+
+
+#: Event type -> amplified (eps, delta, count) triples: the events ``subsampling_lemma`` reads
+#: (a composition must contain at least one sampled event).
+PAIRS: dict[type[DpEvent], Callable[[Any], Triples]] = {
+    PoissonSampled: _pairs_sampled,
+    SampledWithoutReplacement: _pairs_sampled,
+    EpsilonDelta: _pairs_epsilon_delta,
+    SelfComposed: _pairs_self_composed,
+    Composed: _pairs_composed,
+}
 
 
 def _advanced_composition(eps: float, k: int, slack: float) -> float:
@@ -411,7 +436,6 @@ def _advanced_composition(eps: float, k: int, slack: float) -> float:
     return math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps)
 
 
-@register_accountant
 class SubsamplingLemmaAccountant(Accountant):
     r"""Lemma 12.2 for sampled (epsilon, delta) mechanisms, then composition.
 
@@ -430,6 +454,8 @@ class SubsamplingLemmaAccountant(Accountant):
         "subsampling lemma 12.2 (Balle-Barthe-Gaboardi 2018 Thm 8/9) + basic/advanced "
         "composition (Dwork-Rothblum-Vadhan 2010 Thm III.3)"
     )
+    kind = GENERAL
+    DISPATCH = PAIRS
 
     def epsilon(self, event: DpEvent, delta: float) -> float:
         delta = check_delta(delta)

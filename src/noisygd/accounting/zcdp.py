@@ -32,27 +32,47 @@ Conversion to :math:`(\varepsilon, \delta)`-DP: the smaller of
 * and, for very small :math:`\rho`, :math:`(0, \sqrt{1 - e^{-\rho}})`-DP from
   :math:`\mathrm{KL} \le \rho` and the Bretagnolle-Huber inequality (the bound
   dp_accounting also uses).
+
+The events read are those of the dispatch table :data:`RHO` (Gaussian
+compositions, pure-DP events, ``TreeAggregation``, ``OutputPerturbation``);
+sub-sampled events are not read (their zCDP bound would not be amplified).
+:func:`budget_for_zcdp` converts a zCDP budget into the slides' noise budget
+:math:`R = \sum_t \sigma_t^{-2}` of a Gaussian run.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from noisygd._checks import check_nonnegative, check_positive, check_real
 from noisygd.accounting.base import (
+    GENERAL,
     Accountant,
     UnsupportedEventError,
     check_delta,
     check_epsilon,
-    register_accountant,
+    dispatch,
 )
-from noisygd.accounting.events import Composed, DpEvent, EpsilonDelta, Gaussian, SelfComposed
+from noisygd.accounting.events import (
+    Composed,
+    DpEvent,
+    EpsilonDelta,
+    Gaussian,
+    Neighbouring,
+    OutputPerturbation,
+    SelfComposed,
+    TreeAggregation,
+)
 
 __all__ = [
+    "RHO",
     "ZCDPAccountant",
+    "budget_for_zcdp",
     "zcdp_delta",
     "zcdp_delta_cks",
     "zcdp_delta_classical",
@@ -63,41 +83,36 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- hook
-@functools.singledispatch
+# -------------------------------------------------------------- dispatch table
 def zcdp_rho(event: DpEvent) -> float:
-    r"""The :math:`\rho` of a :math:`\rho`-zCDP guarantee for ``event``.
+    r"""The :math:`\rho` of a :math:`\rho`-zCDP guarantee for ``event`` (table :data:`RHO`).
 
     Raises
     ------
     UnsupportedEventError
-        For events without a zCDP guarantee (unknown types, sub-sampled events
-        unless registered by their module, non-private releases and
+        For events without a zCDP guarantee (types not in :data:`RHO`, such as
+        sub-sampled events and non-private releases, and
         :math:`(\varepsilon, \delta)`-DP with :math:`\delta > 0`).
     """
-    raise UnsupportedEventError(f"no zCDP bound is known for {type(event).__name__}")
+    return dispatch(RHO, event, refusal="no zCDP bound is known for {name}")
 
 
-@zcdp_rho.register
-def _(event: Gaussian) -> float:
+def _rho_gaussian(event: Gaussian) -> float:
     # Bun and Steinke (2016) Proposition 1.6: rho = Delta^2 / (2 sigma^2).
     mu = event.sensitivity / event.noise_multiplier
     return mu * mu / 2.0
 
 
-@zcdp_rho.register
-def _(event: SelfComposed) -> float:
+def _rho_self_composed(event: SelfComposed) -> float:
     # Bun and Steinke (2016) Lemma 1.7: composition adds rho.
     return event.count * zcdp_rho(event.event)
 
 
-@zcdp_rho.register
-def _(event: Composed) -> float:
+def _rho_composed(event: Composed) -> float:
     return math.fsum(zcdp_rho(e) for e in event.events)
 
 
-@zcdp_rho.register
-def _(event: EpsilonDelta) -> float:
+def _rho_epsilon_delta(event: EpsilonDelta) -> float:
     if event.delta > 0:
         raise UnsupportedEventError(
             f"(epsilon, delta)-DP with delta = {event.delta} > 0 has no zCDP guarantee"
@@ -106,12 +121,56 @@ def _(event: EpsilonDelta) -> float:
     return event.epsilon**2 / 2.0
 
 
+def _rho_tree(event: TreeAggregation) -> float:
+    # mu-GDP Gaussian composition is (mu^2/2)-zCDP (Bun-Steinke 2016, Prop. 1.6, Lemma 1.7)
+    return event.mu**2 / 2.0
+
+
+def _rho_output_perturbation(event: OutputPerturbation) -> float:
+    if event.is_gaussian:
+        return zcdp_rho(event.as_gaussian())
+    # Bun & Steinke (2016) Prop. 1.4 on the pure Delta/b-DP L2-Laplace release.
+    return zcdp_rho(event.as_pure())
+
+
+#: Event type -> rho: the events the ``zcdp`` accountant reads.
+RHO: dict[type[DpEvent], Callable[[Any], float]] = {
+    Gaussian: _rho_gaussian,
+    SelfComposed: _rho_self_composed,
+    Composed: _rho_composed,
+    EpsilonDelta: _rho_epsilon_delta,
+    TreeAggregation: _rho_tree,
+    OutputPerturbation: _rho_output_perturbation,
+}
+
+
+# ----------------------------------------------------------------- budget units
+def budget_for_zcdp(rho: float, relation: Neighbouring | str = Neighbouring.ADD_REMOVE) -> float:
+    r"""The budget :math:`R = \sum_t \sigma_t^{-2}` of a Gaussian run that is exactly ``rho``-zCDP.
+
+    A run of Gaussian steps with noise multipliers :math:`\sigma_t` on clipped
+    sums of sensitivity :math:`\Delta` is :math:`\sum_t \Delta^2/(2\sigma_t^2)`-zCDP
+    (Bun and Steinke 2016, Prop. 1.6 and Lemma 1.7), so
+
+    .. math:: R = 2\rho / \Delta^2,
+
+    with :math:`\Delta` = ``Neighbouring(relation).clipped_sum_sensitivity``
+    (1 under add/remove, 2 under replace-one).
+
+    Parameters
+    ----------
+    rho : float
+        > 0.
+    relation : Neighbouring or str, default=ADD_REMOVE
+    """
+    rho = check_positive("rho", rho)
+    sensitivity = Neighbouring(relation).clipped_sum_sensitivity
+    return 2.0 * rho / sensitivity**2
+
+
 # ------------------------------------------------------------------- conversions
 def _check_rho(rho: float) -> float:
-    r = float(rho)
-    if math.isnan(r) or r < 0 or math.isinf(r):
-        raise ValueError(f"rho must be finite and >= 0, got {rho!r}")
-    return r
+    return check_nonnegative("rho", rho)
 
 
 def zcdp_epsilon_classical(rho: float, delta: float) -> float:
@@ -202,7 +261,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """Smallest delta of the classical, CKS20 and KL/Bretagnolle-Huber conversions."""
     rho = _check_rho(rho)
-    eps = float(epsilon)
+    eps = check_real("epsilon", epsilon)
     if math.isnan(eps) or eps < 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
     if rho == 0.0:
@@ -211,7 +270,6 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
 
 # -------------------------------------------------------------------- accountant
-@register_accountant
 class ZCDPAccountant(Accountant):
     r"""zCDP accountant: additive :math:`\rho`, best of two conversions to (eps, delta).
 
@@ -221,6 +279,8 @@ class ZCDPAccountant(Accountant):
 
     name = "zcdp"
     theorem = "zCDP composition (Bun-Steinke 2016) + CKS20 Prop. 12 conversion"
+    kind = GENERAL
+    DISPATCH = RHO
 
     def rho(self, event: DpEvent) -> float:
         r"""The :math:`\rho` of ``event`` (see :func:`zcdp_rho`)."""

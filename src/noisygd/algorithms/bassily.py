@@ -44,17 +44,19 @@ import time
 
 import numpy as np
 
-from noisygd._checks import check_positive as _pos
+from noisygd._checks import check_generator, check_positive, check_positive_int, check_probability
 from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
     SampledWithoutReplacement,
     SelfComposed,
 )
-from noisygd.algorithms.base import FitResult, check_row_norm_bound
+from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import check_oracle
 from noisygd.exceptions import AssumptionError
-from noisygd.objectives.base import Objective
 from noisygd.objectives.glm import GLMObjective
+from noisygd.oracles.array import ArrayOracle
+from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "bassily_event",
@@ -75,10 +77,9 @@ def bassily_noise_std(
     :math:`\sigma^2 = 32L^2n^2\log(n/\delta)\log(1/\delta)/\varepsilon^2`, and
     :math:`s_m = s_1/m`.
     """
-    L = _pos("lipschitz", lipschitz)
-    eps = _pos("epsilon", epsilon)
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    L = check_positive("lipschitz", lipschitz)
+    eps = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
     if n < 2 or batch_size < 1 or batch_size > n:
         raise ValueError(f"need n >= 2 and 1 <= batch_size <= n, got n={n}, m={batch_size}")
     s1 = 4.0 * math.sqrt(2.0) * L * math.sqrt(math.log(n / delta) * math.log(1.0 / delta)) / eps
@@ -98,8 +99,8 @@ def bassily_event(
     The batch-mean gradient has replace-one sensitivity :math:`2L/m`; in units
     of :math:`L/m` the noise multiplier is :math:`s_m m/L` and the sensitivity 2.
     """
-    L = _pos("lipschitz", lipschitz)
-    z = _pos("noise_std", noise_std) * batch_size / L
+    L = check_positive("lipschitz", lipschitz)
+    z = check_positive("noise_std", noise_std) * batch_size / L
     inner = Gaussian(noise_multiplier=z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
     return SelfComposed(SampledWithoutReplacement(int(batch_size), int(n), inner), int(steps))
 
@@ -128,9 +129,7 @@ def sample_without_replacement(
 
 
 def bassily_sgd_glm_batch(
-    objective: GLMObjective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: ArrayOracle,
     *,
     lipschitz: float,
     l2: np.ndarray,
@@ -148,7 +147,11 @@ def bassily_sgd_glm_batch(
     Configurations ``c`` differ in ``l2[c]`` (:math:`\mu`), ``epsilon[c]`` and
     ``radius[c]`` and share, within a round, the sequence of batches (common
     random numbers across configurations; rounds are independent). Only the
-    data term of ``objective`` is used (its ``l2`` is ignored).
+    data term of the oracle's GLM objective is used (its ``l2`` is ignored). The batched
+    kernel evaluates many parameter vectors per batch, so it reads the sampled rows
+    (mapped into the oracle's bound) with :meth:`ArrayOracle.take
+    <noisygd.oracles.array.ArrayOracle.take>`: an :class:`ArrayOracle` over a
+    :class:`~noisygd.objectives.glm.GLMObjective` is required.
 
     Returns
     -------
@@ -159,10 +162,12 @@ def bassily_sgd_glm_batch(
     info : dict
         ``steps``, ``noise_std`` per configuration, seconds.
     """
-    X = np.ascontiguousarray(X, dtype=float)
-    y = objective.check_targets(y)
-    n, d = X.shape
-    p = objective.n_params(d)
+    if not isinstance(oracle, ArrayOracle) or not isinstance(oracle.objective, GLMObjective):
+        raise TypeError("bassily_sgd_glm_batch needs an ArrayOracle over a GLMObjective")
+    check_generator("rng", rng)
+    objective = oracle.objective
+    n, d = oracle.n_rows, oracle.n_features  # n public: replace-one neighbours
+    p = oracle.n_params
     l2 = np.atleast_1d(np.asarray(l2, dtype=float))
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
     radius = np.atleast_1d(np.asarray(radius, dtype=float))
@@ -171,9 +176,9 @@ def bassily_sgd_glm_batch(
         raise ValueError("l2, epsilon and radius must have the same length")
     if np.any(l2 < 0) or np.any(radius <= 0) or np.any(eps <= 0):
         raise ValueError("need l2 >= 0, radius > 0 and epsilon > 0")
-    m = int(batch_size)
-    T = bassily_steps(n, m) if steps is None else int(steps)
-    L = _pos("lipschitz", lipschitz)
+    m = check_positive_int("batch_size", batch_size)
+    T = bassily_steps(n, m) if steps is None else check_positive_int("steps", steps)
+    L = check_positive("lipschitz", lipschitz)
     s = np.array([bassily_noise_std(L, n, e, delta, m) for e in eps])
     diam = 2.0 * radius
     G = np.sqrt(L * L + p * s * s)
@@ -193,12 +198,13 @@ def bassily_sgd_glm_batch(
         for j in range(k):
             t += 1
             ib = idx[j]  # (R, m)
-            Xb = X[ib]  # (R, m, d)
-            yb = y[ib]  # (R, m)
+            Xf, yf = oracle.take(ib.ravel())
+            Xb = Xf.reshape(R, m, d)
+            yb = yf.reshape(R, m)
             z = np.matmul(theta[:, :, :d], Xb.transpose(0, 2, 1))  # (R, C, m)
             if fit_b:
                 z += theta[:, :, d:]
-            r = objective._residual(z, yb[:, None, :])  # (R, C, m)
+            r = objective.residual(z, yb[:, None, :])  # (R, C, m)
             g = np.empty_like(theta)
             g[:, :, :d] = np.matmul(r, Xb) / m
             if fit_b:
@@ -215,14 +221,11 @@ def bassily_sgd_glm_batch(
 
 
 def bassily_sgd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     epsilon: float,
     delta: float,
     radius: float,
-    row_norm_bound: float = 1.0,
     batch_size: int = 50,
     steps: int | None = None,
     rng: np.random.Generator,
@@ -231,11 +234,10 @@ def bassily_sgd(
 
     Parameters
     ----------
-    objective : GLMObjective
-        Convex, with a Lipschitz constant for rows of norm ``row_norm_bound``;
-        its ``l2`` is :math:`\mu`.
-    X, y : arrays
-        Rows of norm at most ``row_norm_bound`` (checked).
+    oracle : ArrayOracle
+        Over a convex :class:`~noisygd.objectives.glm.GLMObjective` with a Lipschitz
+        constant for its rows (all inside ``oracle.row_norm_bound``); its ``l2`` is
+        :math:`\mu`.
     epsilon, delta : float
         The target BST14's noise formula is evaluated at.
     radius : float
@@ -250,16 +252,17 @@ def bassily_sgd(
     FitResult
         ``event``: ``SelfComposed(SampledWithoutReplacement(m, n, Gaussian), T)``.
     """
-    if not isinstance(objective, GLMObjective):
-        raise TypeError("bassily_sgd runs on GLM objectives (noisygd.objectives.glm)")
-    X = np.asarray(X, dtype=float)
-    check_row_norm_bound(X, row_norm_bound)
-    const = objective.constants(row_norm_bound)
+    check_oracle(oracle)
+    if not isinstance(oracle, ArrayOracle) or not isinstance(oracle.objective, GLMObjective):
+        raise TypeError("bassily_sgd runs on an ArrayOracle over a GLM objective "
+                        "(noisygd.objectives.glm)")
+    const = oracle.constants()
     if const.lipschitz is None or not const.convex:
         raise AssumptionError("the BST14 baseline needs a convex loss with a Lipschitz constant")
     theta, events, info = bassily_sgd_glm_batch(
-        objective, X, y, lipschitz=const.lipschitz, l2=np.array([objective.l2]),
-        epsilon=np.array([float(epsilon)]), delta=delta, radius=np.array([float(radius)]),
+        oracle, lipschitz=const.lipschitz, l2=np.array([oracle.l2]),
+        epsilon=np.array([check_positive("epsilon", epsilon)]), delta=delta,
+        radius=np.array([check_positive("radius", radius)]),
         batch_size=batch_size, steps=steps, rounds=1, rng=rng,
     )
     info["algorithm"] = "BST14 noisy SGD, mini-batch (Zhang et al. 2017, Section 4 baseline)"

@@ -33,67 +33,92 @@ ancestors counted with multiplicity) or is restarted at each epoch
 (``restart_every_epoch=True``), in which case the new tree's prefix sums are
 added to the last released prefix sum of the previous one.
 
-Two entry points: :func:`dp_ftrl` for in-memory arrays and
-:func:`dp_ftrl_stream` for a source of chunks read from disk, which keeps
-:math:`O(d\log T)` state plus one chunk.
+Two entry points: :func:`dp_ftrl` for one oracle (rows visited in their order) and
+:func:`dp_ftrl_stream` for data read in chunks (e.g. from disk), which keeps
+:math:`O(d\log T)` state plus one chunk. **A stream is a sequence of oracles**: the source
+is a callable returning, once per epoch, an iterable of
+:class:`~noisygd.oracles.base.GradientOracle` (one per chunk, same loss and row bound);
+batches of ``batch_size`` consecutive rows may span chunk boundaries (a batch's clipped
+sum is the sum of the clipped sums of its pieces). :func:`array_chunk_oracles` wraps a
+source of ``(X, y)`` array chunks.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
-from noisygd._checks import check_real_positive as _positive
+from noisygd._checks import (
+    check_bool,
+    check_choice,
+    check_generator,
+    check_positive,
+    check_positive_int,
+)
 from noisygd.accounting.tree import TreeAggregation
 from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.noisy_gd import _validate_data
+from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
 from noisygd.mechanisms.tree import VARIANTS, TreeAggregator
 from noisygd.objectives.base import Objective
+from noisygd.oracles.array import ArrayOracle
+from noisygd.oracles.base import GradientOracle
 
-__all__ = ["OUTPUTS", "dp_ftrl", "dp_ftrl_stream"]
+__all__ = ["OUTPUTS", "array_chunk_oracles", "dp_ftrl", "dp_ftrl_stream"]
 
 OUTPUTS = ("average", "last")
 
-Chunk = tuple[np.ndarray, np.ndarray]
+OracleSource = Callable[[], Iterable[GradientOracle]]
 
 
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+def array_chunk_oracles(
+    objective: Objective,
+    chunks: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+    *,
+    row_norm_bound: float,
+    sparse: str = "auto",
+) -> OracleSource:
+    """A stream of :class:`~noisygd.oracles.array.ArrayOracle`, one per ``(X, y)`` chunk.
+
+    ``chunks`` is called once per epoch; each chunk is checked by its oracle (2-D, finite,
+    targets valid) and mapped into ``row_norm_bound`` (one pass over the chunk).
+    """
+    if not callable(chunks):
+        raise TypeError("chunks must be a callable returning an iterable of (X, y) chunks, "
+                        "called once per epoch")
+    B = check_positive("row_norm_bound", row_norm_bound)
+
+    def source() -> Iterator[GradientOracle]:
+        for Xc, yc in chunks():
+            yield ArrayOracle(objective, Xc, yc, row_norm_bound=B, sparse=sparse)
+
+    return source
 
 
-def _batches(chunks: Iterable[Chunk], batch_size: int) -> Iterator[Chunk]:
-    """Consecutive batches of ``batch_size`` rows (the last may be shorter) from chunks."""
-    bx: list[np.ndarray] = []
-    by: list[np.ndarray] = []
+def _batches(oracles: Iterable[GradientOracle], batch_size: int
+             ) -> Iterator[list[tuple[GradientOracle, np.ndarray]]]:
+    """Consecutive batches of ``batch_size`` rows (the last may be shorter), as pieces
+    ``(oracle, row indices)`` that may span chunk boundaries."""
+    pieces: list[tuple[GradientOracle, np.ndarray]] = []
     held = 0
-    for Xc, yc in chunks:
-        Xc = np.asarray(Xc)
-        yc = np.asarray(yc)
-        if Xc.ndim != 2 or yc.shape != (Xc.shape[0],):
-            raise ValueError(f"each chunk must be (X of shape (k, d), y of shape (k,)), got "
-                             f"{Xc.shape} and {yc.shape}")
+    for oracle in oracles:
+        check_oracle(oracle)
+        k = oracle.n_rows
         start = 0
-        while start < Xc.shape[0]:
-            take = min(batch_size - held, Xc.shape[0] - start)
-            bx.append(Xc[start:start + take])
-            by.append(yc[start:start + take])
+        while start < k:
+            take = min(batch_size - held, k - start)
+            pieces.append((oracle, np.arange(start, start + take)))
             held += take
             start += take
             if held == batch_size:
-                yield np.concatenate(bx), np.concatenate(by)
-                bx, by, held = [], [], 0
+                yield pieces
+                pieces, held = [], 0
     if held:
-        yield np.concatenate(bx), np.concatenate(by)
+        yield pieces
 
 
 def _run(
-    objective: Objective,
-    epoch_source: Callable[[], Iterable[Chunk]],
-    n_features: int,
+    epoch_source: OracleSource,
     *,
     noise_multiplier: float,
     clip: float,
@@ -105,58 +130,58 @@ def _run(
     restart_every_epoch: bool,
     theta0: np.ndarray | None,
     rng: np.random.Generator,
-    validate: bool,
 ) -> FitResult:
-    if not isinstance(objective, Objective):
-        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    z = _positive("noise_multiplier", noise_multiplier)
-    C = _positive("clip", clip)
-    lam = _positive("l2_ftrl", l2_ftrl)
-    b = _count("batch_size", batch_size)
-    E = _count("epochs", epochs)
-    if tree not in VARIANTS:
-        raise ValueError(f"tree must be one of {VARIANTS}, got {tree!r}")
-    if output not in OUTPUTS:
-        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+    check_generator("rng", rng)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    C = check_positive("clip", clip)
+    lam = check_positive("l2_ftrl", l2_ftrl)
+    b = check_positive_int("batch_size", batch_size)
+    E = check_positive_int("epochs", epochs)
+    tree = check_choice("tree", tree, VARIANTS)
+    output = check_choice("output", output, OUTPUTS)
+    restart_every_epoch = check_bool("restart_every_epoch", restart_every_epoch)
 
-    p = objective.n_params(n_features)
-    w1 = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
-    if w1.shape != (p,) or not np.all(np.isfinite(w1)):
-        raise ValueError(f"theta0 must be a finite vector of shape ({p},)")
-    w = objective.project(w1.copy())
-    mu = objective.l2
-    sd = z * C
-    agg = TreeAggregator(p, sd, variant=tree, rng=rng)
-    offset = np.zeros(p)  # last released prefix sum of the previous trees (restarts)
-    last_release = np.zeros(p)
-    reg = np.zeros(p)  # public: sum of |B_tau| mu w_tau
-    avg = np.zeros(p)
+    shape: tuple[int, float, float, float | None] | None = None  # (p, l2, B, radius)
+    w1 = w = avg = reg = offset = last_release = np.zeros(0)
+    agg: TreeAggregator | None = None
+    proj: GradientOracle | None = None
     T = 0
     per_epoch: int | None = None
-    has_norms = hasattr(objective, "row_norms")
     for epoch in range(E):
-        if restart_every_epoch and epoch > 0:
-            offset = last_release
-            agg = TreeAggregator(p, sd, variant=tree, rng=rng)
         steps_this_epoch = 0
-        for Xb, yb in _batches(epoch_source(), b):
-            if validate:
-                Xb, yb = _validate_data(objective, Xb, yb)
-            else:
-                Xb = np.asarray(Xb, dtype=np.float64)
-                yb = objective.check_targets(yb)
-            if Xb.shape[1] != n_features:
-                raise ValueError(f"chunk has {Xb.shape[1]} columns, expected {n_features}")
+        for pieces in _batches(epoch_source(), b):
+            first = pieces[0][0]
+            here = (first.n_params, first.l2, first.row_norm_bound, first.radius)
+            if shape is None:  # the first oracle fixes p, mu, B and the ball
+                shape = here
+                p = first.n_params
+                w1 = check_theta0(theta0, p)
+                proj = first
+                w = first.project(w1.copy())
+                agg = TreeAggregator(p, z * C, variant=tree, rng=rng)
+                offset = np.zeros(p)  # last released prefix sum of the previous trees
+                last_release = np.zeros(p)
+                reg = np.zeros(p)  # public: sum of |B_tau| mu w_tau
+                avg = np.zeros(p)
+            for oracle, _ in pieces:
+                if (oracle.n_params, oracle.l2, oracle.row_norm_bound, oracle.radius) != shape:
+                    raise ValueError("every chunk oracle must have the same number of "
+                                     "parameters, l2, row_norm_bound and radius")
+            if restart_every_epoch and epoch > 0 and steps_this_epoch == 0:
+                offset = last_release
+                agg = TreeAggregator(p, z * C, variant=tree, rng=rng)
             avg += w  # w_t
-            norms = objective.row_norms(Xb) if has_norms else np.linalg.norm(Xb, axis=1)
             # g_t: rows of batch t only, at w_t (a function of earlier outputs only)
-            g = objective.clipped_gradient_sum(w, Xb, yb, C, row_norms=norms)
+            g = np.zeros(p)
+            rows = 0
+            for oracle, idx in pieces:
+                g += oracle.clipped_gradient_sum(w, C, rows=idx)
+                rows += idx.size
+            mu = shape[1]
             if mu:
-                reg += Xb.shape[0] * mu * w
-            last_release = offset + agg.add(g)
-            w = objective.project(w1 - (last_release + reg) / lam)
+                reg += rows * mu * w
+            last_release = offset + agg.add(g)  # type: ignore[union-attr]
+            w = proj.project(w1 - (last_release + reg) / lam)  # type: ignore[union-attr]
             T += 1
             steps_this_epoch += 1
         if steps_this_epoch == 0:
@@ -196,9 +221,7 @@ def _run(
 
 
 def dp_ftrl(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     noise_multiplier: float,
     clip: float,
@@ -211,15 +234,13 @@ def dp_ftrl(
     theta0: np.ndarray | None = None,
     rng: np.random.Generator,
 ) -> FitResult:
-    r"""DP-FTRL (Lecture 14) on in-memory data, rows visited in the order given.
+    r"""DP-FTRL (Lecture 14) on one oracle, rows visited in their order.
 
     Parameters
     ----------
-    objective : Objective
-        Loss, its L2 term ``l2`` (linearised, module docstring) and the set
+    oracle : GradientOracle
+        Rows, loss, its L2 term ``l2`` (linearised, module docstring) and the set
         ``C`` (its ``radius`` ball, or :math:`\mathbb R^p`).
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
     noise_multiplier : float
         ``z``: each tree node gets :math:`\mathcal N(0, (zC)^2 I)`.
     clip : float
@@ -242,24 +263,18 @@ def dp_ftrl(
     FitResult
         ``event = TreeAggregation(z, T, epochs, restart_every, REPLACE_ONE)``.
     """
-    X, y = _validate_data(objective, X, y)
-
-    def source() -> Iterable[Chunk]:
-        return [(X, y)]
-
+    check_oracle(oracle)
     return _run(
-        objective, source, X.shape[1],
+        lambda: (oracle,),
         noise_multiplier=noise_multiplier, clip=clip, batch_size=batch_size, epochs=epochs,
         l2_ftrl=l2_ftrl, tree=tree, output=output, restart_every_epoch=restart_every_epoch,
-        theta0=theta0, rng=rng, validate=False,
+        theta0=theta0, rng=rng,
     )
 
 
 def dp_ftrl_stream(
-    objective: Objective,
-    chunks: Callable[[], Iterable[Chunk]],
+    oracles: OracleSource,
     *,
-    n_features: int,
     noise_multiplier: float,
     clip: float,
     l2_ftrl: float,
@@ -269,31 +284,25 @@ def dp_ftrl_stream(
     output: str = "average",
     restart_every_epoch: bool = False,
     theta0: np.ndarray | None = None,
-    validate: bool = True,
     rng: np.random.Generator,
 ) -> FitResult:
-    """DP-FTRL over data read in chunks (e.g. from disk), :math:`O(d \\log T)` state.
+    r"""DP-FTRL over a stream of chunk oracles (e.g. read from disk), :math:`O(d \log T)` state.
 
     Parameters
     ----------
-    chunks : callable returning an iterable of ``(X_chunk, y_chunk)``
-        Called once per epoch; must yield the same rows in the same order each
-        time (checked through the number of steps). Chunks need not align with
-        batches.
-    n_features : int
-        Number of columns ``d``.
-    validate : bool, default=True
-        Check each batch for finite values (costs one pass over it).
+    oracles : callable returning an iterable of GradientOracle
+        Called once per epoch; must yield the same rows in the same order each time
+        (checked through the number of steps). Chunks need not align with batches.
+        :func:`array_chunk_oracles` builds one from ``(X, y)`` chunks.
 
     Other parameters are those of :func:`dp_ftrl`.
     """
-    if not callable(chunks):
-        raise TypeError("chunks must be a callable returning an iterable of (X, y) chunks, "
-                        "called once per epoch")
-    d = _count("n_features", n_features)
+    if not callable(oracles):
+        raise TypeError("oracles must be a callable returning an iterable of GradientOracle "
+                        "(one per chunk), called once per epoch")
     return _run(
-        objective, chunks, d,
+        oracles,
         noise_multiplier=noise_multiplier, clip=clip, batch_size=batch_size, epochs=epochs,
         l2_ftrl=l2_ftrl, tree=tree, output=output, restart_every_epoch=restart_every_epoch,
-        theta0=theta0, rng=rng, validate=validate,
+        theta0=theta0, rng=rng,
     )

@@ -20,8 +20,9 @@ the objective's declared constants; the accountants decide what it certifies.
 
 Also here, for the tightness analysis of Section 4 (Theorem 3, Corollary 2):
 
-* :class:`SquaredDistanceLoss`, the loss :math:`\ell(\theta; x) = \frac12\lVert
-  \theta - x\rVert^2` of the paper's lower-bound construction;
+* the loss :math:`\ell(\theta; x) = \frac12\lVert\theta - x\rVert^2` of the paper's
+  lower-bound construction is :class:`~noisygd.objectives.distance.SquaredDistanceLoss`
+  (re-exported here);
 * :func:`linear_gaussian_dynamics`, the exact mean and covariance of the
   iterates of Algorithm 1 on a quadratic objective over :math:`\mathbb R^d`
   (a linear Gaussian recursion, so every iterate is Gaussian);
@@ -33,10 +34,17 @@ Also here, for the tightness analysis of Section 4 (Theorem 3, Corollary 2):
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
+from noisygd._checks import (
+    check_bool,
+    check_choice,
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from noisygd.accounting.base import UnsupportedEventError
 from noisygd.accounting.langevin import (
     LastIterateLangevin,
@@ -44,8 +52,10 @@ from noisygd.accounting.langevin import (
     verified_lsi_constant,
 )
 from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import check_oracle
 from noisygd.exceptions import AssumptionError
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd.objectives.distance import SquaredDistanceLoss
+from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "SquaredDistanceLoss",
@@ -57,132 +67,57 @@ __all__ = [
     "total_gradient_sensitivity",
 ]
 
-
-# ---------------------------------------------------------------- the paper's loss
-class SquaredDistanceLoss(Objective):
-    r""":math:`\ell(\theta; x) = \frac12\lVert\theta - x\rVert^2` (seed 004, eq. (71)).
-
-    The loss of Theorem 3 and Corollary 2 (mean estimation). The rows of ``X``
-    are the records :math:`x_i \in \mathbb R^d`; ``y`` is ignored (any vector of
-    length ``n``). With ``l2 = mu`` the per-example loss is
-    :math:`(1+\mu)`-strongly convex and :math:`(1+\mu)`-smooth, quadratic with
-    the data-independent Hessian :math:`(1+\mu)I`, and the total-gradient
-    difference :math:`g(\theta; D) - g(\theta; D') = x' - x` does not depend on
-    :math:`\theta`, so :math:`S_g = 2B` exactly for rows with
-    :math:`\lVert x\rVert \le B` (Definition B.10).
-    """
-
-    quadratic_constant_hessian = True
-
-    def __init__(self, l2: float = 0.0, radius: float | None = None) -> None:
-        if not (l2 >= 0) or not math.isfinite(l2):
-            raise ValueError(f"l2 must be finite and >= 0, got {l2!r}")
-        if radius is not None and (not (radius > 0) or not math.isfinite(radius)):
-            raise ValueError(f"radius must be positive and finite, got {radius!r}")
-        self.l2 = float(l2)
-        self.radius = None if radius is None else float(radius)
-
-    def n_params(self, n_features: int) -> int:
-        return int(n_features)
-
-    def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        diff = np.asarray(X, dtype=float) - np.asarray(theta, dtype=float)
-        return 0.5 * np.einsum("ij,ij->i", diff, diff)
-
-    def clipped_gradient_sum(self, theta, X, y, clip, row_norms=None) -> np.ndarray:
-        X = np.asarray(X, dtype=float)
-        theta = np.asarray(theta, dtype=float)
-        if clip is None:
-            return X.shape[0] * theta - X.sum(axis=0)
-        grads = theta[None, :] - X  # (n, d): only used for the clipped (non-Langevin) path
-        norms = np.linalg.norm(grads, axis=1)
-        scale = np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-        return (grads * scale[:, None]).sum(axis=0)
-
-    def constants(self, row_norm_bound: float) -> ObjectiveConstants:
-        B = float(row_norm_bound)
-        if not (B > 0) or not math.isfinite(B):
-            raise ValueError(f"row_norm_bound must be positive and finite, got {row_norm_bound!r}")
-        lipschitz = None if self.radius is None else self.radius + B
-        return ObjectiveConstants(lipschitz=lipschitz, smoothness=1.0,
-                                  strong_convexity=1.0 + self.l2, convex=True,
-                                  row_norm_bound=B)
-
-    def total_gradient_sensitivity(self, row_norm_bound: float) -> float:
-        r"""Exact :math:`S_g = \max\lVert x - x'\rVert = 2B`."""
-        return 2.0 * float(row_norm_bound)
-
-    def check_targets(self, y: np.ndarray) -> np.ndarray:
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
-        return y
-
-    def __repr__(self) -> str:
-        return f"SquaredDistanceLoss(l2={self.l2!r}, radius={self.radius!r})"
+THEOREMS = ("auto", "corollary1", "corollary2", "theorem2")
 
 
 # ------------------------------------------------------------------ facts and checks
-def total_gradient_sensitivity(objective: Objective, row_norm_bound: float) -> float:
+def total_gradient_sensitivity(oracle: GradientOracle) -> float:
     r""":math:`S_g` of Definition B.10 for replace-one neighbours.
 
-    The objective's exact value when it states one
-    (``objective.total_gradient_sensitivity``), else :math:`2L` with ``L`` the
-    declared per-example Lipschitz constant of the data term over the domain
-    (the regulariser cancels in :math:`g(\theta; D) - g(\theta; D')`);
-    ``inf`` if the objective states no ``L``.
+    The exact value when the oracle states one (``oracle.total_gradient_sensitivity()``),
+    else :math:`2L` with ``L`` the declared per-example Lipschitz constant of the data
+    term over the domain (the regulariser cancels in :math:`g(\theta; D) -
+    g(\theta; D')`); ``inf`` if no ``L`` is declared.
     """
-    exact = getattr(objective, "total_gradient_sensitivity", None)
-    if callable(exact):
-        return float(exact(row_norm_bound))
-    lipschitz = objective.constants(row_norm_bound).lipschitz
+    exact = oracle.total_gradient_sensitivity()
+    if exact is not None:
+        return float(exact)
+    lipschitz = oracle.constants().lipschitz
     return math.inf if lipschitz is None else 2.0 * float(lipschitz)
 
 
-def langevin_facts(objective: Objective, row_norm_bound: float) -> dict:
+def langevin_facts(oracle: GradientOracle) -> dict:
     r"""The constants of the per-example loss :math:`\ell + \frac{\mu}{2}\lVert\theta\rVert^2`.
 
     Returns ``strong_convexity`` (:math:`\lambda`, as the objective declares it
     for ``F``), ``smoothness`` (:math:`\beta` = data-term smoothness + ``l2``,
     or None), ``sensitivity`` (:math:`S_g`), ``constraint``/``radius`` and
-    ``quadratic_constant_hessian``.
+    ``quadratic_constant_hessian``, all for the rows the oracle serves (inside
+    ``oracle.row_norm_bound``).
     """
-    c = objective.constants(row_norm_bound)
-    if not c.convex:
-        lam = 0.0
-    else:
-        lam = float(c.strong_convexity)
-    beta = None if c.smoothness is None else float(c.smoothness) + float(objective.l2)
+    check_oracle(oracle)
+    c = oracle.constants()
+    lam = float(c.strong_convexity) if c.convex else 0.0
+    beta = None if c.smoothness is None else float(c.smoothness) + float(oracle.l2)
     return {
         "strong_convexity": lam,
         "smoothness": beta,
-        "sensitivity": total_gradient_sensitivity(objective, row_norm_bound),
-        "constraint": "none" if objective.radius is None else "ball",
-        "radius": None if objective.radius is None else float(objective.radius),
-        "quadratic_constant_hessian": bool(getattr(objective, "quadratic_constant_hessian",
-                                                   False)),
+        "sensitivity": total_gradient_sensitivity(oracle),
+        "constraint": "none" if oracle.radius is None else "ball",
+        "radius": None if oracle.radius is None else float(oracle.radius),
+        "quadratic_constant_hessian": bool(oracle.quadratic_constant_hessian),
         "constants": c,
     }
 
 
-def _scale_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Rows with norm > ``bound`` scaled onto the sphere (a per-row map: free under DP)."""
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * scale[:, None]
-
-
 # ------------------------------------------------------------------------- Algorithm 1
 def projected_noisy_gd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     sigma: float,
     step_size: float,
     steps: int,
     n_samples: int,
-    row_norm_bound: float,
     theta0: np.ndarray | None = None,
     theorem: str = "auto",
     lsi_constant: float | None = None,
@@ -193,13 +128,12 @@ def projected_noisy_gd(
 
     Parameters
     ----------
-    objective : Objective
-        Its ``l2`` is part of the per-example loss; its ``radius`` (if any) is
-        the L2 ball :math:`\mathcal C` (else :math:`\mathcal C = \mathbb R^d`).
-    X : ndarray of shape (n, d)
-        Private rows; rows with norm above ``row_norm_bound`` are scaled down
-        to it (a per-row map, free under DP) so the declared constants hold.
-    y : ndarray of shape (n,)
+    oracle : GradientOracle
+        Private rows (served inside ``oracle.row_norm_bound``, so the declared constants
+        hold) and the loss; its ``l2`` is part of the per-example loss and its
+        ``radius`` (if any) is the L2 ball :math:`\mathcal C` (else
+        :math:`\mathcal C = \mathbb R^d`). Read through the unclipped
+        ``clipped_gradient_sum(theta, None)`` (sparse storage included).
     sigma : float
         :math:`\sigma`: the noise added is :math:`\sqrt{2\eta}\mathcal N(0,\sigma^2 I)`.
     step_size : float
@@ -207,9 +141,8 @@ def projected_noisy_gd(
     steps : int
         :math:`K \ge 1`.
     n_samples : int
-        The public dataset size ``n`` (replace-one neighbours); must equal ``len(X)``.
-    row_norm_bound : float
-        Public bound ``B`` on the row norms, for the objective's constants.
+        The public dataset size ``n`` (replace-one neighbours); must equal
+        ``oracle.n_rows``.
     theta0 : ndarray or None
         None (default): :math:`\theta_0 \sim \Pi_{\mathcal C}(\mathcal N(0,
         2\sigma^2/\lambda\,I))` as Lemma 5 / Corollary 1 require. An array: a
@@ -241,38 +174,23 @@ def projected_noisy_gd(
         (``strict``) strong convexity, smoothness, :math:`\eta < 1/\beta`, the
         start distribution or a finite :math:`S_g` is missing.
     """
-    if not isinstance(objective, Objective):
-        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    for name, v in (("sigma", sigma), ("step_size", step_size),
-                    ("row_norm_bound", row_norm_bound)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (v > 0) \
-                or not math.isfinite(v):
-            raise ValueError(f"{name} must be positive and finite, got {v!r}")
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if theorem not in ("auto", "corollary1", "corollary2", "theorem2"):
-        raise ValueError(f"theorem must be 'auto', 'corollary1', 'corollary2' or 'theorem2', "
-                         f"got {theorem!r}")
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
-    y = objective.check_targets(y)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Real) \
-            or float(n_samples) != X.shape[0]:
+    check_oracle(oracle)
+    check_generator("rng", rng)
+    sigma = check_positive("sigma", sigma)
+    eta = check_positive("step_size", step_size)
+    K = check_positive_int("steps", steps)
+    theorem = check_choice("theorem", theorem, THEOREMS)
+    strict = check_bool("strict", strict)
+    if check_real("n_samples", n_samples) != oracle.n_rows:
         raise ValueError(
-            f"n_samples={n_samples!r} must equal the number of rows ({X.shape[0]}): under "
+            f"n_samples={n_samples!r} must equal the number of rows held: under "
             "replace-one neighbours the dataset size is public and fixed")
-    n = int(X.shape[0])
-    K = int(steps)
-    sigma, eta, B = float(sigma), float(step_size), float(row_norm_bound)
+    n = int(oracle.n_rows)
+    B = oracle.row_norm_bound
 
-    facts = langevin_facts(objective, B)
+    facts = langevin_facts(oracle)
     lam = facts["strong_convexity"]
-    p = objective.n_params(X.shape[1])
+    p = oracle.n_params
     if theta0 is None:
         start = "projected_gaussian"
         start_variance = 2.0 * sigma**2 / lam if lam > 0 else None
@@ -302,7 +220,7 @@ def projected_noisy_gd(
         hidden_trajectory=True,
         clipped_gradients=False,
         quadratic_constant_hessian=facts["quadratic_constant_hessian"],
-        objective=f"{objective!r} with rows ||x|| <= {B:g}",
+        objective=f"{oracle!r} with rows ||x|| <= {B:g}",
     )
     lsi = None
     try:
@@ -315,17 +233,16 @@ def projected_noisy_gd(
         raise AssumptionError("the Gaussian start N(0, 2 sigma^2 / lambda I) needs lambda > 0; "
                               "pass a fixed theta0 (strict=False) to run without it")
 
-    X = _scale_rows(X, B)
     if theta0 is None:
         theta = rng.normal(0.0, math.sqrt(start_variance), size=p)
     else:
         theta = theta0
-    theta = objective.project(theta)
+    theta = oracle.project(theta)
     noise_sd = math.sqrt(2.0 * eta) * sigma
-    l2 = float(objective.l2)
+    l2 = float(oracle.l2)
     for _ in range(K):
-        grad = objective.clipped_gradient_sum(theta, X, y, None) / n + l2 * theta
-        theta = objective.project(theta - eta * grad + noise_sd * rng.standard_normal(p))
+        grad = oracle.clipped_gradient_sum(theta, None) / n + l2 * theta
+        theta = oracle.project(theta - eta * grad + noise_sd * rng.standard_normal(p))
     info = {
         "algorithm": "projected noisy GD (Chourasia-Ye-Shokri 2021, Algorithm 1)",
         "sigma": sigma,

@@ -36,6 +36,10 @@ Step-size schedules and averaging (section 12.2):
   ``"weighted"``: :math:`\frac{2}{T(T+1)}\sum_{t=1}^T t\,\theta_t` (12.2.4).
   As in the theorems, the averages run over the iterates :math:`\theta_1, \dots,
   \theta_T` (:math:`\theta_1` is the starting point).
+  ``"random"``: :math:`\theta_\tau` with :math:`\tau` drawn uniformly from
+  :math:`\{1, \dots, T\}` by the algorithm's own generator before the first step
+  (12.2.1: the nonconvex bound on :math:`\mathbb E\lVert\nabla F(\theta_\tau)\rVert^2`
+  is about this iterate, not the last one);
   ``"suffix"``: :math:`\frac1k\sum_{t=T-k+2}^{T+1}\theta_t` with :math:`k = \lceil T/2\rceil`,
   the mean of the last half of the iterates (Rakhlin, Shamir & Sridharan, ICML 2012,
   "alpha-suffix averaging" with alpha = 1/2). No section-12.2 bound covers it; it forgets
@@ -52,84 +56,45 @@ still post-processing of the noisy gradients, so the event is unchanged.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
 
-from noisygd._checks import check_real_positive as _positive
+from noisygd._checks import (
+    check_choice,
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
-from noisygd.objectives.base import Objective
+from noisygd.oracles.base import GradientOracle
 
-__all__ = ["AVERAGINGS", "SCHEDULES", "noisy_gd", "sensitivity_for"]
+__all__ = ["AVERAGINGS", "SCHEDULES", "check_oracle", "check_theta0", "noisy_gd"]
 
 SCHEDULES = ("constant", "inverse_t")
-SPARSE_MODES = ("auto", "always", "never")
-SPARSE_DENSITY = 0.25  # "auto" stores X as CSR when at most this fraction is nonzero
-AVERAGINGS = ("last", "uniform", "weighted", "suffix")
+AVERAGINGS = ("last", "uniform", "weighted", "suffix", "random")
 
 
-def sensitivity_for(relation: Neighbouring | str) -> float:
-    """L2 sensitivity of a clipped gradient sum, in units of the clipping norm.
-
-    1 for add/remove neighbours, 2 for replace-one (one clipped term leaves,
-    another arrives).
-    """
-    rel = Neighbouring(relation)
-    return 1.0 if rel is Neighbouring.ADD_REMOVE else 2.0
+def check_oracle(oracle: object) -> GradientOracle:
+    """``oracle`` if it is a :class:`~noisygd.oracles.base.GradientOracle` (else ``TypeError``)."""
+    if not isinstance(oracle, GradientOracle):
+        raise TypeError(f"oracle must be a GradientOracle, got {type(oracle).__name__}")
+    return oracle
 
 
-def uses_sparse_storage(X: np.ndarray, sparse: str) -> bool:
-    """Whether :func:`noisy_gd` stores a dense ``X`` as CSR.
-
-    The "auto" rule reads the density of ``X``, so its answer is a statistic
-    of the data: it changes running time and summation order only, and it is
-    deliberately *not* part of the returned ``info`` (nothing released says
-    which storage was used).
-    """
-    return sparse == "always" or (
-        sparse == "auto" and np.count_nonzero(X) <= SPARSE_DENSITY * X.size
-    )
-
-
-def _validate_data(
-    objective: Objective, X: np.ndarray, y: np.ndarray, sparse: str = "never"
-) -> tuple[np.ndarray, np.ndarray]:
-    if sp.issparse(X):
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must be a non-empty 2-D matrix, got shape {X.shape}")
-        X = sp.csr_array(X, dtype=np.float64)
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError("X contains NaN or infinite values")
-        if sparse == "never":
-            X = X.toarray()
-        y = objective.check_targets(y)
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
-        return X, y
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-        raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
-    X = np.asarray(X, dtype=np.float64)  # no copy for float64 input, any memory order
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values")
-    if uses_sparse_storage(X, sparse):
-        X = sp.csr_array(X)
-    y = objective.check_targets(y)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} entries")
-    return X, y
+def check_theta0(theta0: np.ndarray | None, p: int) -> np.ndarray:
+    """A finite starting vector of shape ``(p,)`` (zeros when None), as a new float array."""
+    if theta0 is None:
+        return np.zeros(p)
+    theta = np.array(theta0, dtype=float)
+    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta0 must be a finite vector of shape ({p},), "
+                         f"got shape {theta.shape}")
+    return theta
 
 
 def noisy_gd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     noise_multiplier: float,
     clip: float,
@@ -142,20 +107,16 @@ def noisy_gd(
     theta0: np.ndarray | None = None,
     relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
     momentum: float = 0.0,
-    sparse: str = "auto",
     rng: np.random.Generator,
 ) -> FitResult:
     r"""Run NoisyGD (Lecture 12, eq. 12.1) and return its parameters and privacy event.
 
     Parameters
     ----------
-    objective : Objective
-        Loss, regulariser ``l2`` and optional projection radius.
-    X : ndarray of shape (n, d)
-        Private features; rows should already be scaled to the norm bound the
-        caller declared (clipping bounds the sensitivity regardless).
-    y : ndarray of shape (n,)
-        Private targets (checked by ``objective.check_targets``).
+    oracle : GradientOracle
+        The private rows and their loss (regulariser ``l2``, optional projection radius),
+        e.g. :class:`~noisygd.oracles.array.ArrayOracle`; read only through
+        ``clipped_gradient_sum`` (clipping bounds the sensitivity whatever the rows).
     noise_multiplier : float
         ``z``: per-step noise standard deviation is ``z * clip``.
     clip : float
@@ -169,93 +130,72 @@ def noisy_gd(
         Public (or privately estimated) number of rows ``n``, used to scale
         the regulariser gradient ``n l2 theta`` and the ``inverse_t`` schedule.
     schedule : {"constant", "inverse_t"}
-    averaging : {"last", "uniform", "weighted", "suffix"}
+    averaging : {"last", "uniform", "weighted", "suffix", "random"}
+        ``"random"``: the iterate :math:`\theta_\tau` with :math:`\tau` uniform on
+        :math:`\{1, \dots, T\}`, drawn from ``rng`` before the first step (the output
+        the nonconvex bound of section 12.2.1 is about).
     strong_convexity : float or None
         ``lambda`` of the *mean* objective for ``"inverse_t"``; defaults to
-        ``objective.l2``.
+        ``oracle.l2``.
     theta0 : ndarray or None
         Starting point :math:`\theta_1` (default zeros); projected first.
     relation : Neighbouring, default=ADD_REMOVE
-        Sets the sensitivity: 1 (add/remove) or 2 (replace-one) clipping norms.
+        Sets the sensitivity ``relation.clipped_sum_sensitivity`` (1 add/remove,
+        2 replace-one) in units of ``C``.
     momentum : float, default=0.0
         Nesterov momentum ``m`` in [0, 1) (0: plain NoisyGD, eq. 12.1).
-    sparse : {"auto", "always", "never"}, default="auto"
-        Storage of ``X`` for the iterations: "auto" converts a dense ``X`` with at
-        most 25% nonzeros (one-hot data) to CSR once, which makes each iteration
-        several times cheaper; the arithmetic is the same up to summation order.
-        Only the running time depends on the number of nonzeros (as it depends on
-        ``n``); timing side channels are outside the privacy model. Sparse input
-        is accepted and kept sparse unless "never".
     rng : numpy.random.Generator
-        Source of the Gaussian noise.
+        Source of the Gaussian noise (and of :math:`\tau` for ``averaging="random"``).
 
     Returns
     -------
     FitResult
-        ``theta`` (the chosen average), ``event = SelfComposed(Gaussian(z,
-        sensitivity, relation), T)``, ``n_iter = T`` and ``info`` with the step
-        sizes, schedule and averaging.
+        ``theta`` (the chosen output), ``event = SelfComposed(Gaussian(z,
+        sensitivity, relation), T)``, ``n_iter = T`` and ``info`` with the step-size
+        rule as scalars (``learning_rate``, ``learning_rate_formula``,
+        ``strong_convexity``), the schedule, the averaging and, for ``"random"``, the
+        drawn ``random_iterate`` :math:`\tau` (data-independent). Memory does not grow
+        with ``T``.
     """
-    if not isinstance(objective, Objective):
-        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    z = _positive("noise_multiplier", noise_multiplier)
-    C = _positive("clip", clip)
-    n = _positive("n_samples", n_samples)
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    T = int(steps)
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    if averaging not in AVERAGINGS:
-        raise ValueError(f"averaging must be one of {AVERAGINGS}, got {averaging!r}")
+    check_oracle(oracle)
+    check_generator("rng", rng)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    C = check_positive("clip", clip)
+    n = check_positive("n_samples", n_samples)
+    T = check_positive_int("steps", steps)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    averaging = check_choice("averaging", averaging, AVERAGINGS)
     rel = Neighbouring(relation)
-    sens = sensitivity_for(rel)
-    if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real):
-        raise TypeError(f"momentum must be a real number, got {momentum!r}")
-    m = float(momentum)
+    sens = rel.clipped_sum_sensitivity
+    m = check_real("momentum", momentum)
     if not (0.0 <= m < 1.0):
         raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
 
+    l2 = oracle.l2
     if schedule == "constant":
         if learning_rate is None:
             raise ValueError("learning_rate is required for schedule='constant'")
-        eta = _positive("learning_rate", learning_rate)
-        etas = np.full(T, eta)
+        eta = check_positive("learning_rate", learning_rate)
+        lam = None
+        formula = "eta_t = eta"
     else:
         if learning_rate is not None:
             raise ValueError("learning_rate must be None for schedule='inverse_t' "
                              "(eta_t = 1/(n * strong_convexity * (t+1)))")
-        lam = objective.l2 if strong_convexity is None else strong_convexity
-        lam = _positive("strong_convexity", lam)
-        if lam > objective.l2 * (1 + 1e-12):
+        lam = check_positive("strong_convexity", l2 if strong_convexity is None
+                             else strong_convexity)
+        if lam > l2 * (1 + 1e-12):
             raise ValueError(f"strong_convexity={lam} exceeds what the objective guarantees "
-                             f"(l2={objective.l2}); the 12.2.4 schedule would be invalid")
-        etas = 1.0 / (n * lam * (np.arange(1, T + 1) + 1.0))
+                             f"(l2={l2}); the 12.2.4 schedule would be invalid")
+        eta = None
+        formula = "eta_t = 1/(n_samples * strong_convexity * (t + 1))"
 
-    if sparse not in SPARSE_MODES:
-        raise ValueError(f"sparse must be one of {SPARSE_MODES}, got {sparse!r}")
-    if not getattr(objective, "supports_sparse", False):
-        if sparse == "always" or sp.issparse(X):
-            raise TypeError(f"{type(objective).__name__} does not support sparse X")
-        sparse = "never"
-    X, y = _validate_data(objective, X, y, sparse)
-    p = objective.n_params(X.shape[1])
-    if theta0 is None:
-        theta = np.zeros(p)
-    else:
-        theta = np.array(theta0, dtype=float)
-        if theta.shape != (p,) or not np.all(np.isfinite(theta)):
-            raise ValueError(f"theta0 must be a finite vector of shape ({p},), "
-                             f"got shape {theta.shape}")
-    theta = objective.project(theta)
+    p = oracle.n_params
+    theta = oracle.project(check_theta0(theta0, p))
+    # averaging="random": tau ~ U{1..T}, drawn before the loop (no history is kept)
+    tau = int(rng.integers(1, T + 1)) if averaging == "random" else 0
 
-    if hasattr(objective, "row_norms"):
-        norms = objective.row_norms(X)
-    else:
-        norms = np.linalg.norm(X, axis=1)
-    reg = n * objective.l2
+    reg = n * l2
     sd = z * C
     acc = np.zeros(p)
     velocity = np.zeros(p)
@@ -265,17 +205,20 @@ def noisy_gd(
             acc += theta
         elif averaging == "weighted":
             acc += t * theta
+        elif t == tau:
+            acc = theta.copy()
+        eta_t = eta if eta is not None else 1.0 / (n * lam * (t + 1.0))
         point = theta + m * velocity if m else theta
-        g = objective.clipped_gradient_sum(point, X, y, C, row_norms=norms)
+        g = oracle.clipped_gradient_sum(point, C)
         if reg:
             g += reg * point
         g += sd * rng.standard_normal(p)
         if m:
-            new = objective.project(point - etas[t - 1] * g)
+            new = oracle.project(point - eta_t * g)
             velocity = new - theta
             theta = new
         else:
-            theta = objective.project(theta - etas[t - 1] * g)
+            theta = oracle.project(theta - eta_t * g)
         if averaging == "suffix" and t > T - n_suffix:
             acc += theta
 
@@ -285,6 +228,8 @@ def noisy_gd(
         out = acc * (2.0 / (T * (T + 1)))
     elif averaging == "suffix":
         out = acc / n_suffix
+    elif averaging == "random":
+        out = acc
     else:
         out = theta
     event = SelfComposed(Gaussian(z, sensitivity=sens, relation=rel), T)
@@ -292,7 +237,9 @@ def noisy_gd(
         "algorithm": "noisy_gd",
         "schedule": schedule,
         "averaging": averaging,
-        "learning_rates": etas,
+        "learning_rate": eta,
+        "learning_rate_formula": formula,
+        "strong_convexity": lam,
         "noise_multiplier": z,
         "clip": C,
         "n_samples": n,
@@ -300,4 +247,6 @@ def noisy_gd(
         "momentum": m,
         "last_iterate": theta,
     }
+    if averaging == "random":
+        info["random_iterate"] = tau
     return FitResult(theta=out, event=event, n_iter=T, info=info)

@@ -45,11 +45,17 @@ post-processing, no privacy cost.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from noisygd._checks import check_real_positive as _positive
+from noisygd._checks import (
+    check_choice,
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from noisygd.accounting.events import (
     DpEvent,
     Gaussian,
@@ -59,8 +65,8 @@ from noisygd.accounting.events import (
     SelfComposed,
 )
 from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.noisy_gd import _validate_data
-from noisygd.objectives.base import Objective
+from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
+from noisygd.oracles.base import GradientOracle
 
 __all__ = ["NORMALIZATIONS", "SAMPLINGS", "noisy_sgd"]
 
@@ -68,16 +74,8 @@ SAMPLINGS = ("poisson", "without_replacement", "shuffle_fixed")
 NORMALIZATIONS = ("rate", "expected_batch")
 
 
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def noisy_sgd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     noise_multiplier: float,
     clip: float,
@@ -98,9 +96,9 @@ def noisy_sgd(
 
     Parameters
     ----------
-    objective : Objective
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
+    oracle : GradientOracle
+        The private rows; batches are read as ``oracle.clipped_gradient_sum(theta, C,
+        rows=batch)`` (the row count ``oracle.n_rows`` is used only to sample).
     noise_multiplier : float
         ``z``: the noise added to each batch sum is :math:`\mathcal N(0, (zC)^2 I)`.
     clip : float
@@ -110,7 +108,7 @@ def noisy_sgd(
         objective (``"expected_batch"``).
     n_samples : float
         Public number of rows ``n``. For the replace-one samplers it must equal
-        ``len(X)`` (the population size is public there).
+        ``oracle.n_rows`` (the population size is public there).
     sampling : {"poisson", "without_replacement", "shuffle_fixed"}
     sampling_rate : float, optional
         :math:`\gamma` for Poisson sampling; alternatively give ``batch_size``
@@ -136,52 +134,46 @@ def noisy_sgd(
         rate, steps and normalisation; realised batch sizes are not reported
         (under add/remove they are private).
     """
-    if not isinstance(objective, Objective):
-        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if sampling not in SAMPLINGS:
-        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
-    if normalize not in NORMALIZATIONS:
-        raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
-    if averaging not in ("last", "uniform"):
-        raise ValueError(f"averaging must be 'last' or 'uniform', got {averaging!r}")
-    z = _positive("noise_multiplier", noise_multiplier)
-    C = _positive("clip", clip)
-    eta = _positive("learning_rate", learning_rate)
-    n = _positive("n_samples", n_samples)
-    beta = float(momentum)
+    check_oracle(oracle)
+    check_generator("rng", rng)
+    sampling = check_choice("sampling", sampling, SAMPLINGS)
+    normalize = check_choice("normalize", normalize, NORMALIZATIONS)
+    averaging = check_choice("averaging", averaging, ("last", "uniform"))
+    z = check_positive("noise_multiplier", noise_multiplier)
+    C = check_positive("clip", clip)
+    eta = check_positive("learning_rate", learning_rate)
+    n = check_positive("n_samples", n_samples)
+    beta = check_real("momentum", momentum)
     if not (0.0 <= beta < 1.0):
         raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
     if (epochs is None) == (steps is None):
         raise ValueError("give exactly one of epochs and steps")
 
-    X, y = _validate_data(objective, X, y)
-    n_rows = X.shape[0]
+    n_rows = oracle.n_rows  # private under add/remove: used only to draw the batches
 
     if sampling == "poisson":
         if (sampling_rate is None) == (batch_size is None):
             raise ValueError("Poisson sampling needs exactly one of sampling_rate and batch_size")
         if sampling_rate is not None:
-            gamma = float(sampling_rate)
+            gamma = check_fraction("sampling_rate", sampling_rate)
         else:
-            gamma = _count("batch_size", batch_size) / n
-        if not (0.0 < gamma <= 1.0):
-            raise ValueError(f"sampling rate must be in (0, 1], got {gamma!r}")
+            gamma = check_positive_int("batch_size", batch_size) / n
+            if not (0.0 < gamma <= 1.0):
+                raise ValueError(f"batch_size / n_samples must be in (0, 1], got {gamma!r}")
         m = None
     else:
         if sampling_rate is not None:
             raise ValueError(f"sampling={sampling!r} takes batch_size, not sampling_rate")
         if batch_size is None:
             raise ValueError(f"sampling={sampling!r} needs batch_size")
-        m = _count("batch_size", batch_size)
+        m = check_positive_int("batch_size", batch_size)
         if n != n_rows:
             raise ValueError(
-                f"n_samples={n} differs from len(X)={n_rows}: under replace-one neighbours the "
-                "population size is public and must be the true one"
+                f"n_samples={n} differs from the number of rows held: under replace-one "
+                "neighbours the population size is public and must be the true one"
             )
         if m > n_rows:
-            raise ValueError(f"batch_size={m} exceeds the number of rows {n_rows}")
+            raise ValueError(f"batch_size={m} exceeds n_samples")
         gamma = m / n_rows
 
     if sampling == "shuffle_fixed":
@@ -189,22 +181,17 @@ def noisy_sgd(
     else:
         per_epoch = None
     if steps is not None:
-        T = _count("steps", steps)
+        T = check_positive_int("steps", steps)
     else:
-        e = _positive("epochs", epochs)  # type: ignore[arg-type]
+        e = check_positive("epochs", epochs)
         T = math.ceil(e * per_epoch) if per_epoch else math.ceil(e / gamma - 1e-9)
 
-    p = objective.n_params(X.shape[1])
-    theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
-    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
-        raise ValueError(f"theta0 must be a finite vector of shape ({p},)")
-    theta = objective.project(theta)
-    norms = (objective.row_norms(X) if hasattr(objective, "row_norms")
-             else np.linalg.norm(X, axis=1))
+    p = oracle.n_params
+    theta = oracle.project(check_theta0(theta0, p))
 
     # scale: rate -> sum objective (1/gamma); expected_batch -> mean objective (1/(gamma n))
     scale = 1.0 / gamma if normalize == "rate" else 1.0 / (gamma * n)
-    reg = objective.l2 * (n if normalize == "rate" else 1.0)
+    reg = oracle.l2 * (n if normalize == "rate" else 1.0)
     sd = z * C
     velocity = np.zeros(p)
     acc = np.zeros(p)
@@ -222,30 +209,30 @@ def noisy_sgd(
             idx = perm[j * m:(j + 1) * m]  # type: ignore[index,operator]
         if averaging == "uniform":
             acc += theta
-        if idx.size:
-            gsum = objective.clipped_gradient_sum(theta, X[idx], y[idx], C, row_norms=norms[idx])
-        else:
-            gsum = np.zeros(p)
+        gsum = oracle.clipped_gradient_sum(theta, C, rows=idx) if idx.size else np.zeros(p)
         ghat = scale * (gsum + sd * rng.standard_normal(p))
         if reg:
             ghat = ghat + reg * theta
         velocity = beta * velocity + ghat
-        theta = objective.project(theta - eta * velocity)
+        theta = oracle.project(theta - eta * velocity)
 
     event: DpEvent
+    replace = Neighbouring.REPLACE_ONE
     if sampling == "poisson":
         event = SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)
     elif sampling == "without_replacement":
         event = SelfComposed(
             SampledWithoutReplacement(
-                m, n_rows, Gaussian(z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+                m, n_rows, Gaussian(z, sensitivity=replace.clipped_sum_sensitivity,
+                                    relation=replace)
             ),
             T,
         )
     else:
         epochs_touched = math.ceil(T / per_epoch)  # type: ignore[operator]
         event = SelfComposed(
-            Gaussian(z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE), epochs_touched
+            Gaussian(z, sensitivity=replace.clipped_sum_sensitivity, relation=replace),
+            epochs_touched,
         )
     out = acc / T if averaging == "uniform" else theta
     info = {

@@ -56,9 +56,10 @@ from typing import Literal
 
 import numpy as np
 
-from noisygd._checks import check_positive as _pos
+from noisygd._checks import check_generator, check_nonnegative, check_positive, check_positive_int
 from noisygd.accounting.output_perturbation import OutputNoise, OutputPerturbation
-from noisygd.algorithms.base import FitResult, check_row_norm_bound
+from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
 from noisygd.exceptions import AssumptionError
 from noisygd.mechanisms.gaussian import (
     analytic_gaussian_sigma,
@@ -66,7 +67,8 @@ from noisygd.mechanisms.gaussian import (
     paper_gaussian_sigma,
 )
 from noisygd.mechanisms.l2_laplace import l2_laplace_scale, sample_l2_laplace
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd.objectives.base import ObjectiveConstants
+from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "OutputPerturbationPlan",
@@ -83,12 +85,6 @@ NoiseName = Literal["analytic", "paper", "l2_laplace"]
 SensitivityName = Literal["zhang2017", "contraction"]
 
 _TOL = 1e-12
-
-
-def _pos_int(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 # ------------------------------------------------------------------ sensitivities
@@ -112,11 +108,11 @@ def lemma2_sensitivity(
     AssumptionError
         If :math:`\eta > 1/\beta`.
     """
-    L = _pos("lipschitz", lipschitz)
-    beta = _pos("smoothness", smoothness)
-    n = _pos_int("n", n)
-    T = _pos_int("steps", steps)
-    eta = _pos("learning_rate", learning_rate)
+    L = check_positive("lipschitz", lipschitz)
+    beta = check_positive("smoothness", smoothness)
+    n = check_positive_int("n", n)
+    T = check_positive_int("steps", steps)
+    eta = check_positive("learning_rate", learning_rate)
     if eta > (1.0 + _TOL) / beta:
         raise AssumptionError(
             f"Lemma 2 needs learning_rate <= 1/beta = {1.0 / beta:.6g}, got {eta:.6g}"
@@ -137,11 +133,11 @@ def lemma3_sensitivity(
     AssumptionError
         If :math:`\mu = 0`, :math:`\eta > 1/(\beta+\mu)` or :math:`n < 2`.
     """
-    L = _pos("lipschitz", lipschitz)
-    beta = _pos("smoothness", smoothness)
+    L = check_positive("lipschitz", lipschitz)
+    beta = check_positive("smoothness", smoothness)
     mu = float(strong_convexity)
-    n = _pos_int("n", n)
-    eta = _pos("learning_rate", learning_rate)
+    n = check_positive_int("n", n)
+    eta = check_positive("learning_rate", learning_rate)
     if not mu > 0.0:
         raise AssumptionError("Lemma 3 needs strong convexity mu > 0; use Lemma 2 for mu = 0")
     if n < 2:
@@ -175,14 +171,12 @@ def contraction_sensitivity(
     AssumptionError
         If :math:`\eta > 2/(\mu+\beta)`.
     """
-    L = _pos("lipschitz", lipschitz)
-    beta = _pos("smoothness", smoothness)
-    mu = float(strong_convexity)
-    if mu < 0 or not math.isfinite(mu):
-        raise ValueError(f"strong_convexity must be finite and >= 0, got {strong_convexity!r}")
-    n = _pos_int("n", n)
-    T = _pos_int("steps", steps)
-    eta = _pos("learning_rate", learning_rate)
+    L = check_positive("lipschitz", lipschitz)
+    beta = check_positive("smoothness", smoothness)
+    mu = check_nonnegative("strong_convexity", strong_convexity)
+    n = check_positive_int("n", n)
+    T = check_positive_int("steps", steps)
+    eta = check_positive("learning_rate", learning_rate)
     if eta > (1.0 + _TOL) * 2.0 / (mu + beta):
         raise AssumptionError(
             f"the contraction bound needs learning_rate <= 2/(mu + beta) = "
@@ -313,9 +307,9 @@ def plan_output_perturbation(
         step size too large).
     """
     L, beta, mu = _lemma_constants(constants)
-    n = _pos_int("n", n)
-    dim = _pos_int("dim", dim)
-    epsilon = _pos("epsilon", epsilon)
+    n = check_positive_int("n", n)
+    dim = check_positive_int("dim", dim)
+    epsilon = check_positive("epsilon", epsilon)
     delta = float(delta)
     if not (0.0 <= delta < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
@@ -339,13 +333,13 @@ def plan_output_perturbation(
         )
     if learning_rate is None:
         learning_rate = 1.0 / (beta + mu) if mu > 0.0 else 1.0 / beta
-    eta = _pos("learning_rate", learning_rate)
+    eta = check_positive("learning_rate", learning_rate)
     if steps is None:
         steps = default_steps(
             lipschitz=L, smoothness=beta, strong_convexity=mu, n=n, dim=dim,
             epsilon=epsilon, delta=delta, optimum_norm_bound=optimum_norm_bound,
         )
-    T = _pos_int("steps", steps)
+    T = check_positive_int("steps", steps)
     if sensitivity_bound == "contraction":
         sens = contraction_sensitivity(L, beta, mu, n, T, eta)
         theorem = "contraction (Nesterov Thm 2.1.12 + Hardt et al. 2016 Lemmas 2.5, 3.7)"
@@ -373,9 +367,7 @@ def plan_output_perturbation(
 
 # -------------------------------------------------------------------------- run
 def full_gradient_descent(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     steps: int,
     learning_rate: float,
@@ -383,16 +375,18 @@ def full_gradient_descent(
 ) -> np.ndarray:
     r"""Algorithm 1, lines 2-4: :math:`w_{t+1} = \Pi(w_t - \eta\nabla F(w_t))`, ``steps`` times.
 
-    Non-private on its own; ``y`` must already be checked by the objective.
+    :math:`\nabla F = \frac1n\sum_i\nabla\ell_i + \mu w` from the oracle's unclipped sum
+    (sparse storage included). Non-private on its own.
     """
-    T = _pos_int("steps", steps)
-    eta = _pos("learning_rate", learning_rate)
-    p = objective.n_params(X.shape[1])
-    theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
-    if theta.shape != (p,):
-        raise ValueError(f"theta0 must have shape ({p},), got {theta.shape}")
+    check_oracle(oracle)
+    T = check_positive_int("steps", steps)
+    eta = check_positive("learning_rate", learning_rate)
+    theta = check_theta0(theta0, oracle.n_params)
+    n = oracle.n_rows
+    l2 = oracle.l2
     for _ in range(T):
-        theta = objective.project(theta - eta * objective.gradient(theta, X, y))
+        grad = oracle.clipped_gradient_sum(theta, None) / n + l2 * theta
+        theta = oracle.project(theta - eta * grad)
     return theta
 
 
@@ -411,13 +405,10 @@ def perturb(
 
 
 def output_perturbation_gd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     epsilon: float,
     delta: float = 0.0,
-    row_norm_bound: float = 1.0,
     noise: NoiseName | None = None,
     steps: int | None = None,
     learning_rate: float | None = None,
@@ -431,20 +422,18 @@ def output_perturbation_gd(
 
     Parameters
     ----------
-    objective : Objective
-        Convex, with Lipschitz and smoothness constants
-        (``objective.constants(row_norm_bound)``).
-    X : ndarray of shape (n, d)
-        Rows with norm at most ``row_norm_bound`` (checked; a per-row
-        normalisation beforehand costs no privacy).
-    y : ndarray of shape (n,)
+    oracle : GradientOracle
+        Convex loss with Lipschitz and smoothness constants (``oracle.constants()``, for
+        the rows it serves: every row is inside ``oracle.row_norm_bound``, so the lemmas'
+        hypotheses hold without a check of the data).
     epsilon, delta : float
         Target; ``delta = 0`` gives pure DP with L2-Laplace noise.
-    row_norm_bound : float, default=1.0
     noise, steps, learning_rate, sensitivity_bound, optimum_norm_bound
-        See :func:`plan_output_perturbation`.
+        See :func:`plan_output_perturbation`; ``optimum_norm_bound`` defaults to
+        ``oracle.optimum_norm_bound()``.
     n_samples : int, optional
-        The public ``n``; must equal ``len(X)`` (replace-one neighbours).
+        The public ``n``; must equal ``oracle.n_rows`` (replace-one neighbours, where the
+        size is public; it is ``n`` of the lemmas).
     theta0 : ndarray, optional
         Public starting point (default 0).
     rng : numpy.random.Generator
@@ -454,34 +443,24 @@ def output_perturbation_gd(
     FitResult
         ``event`` is an :class:`OutputPerturbation`; ``info`` holds the plan.
     """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
-    y = objective.check_targets(y)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
-    n = X.shape[0]
-    if n_samples is not None and int(n_samples) != n:
+    check_oracle(oracle)
+    check_generator("rng", rng)
+    n = oracle.n_rows  # public: replace-one neighbours
+    if n_samples is not None and check_positive_int("n_samples", n_samples) != n:
         raise ValueError(
-            f"n_samples={n_samples} but X has {n} rows: output perturbation's sensitivity is for "
-            "replace-one neighbours, where n is the public size of the data"
+            f"n_samples={n_samples} differs from the number of rows held: output perturbation's "
+            "sensitivity is for replace-one neighbours, where n is the public size of the data"
         )
-    row_norm_bound = _pos("row_norm_bound", row_norm_bound)
-    check_row_norm_bound(X, row_norm_bound,
-                         f": the Lipschitz/smoothness constants of {objective!r} do not hold; "
-                         "normalise rows first")
-    constants = objective.constants(row_norm_bound)
     if optimum_norm_bound is None:
-        bound = getattr(objective, "optimum_norm_bound", None)
-        optimum_norm_bound = bound() if callable(bound) else None
+        optimum_norm_bound = oracle.optimum_norm_bound()
     plan = plan_output_perturbation(
-        constants, n=n, dim=objective.n_params(X.shape[1]), epsilon=epsilon, delta=delta,
+        oracle.constants(), n=n, dim=oracle.n_params, epsilon=epsilon, delta=delta,
         noise=noise, steps=steps, learning_rate=learning_rate,
         sensitivity_bound=sensitivity_bound, optimum_norm_bound=optimum_norm_bound,
     )
     t0 = time.perf_counter()
     w_T = full_gradient_descent(
-        objective, X, y, steps=plan.steps, learning_rate=plan.learning_rate, theta0=theta0
+        oracle, steps=plan.steps, learning_rate=plan.learning_rate, theta0=theta0
     )
     theta = perturb(w_T, plan, rng)
     info = {

@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from noisygd._checks import check_positive as _pos
+from noisygd._checks import check_generator, check_positive, check_positive_int, check_probability
 from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
@@ -59,9 +59,10 @@ from noisygd.accounting.events import (
     SelfComposed,
 )
 from noisygd.accounting.output_perturbation import RRPSGDPaperArgument
-from noisygd.algorithms.base import FitResult, check_row_norm_bound
+from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
 from noisygd.exceptions import AssumptionError
-from noisygd.objectives.base import Objective
+from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "RRPSGDPaperArgument",
@@ -78,10 +79,9 @@ def rrpsgd_noise_std(lipschitz: float, n: int, epsilon: float, delta: float) -> 
 
     :math:`\sigma_z = 2L\sqrt{\log(3n/\delta)\log(2/\delta)}/\varepsilon`.
     """
-    L = _pos("lipschitz", lipschitz)
-    eps = _pos("epsilon", epsilon)
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    L = check_positive("lipschitz", lipschitz)
+    eps = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
     return 2.0 * L * math.sqrt(math.log(3.0 * n / delta) * math.log(2.0 / delta)) / eps
 
 
@@ -91,7 +91,7 @@ def round_distribution(step_sizes: np.ndarray, smoothness: float) -> np.ndarray:
     Needs :math:`0 < \eta_k < 2/\beta`.
     """
     eta = np.asarray(step_sizes, dtype=float)
-    beta = _pos("smoothness", smoothness)
+    beta = check_positive("smoothness", smoothness)
     if eta.ndim != 1 or eta.size == 0 or np.any(eta <= 0) or np.any(eta >= 2.0 / beta):
         raise AssumptionError("Theorem 5 needs step sizes in (0, 2/beta)")
     w = 2.0 * eta - beta * eta * eta
@@ -102,8 +102,8 @@ def theorem5_bound(
     *, smoothness: float, d_f: float, sigma: float, step_size: float, horizon: int
 ) -> float:
     r"""Theorem 5's bound on :math:`\mathbb E\lVert\nabla F(w_R)\rVert^2` for a constant step."""
-    beta = _pos("smoothness", smoothness)
-    eta = _pos("step_size", step_size)
+    beta = check_positive("smoothness", smoothness)
+    eta = check_positive("step_size", step_size)
     T = int(horizon)
     return beta * (d_f**2 + sigma**2 * T * eta * eta) / (T * (2.0 * eta - beta * eta * eta))
 
@@ -113,19 +113,16 @@ def rrpsgd_tight_event(*, lipschitz: float, noise_std: float, n: int, steps: int
 
     ``SelfComposed(SampledWithoutReplacement(1, n, Gaussian(sigma_z/L, 2, REPLACE_ONE)), steps)``.
     """
-    z = _pos("noise_std", noise_std) / _pos("lipschitz", lipschitz)
+    z = check_positive("noise_std", noise_std) / check_positive("lipschitz", lipschitz)
     inner = Gaussian(noise_multiplier=z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
     return SelfComposed(SampledWithoutReplacement(1, int(n), inner), int(steps))
 
 
 def rrpsgd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     epsilon: float,
     delta: float,
-    row_norm_bound: float = 1.0,
     horizon: int | None = None,
     loss_gap_bound: float | None = None,
     theta0: np.ndarray | None = None,
@@ -135,19 +132,17 @@ def rrpsgd(
 
     Parameters
     ----------
-    objective : Objective
-        Must state ``L`` and :math:`\beta` for rows of norm ``row_norm_bound``
-        (convexity not needed).
-    X : ndarray of shape (n, d)
-        Rows with norm at most ``row_norm_bound`` (checked).
-    y : ndarray of shape (n,)
+    oracle : GradientOracle
+        Must state ``L`` and :math:`\beta` (``oracle.constants()``) for the rows it
+        serves (all inside ``oracle.row_norm_bound``; convexity not needed). Single rows
+        are read with ``clipped_gradient_sum(theta, None, rows=[i])``.
     epsilon, delta : float
         The target the paper's noise is calibrated for.
     horizon : int, optional
         ``T`` (default :math:`n^2`, the paper's; at most :math:`n^2`).
     loss_gap_bound : float, optional
-        Public bound on :math:`F(w_0) - F^*`. Default: the objective's
-        ``loss_at_zero_bound()`` when ``theta0`` is None (losses are >= 0).
+        Public bound on :math:`F(w_0) - F^*`. Default: ``oracle.loss_at_zero_bound()``
+        when ``theta0`` is None (losses are >= 0).
     theta0 : ndarray, optional
         Public start (default 0).
     rng : numpy.random.Generator
@@ -160,43 +155,36 @@ def rrpsgd(
         (the tight event at ``T``), ``R``, the step size, ``sigma_z`` and
         Theorem 5's bound.
     """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
-    y = objective.check_targets(y)
-    n, d = X.shape
-    if y.shape[0] != n:
-        raise ValueError(f"X has {n} rows but y has {y.shape[0]}")
+    check_oracle(oracle)
+    check_generator("rng", rng)
+    n = oracle.n_rows  # public: replace-one neighbours
     if n < 2:
         raise ValueError("RRPSGD needs at least 2 rows")
-    check_row_norm_bound(X, row_norm_bound)
-    const = objective.constants(row_norm_bound)
+    const = oracle.constants()
     if const.lipschitz is None or const.smoothness is None:
         raise AssumptionError("RRPSGD (Theorems 4-5) needs Lipschitz and smoothness constants")
     L = float(const.lipschitz)
-    mu = float(objective.l2)
+    mu = float(oracle.l2)
     beta = float(const.smoothness) + mu
-    T = n * n if horizon is None else int(horizon)
-    if T < 1 or T > n * n:
-        raise ValueError(f"horizon must be in [1, n^2] = [1, {n * n}], got {horizon!r}")
-    p = objective.n_params(d)
+    T = n * n if horizon is None else check_positive_int("horizon", horizon)
+    if T > n * n:
+        raise ValueError(f"horizon must be in [1, n^2], got {horizon!r}")
+    p = oracle.n_params
     if loss_gap_bound is None:
-        f0 = getattr(objective, "loss_at_zero_bound", lambda: None)()
+        f0 = oracle.loss_at_zero_bound()
         if theta0 is not None or f0 is None:
             raise AssumptionError(
                 "Theorem 5's step size needs a public bound on F(w0) - F*: pass loss_gap_bound"
             )
         loss_gap_bound = float(f0)
-    gap = _pos("loss_gap_bound", loss_gap_bound)
+    gap = check_positive("loss_gap_bound", loss_gap_bound)
     sigma_z = rrpsgd_noise_std(L, n, epsilon, delta)
     sigma = math.sqrt(4.0 * L * L + p * sigma_z * sigma_z)
     d_f = math.sqrt(2.0 * gap / beta)
     eta = min(1.0 / beta, d_f / (sigma * math.sqrt(T)))
     # Constant steps: Pr(R = k) is uniform on {1, ..., T} (round_distribution).
     R = int(rng.integers(1, T + 1))
-    theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
-    if theta.shape != (p,):
-        raise ValueError(f"theta0 must have shape ({p},), got {theta.shape}")
+    theta = check_theta0(theta0, p)
     t0 = time.perf_counter()
     chunk = 4096
     done = 0
@@ -205,9 +193,8 @@ def rrpsgd(
         rows = rng.integers(0, n, size=k)
         noise = rng.standard_normal((k, p)) * sigma_z
         for j in range(k):
-            i = rows[j]
-            g = objective.clipped_gradient_sum(theta, X[i : i + 1], y[i : i + 1], None)
-            theta = objective.project(theta - eta * (g + mu * theta + noise[j]))
+            g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
+            theta = oracle.project(theta - eta * (g + mu * theta + noise[j]))
         done += k
     tight = rrpsgd_tight_event(lipschitz=L, noise_std=sigma_z, n=n, steps=R)
     info = {

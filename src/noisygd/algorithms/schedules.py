@@ -19,7 +19,7 @@ accountant of the foundation (gdp, zcdp, rdp, pld) applies.
 (Algorithm 1, line 2; Lemma 3.1). The zCDP of the run is
 :math:`\sum_t \Delta^2/(2\sigma_t^2) = \Delta^2 R_{\text{spent}}/2` (Bun-Steinke 2016,
 Prop. 1.6 and Lemma 1.7): ``R/2`` under add/remove, ``2R`` under replace-one.
-:func:`budget_for_zcdp` converts.
+:func:`noisygd.accounting.zcdp.budget_for_zcdp` converts (re-exported here).
 
 Schedules (all normalised to spend exactly the budget over ``T`` steps, up to a
 relative safety margin of :math:`10^{-12}` so that rounding never overspends):
@@ -41,13 +41,20 @@ Optimal horizons: Theorem 3.3, Eq. (8) (uniform) and Lemma 3.2, Eq. (11)
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
+from noisygd._checks import (
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from noisygd.accounting.events import Composed, Gaussian, Neighbouring
+from noisygd.accounting.zcdp import budget_for_zcdp
 from noisygd.algorithms.base import FitResult
-from noisygd.objectives.base import Objective
+from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
+from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "SCHEDULES",
@@ -67,35 +74,11 @@ SCHEDULES = ("uniform", "dynamic", "exponential", "step", "polynomial")
 _SAFETY = 1.0 + 1e-12
 
 
-def _pos(name: str, v: float) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (v > 0) \
-            or not math.isfinite(v):
-        raise ValueError(f"{name} must be positive and finite, got {v!r}")
-    return float(v)
-
-
-def _steps(T: int) -> int:
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-        raise ValueError(f"steps must be a positive integer, got {T!r}")
-    return int(T)
-
-
 def _gamma(kappa: float) -> float:
-    kappa = _pos("kappa", kappa)
+    kappa = check_positive("kappa", kappa)
     if kappa <= 1:
         raise ValueError(f"kappa = M/mu must be > 1, got {kappa!r}")
     return 1.0 - 1.0 / kappa
-
-
-# ---------------------------------------------------------------- budget units
-def budget_for_zcdp(rho: float, relation: Neighbouring | str = Neighbouring.ADD_REMOVE) -> float:
-    r"""Slides' budget ``R`` (:math:`\sum_t\sigma_t^{-2}`) whose run is exactly ``rho``-zCDP.
-
-    :math:`R = 2\rho/\Delta^2` with :math:`\Delta = 1` (add/remove) or 2 (replace-one).
-    """
-    rho = _pos("rho", rho)
-    delta = 1.0 if Neighbouring(relation) is Neighbouring.ADD_REMOVE else 2.0
-    return 2.0 * rho / delta**2
 
 
 # ---------------------------------------------------------------- schedules
@@ -121,14 +104,14 @@ def dynamic_schedule(q: np.ndarray, budget: float) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if q.ndim != 1 or q.size == 0 or not np.all(q > 0) or not np.all(np.isfinite(q)):
         raise ValueError("q must be a non-empty vector of positive finite weights")
-    R = _pos("budget", budget)
+    R = check_positive("budget", budget)
     sq = np.sqrt(q)
     return np.sqrt(math.fsum(sq) / sq / R * _SAFETY)
 
 
 def noise_weights(steps: int, gamma: float, alpha: float | np.ndarray = 1.0) -> np.ndarray:
     r""":math:`q_t = \gamma^{T-t}\alpha_t`, ``t = 1..T`` (Eq. (7))."""
-    T = _steps(steps)
+    T = check_positive_int("steps", steps)
     if not 0 <= gamma < 1:
         raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
     t = np.arange(1, T + 1)
@@ -143,7 +126,7 @@ def momentum_weights(steps: int, momentum: float, gamma: float) -> np.ndarray:
     ``momentum`` is :math:`\beta` of Algorithm 2, :math:`\gamma = 1 - \eta_0\mu`;
     needs :math:`\beta^2 \ne \gamma`.
     """
-    T = _steps(steps)
+    T = check_positive_int("steps", steps)
     if not 0 <= momentum < 1:
         raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
     if not 0 <= gamma < 1:
@@ -187,8 +170,8 @@ def noise_schedule(
     ndarray (T,)
         With :math:`\sum_t\sigma_t^{-2} \le R` (equal up to :math:`10^{-12}` relative).
     """
-    R = _pos("budget", budget)
-    T = _steps(steps)
+    R = check_positive("budget", budget)
+    T = check_positive_int("steps", steps)
     if kind == "dynamic":
         if q is None:
             if gamma is None:
@@ -236,9 +219,9 @@ def utility_alpha(n_params: int, clip: float, budget: float, smoothness: float,
     D = int(n_params)
     if D < 1:
         raise ValueError(f"n_params must be >= 1, got {n_params!r}")
-    C, R = _pos("clip", clip), _pos("budget", budget)
-    M, N, gap = _pos("smoothness", smoothness), _pos("n_samples", n_samples), \
-        _pos("initial_gap", initial_gap)
+    C, R = check_positive("clip", clip), check_positive("budget", budget)
+    M, N, gap = check_positive("smoothness", smoothness), check_positive("n_samples", n_samples), \
+        check_positive("initial_gap", initial_gap)
     return D * C**2 / (2.0 * R * M * N**2 * gap)
 
 
@@ -249,7 +232,7 @@ def uniform_optimal_steps(kappa: float, alpha: float) -> int:
     :math:`\kappa\alpha + \ln\gamma < 0`, else 0.
     """
     g = _gamma(kappa)
-    a = _pos("alpha", alpha)
+    a = check_positive("alpha", alpha)
     if g == 0 or kappa * a + math.log(g) >= 0:
         return 0
     return math.ceil(math.log(kappa * a / math.log(1.0 / g)) / math.log(g))
@@ -261,7 +244,7 @@ def dynamic_optimal_steps(kappa: float, alpha: float) -> int:
     :math:`T^* = \lceil 2\log_\gamma\frac{\alpha}{\alpha + (1-\sqrt\gamma)^2}\rceil`.
     """
     g = _gamma(kappa)
-    a = _pos("alpha", alpha)
+    a = check_positive("alpha", alpha)
     if g == 0:
         return 1
     return math.ceil(2.0 * math.log(a / (a + (1.0 - math.sqrt(g)) ** 2)) / math.log(g))
@@ -272,15 +255,32 @@ def eer_bound(sigmas: np.ndarray, budget: float, kappa: float, alpha: float) -> 
     :math:`q_t = \gamma^{T-t}\alpha`."""
     s = np.asarray(sigmas, dtype=float)
     g = _gamma(kappa)
-    q = noise_weights(s.size, g, _pos("alpha", alpha))
-    return g**s.size + _pos("budget", budget) * float(np.sum(q * s**2))
+    q = noise_weights(s.size, g, check_positive("alpha", alpha))
+    return g**s.size + check_positive("budget", budget) * float(np.sum(q * s**2))
 
 
 # -------------------------------------------------------- Algorithms 1 and 2
+def _fsum_add(partials: list[float], x: float) -> None:
+    """Add ``x`` to Shewchuk's exact partial sums in place (the algorithm of :func:`math.fsum`).
+
+    ``math.fsum(partials)`` is then the correctly rounded total; the list stays short
+    (non-overlapping partials), so an exact running sum costs no memory growing with ``T``.
+    """
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
+
+
 def dynamic_noisy_gd(
-    objective: Objective,
-    X: np.ndarray,
-    y: np.ndarray,
+    oracle: GradientOracle,
     *,
     sigmas: np.ndarray,
     budget: float,
@@ -295,7 +295,7 @@ def dynamic_noisy_gd(
     r"""Seed 003, Algorithm 1 (``momentum=None``) or Algorithm 2 (debiased momentum).
 
     Step ``t`` requests :math:`\rho_t = 1/\sigma_t^2`; it runs iff the total spent
-    stays :math:`\le R` (computed with :func:`math.fsum`), else the algorithm
+    stays :math:`\le R` (an exact running sum, as :func:`math.fsum`), else the algorithm
     terminates. An executed step computes
     :math:`g_t = \frac1N\sum_n\mathrm{clip}_C(\nabla_t^{(n)}) + \frac{C\sigma_t}{N}\nu_t
     + \mu\theta_t` (the regulariser gradient is data-independent) and updates
@@ -306,8 +306,7 @@ def dynamic_noisy_gd(
 
     Parameters
     ----------
-    objective : Objective
-    X, y : ndarray
+    oracle : GradientOracle
     sigmas : ndarray (T,)
         Planned noise multipliers (public; e.g. :func:`noise_schedule`).
     budget : float
@@ -319,6 +318,7 @@ def dynamic_noisy_gd(
     n_samples : float
         Public ``N``.
     relation : Neighbouring
+        Sensitivity ``relation.clipped_sum_sensitivity`` clipping norms per step.
     momentum : float or None
         :math:`\beta \in [0, 1)` for Algorithm 2.
     theta0 : ndarray or None
@@ -332,41 +332,33 @@ def dynamic_noisy_gd(
         steps' Gaussians, ``n_iter`` the number executed, ``info`` with the
         spent and remaining budget.
     """
-    if not isinstance(objective, Objective):
-        raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_oracle(oracle)
+    check_generator("rng", rng)
     sig = np.asarray(sigmas, dtype=float)
     if sig.ndim != 1 or sig.size == 0 or not np.all(sig > 0) or not np.all(np.isfinite(sig)):
         raise ValueError("sigmas must be a non-empty vector of positive finite noise multipliers")
-    R = _pos("budget", budget)
-    C = _pos("clip", clip)
-    eta = _pos("learning_rate", learning_rate)
-    N = _pos("n_samples", n_samples)
+    R = check_positive("budget", budget)
+    C = check_positive("clip", clip)
+    eta = check_positive("learning_rate", learning_rate)
+    N = check_positive("n_samples", n_samples)
     rel = Neighbouring(relation)
-    sens = 1.0 if rel is Neighbouring.ADD_REMOVE else 2.0
-    if momentum is not None and not 0 <= momentum < 1:
-        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
-    X = np.asarray(X, dtype=float)
-    y = objective.check_targets(y)
-    if X.ndim != 2 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"X must be (n, d) with len(y) == n; got {X.shape} and {y.shape}")
-    p = objective.n_params(X.shape[1])
-    theta = np.zeros(p) if theta0 is None else np.array(theta0, dtype=float)
-    if theta.shape != (p,):
-        raise ValueError(f"theta0 must have shape ({p},), got {theta.shape}")
-    theta = objective.project(theta)
-    norms = objective.row_norms(X) if hasattr(objective, "row_norms") else None
-    l2 = float(objective.l2)
-    spent: list[float] = []
+    sens = rel.clipped_sum_sensitivity
+    if momentum is not None:
+        momentum = check_real("momentum", momentum)
+        if not 0 <= momentum < 1:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    p = oracle.n_params
+    theta = oracle.project(check_theta0(theta0, p))
+    l2 = float(oracle.l2)
+    spent: list[float] = []  # exact partial sums of the requests (short, see _fsum_add)
     v = np.zeros(p)
     events = []
     for t, s in enumerate(sig, start=1):
         rho_t = 1.0 / s**2  # Algorithm 1, line 2: budget request
         if math.fsum([*spent, rho_t]) > R:  # line 3 fails: terminate
             break
-        spent.append(rho_t)
-        grad = objective.clipped_gradient_sum(theta, X, y, C, norms) / N
+        _fsum_add(spent, rho_t)
+        grad = oracle.clipped_gradient_sum(theta, C) / N
         g = grad + (C * s / N) * rng.standard_normal(p) + l2 * theta
         events.append(Gaussian(noise_multiplier=float(s), sensitivity=sens, relation=rel))
         if momentum is None:
@@ -374,7 +366,7 @@ def dynamic_noisy_gd(
         else:
             v = momentum * v + (1.0 - momentum) * g
             step = v / (1.0 - momentum**t)
-        theta = objective.project(theta - eta * step)
+        theta = oracle.project(theta - eta * step)
     if not events:
         raise ValueError(f"the first step's request 1/sigma_1^2 = {1.0 / sig[0]**2:.6g} exceeds "
                          f"the budget R = {R:.6g}: nothing was run")

@@ -19,9 +19,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from noisygd._checks import check_positive_int
 from noisygd.exceptions import PrivacyLeakWarning
+from noisygd.oracles import rows as _rows
 
 __all__ = [
     "clip_rows",
@@ -46,17 +49,7 @@ def _as_matrix(X: ArrayLike, what: str = "X") -> np.ndarray:
     return arr
 
 
-def _check_bound(bound: float) -> float:
-    try:
-        b = float(bound)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"row norm bound must be a positive number; got {bound!r}") from exc
-    if not np.isfinite(b) or b <= 0.0:
-        raise ValueError(f"row norm bound must be positive and finite; got {bound!r}")
-    return b
-
-
-def clip_rows(X: ArrayLike, bound: float) -> np.ndarray:
+def clip_rows(X: ArrayLike | sp.sparray | sp.spmatrix, bound: float) -> np.ndarray | sp.csr_array:
     """Scale every row to Euclidean norm at most ``bound``.
 
     Implements ``x_i <- x_i * min(1, B / ||x_i||_2)``, the per-row projection onto the ball of
@@ -65,35 +58,29 @@ def clip_rows(X: ArrayLike, bound: float) -> np.ndarray:
     rescaled norm still rounds above ``B`` is shrunk by a further ulp-sized factor).
 
     The map acts on each row alone and has no data-dependent constant, so it is free under any
-    neighbouring relation.
+    neighbouring relation. This is :func:`noisygd.oracles.rows.clip_rows`, the one home of row
+    clipping (the gradient oracles apply the same map as a scale factor, without a copy).
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like or scipy.sparse matrix, shape (n, d)
         Rows to clip.
     bound : float
         The radius ``B > 0``.
 
     Returns
     -------
-    numpy.ndarray, shape (n, d)
-        A new float64, C-contiguous array.
+    numpy.ndarray or scipy.sparse.csr_array, shape (n, d)
+        A new float64 array (C-contiguous; CSR for sparse ``X``); ``X`` is not modified.
+
+    Raises
+    ------
+    TypeError
+        ``bound`` is not a real number.
+    ValueError
+        ``bound`` is not positive and finite, ``X`` is not 2-D or holds NaN or infinities.
     """
-    arr = _as_matrix(X)
-    b = _check_bound(bound)
-    out = np.array(arr, dtype=np.float64, order="C", copy=True)
-    norms = np.linalg.norm(out, axis=1)
-    over = norms > b
-    if np.any(over):
-        out[over] *= (b / norms[over])[:, None]
-        # Guard against rounding: shrink the few rows whose recomputed norm still exceeds b.
-        for _ in range(8):
-            norms = np.linalg.norm(out, axis=1)
-            still = norms > b
-            if not np.any(still):
-                break
-            out[still] *= ((b / norms[still]) * (1.0 - 4.0 * np.finfo(np.float64).eps))[:, None]
-    return out
+    return _rows.clip_rows(X, bound)
 
 
 def scale_by_bounds(X: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> np.ndarray:
@@ -156,12 +143,20 @@ def one_hot(codes: ArrayLike, n_categories: int) -> np.ndarray:
     -------
     numpy.ndarray, shape (n, n_categories)
         Each row sums to 1 (known category) or 0 (unknown).
+
+    Raises
+    ------
+    TypeError
+        ``codes`` not of an integer dtype, ``n_categories`` not an integer.
+    ValueError
+        ``codes`` not 1-D, a code ``>= n_categories``, ``n_categories < 1``.
     """
     c = np.asarray(codes)
-    if c.ndim != 1 or not np.issubdtype(c.dtype, np.integer):
-        raise ValueError("codes must be a 1-D integer array")
-    if n_categories < 1:
-        raise ValueError(f"n_categories must be at least 1; got {n_categories}")
+    if not np.issubdtype(c.dtype, np.integer):
+        raise TypeError(f"codes must be an integer array, got dtype {c.dtype}")
+    if c.ndim != 1:
+        raise ValueError(f"codes must be 1-D, got {c.ndim} dimension(s)")
+    n_categories = check_positive_int("n_categories", n_categories)
     if np.any(c >= n_categories):
         raise ValueError(f"codes must be below n_categories={n_categories}")
     out = np.zeros((c.shape[0], n_categories), dtype=np.float64)

@@ -118,7 +118,7 @@ class TreeAggregator:
     --------
     >>> import numpy as np
     >>> agg = TreeAggregator(2, 0.0, rng=np.random.default_rng(0))
-    >>> [agg.add(np.ones(2))[0] for _ in range(3)]
+    >>> [float(agg.add(np.ones(2))[0]) for _ in range(3)]
     [1.0, 2.0, 3.0]
     """
 

@@ -1,17 +1,19 @@
 """Objectives: per-example losses with their constants and clipped gradient sums."""
 
-from noisygd.objectives.base import Objective, ObjectiveConstants, Regime
+from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants, Regime
 from noisygd.objectives.centred import CentredGLM
-from noisygd.objectives.glm import GLMObjective, HuberLoss, LogisticLoss, SquaredLoss, row_norms
+from noisygd.objectives.distance import SquaredDistanceLoss
+from noisygd.objectives.glm import GLMObjective, HuberLoss, LogisticLoss, SquaredLoss
 
 __all__ = [
     "CentredGLM",
     "GLMObjective",
     "HuberLoss",
     "LogisticLoss",
+    "MarginModel",
     "Objective",
     "ObjectiveConstants",
     "Regime",
+    "SquaredDistanceLoss",
     "SquaredLoss",
-    "row_norms",
 ]

@@ -8,8 +8,10 @@ An objective is the regularised empirical risk
                    + \frac{\mu}{2} \lVert \theta \rVert^2, \qquad \theta \in C,
 
 with ``C`` either :math:`\mathbb R^p` or an L2 ball of radius ``R``.
-Algorithms only call the methods below; the hot path is
-:meth:`Objective.clipped_gradient_sum`.
+Algorithms never call these methods on raw arrays: they read data through a
+:class:`~noisygd.oracles.base.GradientOracle`, which maps rows into the declared
+domain and evaluates the objective (for linear models through its
+:class:`MarginModel`, fused over row blocks).
 
 Given a declared bound ``B`` on row norms (rows are scaled to norm <= B before
 training, a per-row operation that costs no privacy), an objective states its
@@ -23,6 +25,7 @@ proofs need them refuse.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -78,16 +81,68 @@ class ObjectiveConstants:
         return Regime.CONVEX_LIPSCHITZ
 
 
+@dataclass(frozen=True)
+class MarginModel:
+    r"""The linear structure of a loss :math:`\ell(\theta; x, y) = \phi(z, y)` with a margin ``z``.
+
+    For parameters :math:`\theta = [w, v]` (``v`` present iff ``intercept_scale`` is not
+    None), a public centre ``c`` (zero when ``centre`` is None) and the constant column
+    :math:`\kappa` = ``intercept_scale``, the margin and the per-example gradient are
+
+    .. math::
+
+        z = \langle w, x - c\rangle + \kappa v, \qquad
+        \nabla\ell = \phi'(z, y)\,[x - c,\ \kappa],
+
+    so a clipped gradient sum is two matrix-vector products over the rows
+    (:class:`noisygd.oracles.array.ArrayOracle` fuses them over row blocks) and clipping
+    the per-example gradient to norm ``C`` is clipping the scalar :math:`\phi'` to
+    :math:`\pm C / \lVert[x - c, \kappa]\rVert`.
+
+    Attributes
+    ----------
+    loss : callable ``(z, y) -> ndarray``
+        :math:`\phi(z, y)`, elementwise.
+    residual : callable ``(z, y) -> ndarray``
+        :math:`\phi'(z, y) = \partial\phi/\partial z`, elementwise.
+    centre : ndarray of shape (d,) or None
+        Public centre ``c`` (None: the origin).
+    intercept_scale : float or None
+        :math:`\kappa` (1.0 for a plain intercept); None: no intercept parameter.
+    """
+
+    loss: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    residual: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    centre: np.ndarray | None
+    intercept_scale: float | None
+
+
 class Objective(ABC):
     """Per-example loss plus L2 regularisation, optionally constrained to a ball.
 
     Parameters are flat vectors ``theta`` of length :meth:`n_params`. For the
     linear models of :mod:`noisygd.objectives.glm` the last entry is the
     intercept when ``fit_intercept`` is true.
+
+    The array-level methods (:meth:`per_example_loss`, :meth:`clipped_gradient_sum`,
+    :meth:`value`, :meth:`gradient`, :meth:`minimize`) take rows as given. Algorithms
+    never call them: they read data through a
+    :class:`~noisygd.oracles.base.GradientOracle`, which maps every row into the declared
+    domain first.
+
+    Declared capabilities (concrete, with documented defaults; never probed with
+    ``hasattr``): :attr:`supports_sparse`, :attr:`quadratic_constant_hessian`,
+    :meth:`optimum_norm_bound`, :meth:`loss_at_zero_bound`,
+    :meth:`total_gradient_sensitivity`, :meth:`margin_model`.
     """
 
     l2: float = 0.0
     radius: float | None = None
+    #: Whether the array-level methods accept a ``scipy.sparse`` CSR ``X`` (default False:
+    #: an oracle densifies row blocks for them).
+    supports_sparse: bool = False
+    #: Whether the loss is quadratic with a data-independent Hessian (default False).
+    quadratic_constant_hessian: bool = False
 
     @abstractmethod
     def n_params(self, n_features: int) -> int:
@@ -99,19 +154,12 @@ class Objective(ABC):
 
     @abstractmethod
     def clipped_gradient_sum(
-        self,
-        theta: np.ndarray,
-        X: np.ndarray,
-        y: np.ndarray,
-        clip: float | None,
-        row_norms: np.ndarray | None = None,
+        self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
     ) -> np.ndarray:
         r""":math:`\sum_i \mathrm{clip}_C(\nabla \ell(\theta; x_i, y_i))` (data term only).
 
-        ``clip=None`` means no clipping. ``row_norms`` are precomputed norms
-        of the rows as the gradient sees them (with the intercept column);
-        pass them to avoid recomputation in loops. Must not build an (n, p)
-        per-example matrix for GLMs.
+        ``clip=None`` means no clipping. Must not build an (n, p) per-example matrix for
+        GLMs.
         """
 
     @abstractmethod
@@ -120,7 +168,33 @@ class Objective(ABC):
 
     @abstractmethod
     def check_targets(self, y: np.ndarray) -> np.ndarray:
-        """Validate labels for this loss (raise ``ValueError`` naming the problem)."""
+        """Validate labels for this loss (``ValueError`` naming the problem, never a label)."""
+
+    # Declared capabilities (defaults) ------------------------------------------
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""A public bound on :math:`\lVert\theta^*\rVert` (default ``None``: none known)."""
+        return None
+
+    def loss_at_zero_bound(self) -> float | None:
+        r"""A data-independent upper bound on :math:`F(0)` (default ``None``: none known)."""
+        return None
+
+    def total_gradient_sensitivity(self, row_norm_bound: float) -> float | None:
+        r"""Exact replace-one sensitivity :math:`S_g` of the unclipped gradient sum for rows
+        with :math:`\lVert x\rVert \le B` (Definition B.10 of seed 004), if the loss states it.
+
+        Default ``None``: algorithms fall back to :math:`2L` of :meth:`constants`.
+        """
+        return None
+
+    def margin_model(self) -> MarginModel | None:
+        """The loss's linear structure (:class:`MarginModel`), or ``None`` (the default).
+
+        ``None`` means the loss is not a function of one margin: an oracle then evaluates
+        :meth:`per_example_loss` and :meth:`clipped_gradient_sum` on blocks of rows.
+        """
+        return None
 
     # Concrete helpers -------------------------------------------------------
 
@@ -133,10 +207,6 @@ class Objective(ABC):
         """Exact gradient of ``F`` (non-private; for baselines and tests)."""
         n = X.shape[0]
         return self.clipped_gradient_sum(theta, X, y, None) / n + self.l2 * theta
-
-    def regularizer_gradient(self, theta: np.ndarray) -> np.ndarray:
-        """Gradient of ``l2/2 ||theta||^2`` (data-independent, needs no noise)."""
-        return self.l2 * theta
 
     def minimize(
         self, X: np.ndarray, y: np.ndarray, *, gtol: float = 1e-11, maxiter: int = 20000

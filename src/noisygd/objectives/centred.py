@@ -40,7 +40,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd._checks import check_positive
+from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
 from noisygd.objectives.glm import GLMObjective
 
 __all__ = ["CentredGLM"]
@@ -64,6 +65,12 @@ class CentredGLM(Objective):
     :math:`X v_w - \langle c, v_w\rangle` and
     :math:`\nabla = [X^\top r - c\sum_i r_i,\ s\sum_i r_i]`, so sparse ``X`` stays sparse.
     Use :meth:`to_base` to map a fitted ``v`` back to ``theta = [w, b]`` of ``base``.
+
+    Behind :class:`~noisygd.oracles.array.ArrayOracle` (through :meth:`margin_model`) the
+    declared ``row_norm_bound`` is :math:`R_c`, a bound on the *centred* rows
+    :math:`\lVert x - c\rVert`, and the oracle serves every row projected onto that ball:
+    :math:`x \mapsto c + \min(1, R_c/\lVert x - c\rVert)(x - c)` (a per-row map with public
+    ``c``: free under DP). Rows already inside the ball are served unchanged.
 
     Examples
     --------
@@ -92,10 +99,7 @@ class CentredGLM(Objective):
         c = np.asarray(centre, dtype=float)
         if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
             raise ValueError(f"centre must be a finite non-empty 1-D vector, got shape {c.shape}")
-        s = float(intercept_scale)
-        if not (math.isfinite(s) and s > 0):
-            raise ValueError(
-                f"intercept_scale must be positive and finite, got {intercept_scale!r}")
+        s = check_positive("intercept_scale", intercept_scale)
         self.base = base
         self.centre = c
         self.intercept_scale = s
@@ -140,26 +144,31 @@ class CentredGLM(Objective):
         self._check_X(X)
         return self.base.per_example_loss(self.to_base(theta), X, y)
 
-    def row_norms(self, X: np.ndarray) -> np.ndarray:
-        r""":math:`\lVert x'_i\rVert = (\lVert x_i\rVert^2 - 2\langle x_i, c\rangle
-        + \lVert c\rVert^2 + s^2)^{1/2}` without forming the centred rows."""
-        self._check_X(X)
+    def margin_model(self) -> MarginModel:
+        r""":math:`z = \langle v_w, x - c\rangle + s v_b` with the base loss's :math:`\phi`.
+
+        Behind :class:`~noisygd.oracles.array.ArrayOracle` the declared ``row_norm_bound``
+        :math:`R_c` bounds the *centred* rows, and the per-row map is the projection onto
+        the ball of radius :math:`R_c` around ``c``:
+        :math:`x \mapsto c + \min(1, R_c/\lVert x - c\rVert)(x - c)` (public ``c``, so the
+        map is free under DP).
+        """
+        return MarginModel(loss=self.base.loss, residual=self.base.residual,
+                           centre=self.centre, intercept_scale=self.intercept_scale)
+
+    def _centred_row_norms(self, X: np.ndarray) -> np.ndarray:
+        r""":math:`\lVert x'_i\rVert = (\lVert x_i - c\rVert^2 + s^2)^{1/2}`."""
         if sp.issparse(X):
             sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
             xc = np.asarray(X @ self.centre).ravel()
+            val = sq - 2.0 * xc + float(self.centre @ self.centre)
         else:
-            sq = np.einsum("ij,ij->i", X, X)
-            xc = X @ self.centre
-        val = sq - 2.0 * xc + float(self.centre @ self.centre) + self.intercept_scale**2
-        return np.sqrt(np.maximum(val, 0.0))
+            diff = np.asarray(X, dtype=float) - self.centre
+            val = np.einsum("ij,ij->i", diff, diff)
+        return np.sqrt(np.maximum(val, 0.0) + self.intercept_scale**2)
 
     def clipped_gradient_sum(
-        self,
-        theta: np.ndarray,
-        X: np.ndarray,
-        y: np.ndarray,
-        clip: float | None,
-        row_norms: np.ndarray | None = None,
+        self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
     ) -> np.ndarray:
         r"""Clipped gradient sum :math:`\sum_i \mathrm{clip}_C(r_i x'_i)`.
 
@@ -169,11 +178,10 @@ class CentredGLM(Objective):
         """
         self._check_X(X)
         base = self.base
-        r = base._residual(base.margins(self.to_base(theta), X), y)
+        r = base.residual(base.margins(self.to_base(theta), X), y)
         if clip is not None:
-            if row_norms is None:
-                row_norms = self.row_norms(X)
-            r = np.clip(r, -clip / row_norms, clip / row_norms)
+            bound = clip / self._centred_row_norms(X)
+            r = np.clip(r, -bound, bound)
         g = np.asarray(X.T @ r).ravel() if sp.issparse(X) else r @ X
         total = float(r.sum())
         return np.append(g - self.centre * total, self.intercept_scale * total)
@@ -184,10 +192,8 @@ class CentredGLM(Objective):
         The centred row :math:`x'` has norm at most :math:`\sqrt{R_c^2 + s^2}`; ``L`` and
         :math:`\beta` are the base loss's for that bound; no strong convexity.
         """
-        R = float(row_norm_bound)
-        if not (math.isfinite(R) and R > 0):
-            raise ValueError(f"row_norm_bound must be positive and finite, got {row_norm_bound!r}")
-        lipschitz, smoothness = self.base._data_constants(math.hypot(R, self.intercept_scale))
+        R = check_positive("row_norm_bound", row_norm_bound)
+        lipschitz, smoothness = self.base.data_constants(math.hypot(R, self.intercept_scale))
         return ObjectiveConstants(lipschitz=lipschitz, smoothness=smoothness,
                                   strong_convexity=0.0, convex=True, row_norm_bound=R)
 

@@ -44,62 +44,23 @@ and strong convexity ``mu`` (= ``l2``).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 import scipy.sparse as sp
 
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd._checks import check_bool, check_nonnegative, check_positive
+from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
 
-__all__ = ["GLMObjective", "HuberLoss", "LogisticLoss", "SquaredLoss", "row_norms"]
-
-
-def _check_nonneg(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real number, got {value!r}") from exc
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return v
-
-
-def _check_pos(name: str, value: float) -> float:
-    v = _check_nonneg(name, value)
-    if v == 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    return v
-
-
-def row_norms(X: np.ndarray, fit_intercept: bool = True) -> np.ndarray:
-    r"""Norms :math:`\lVert\tilde x_i\rVert` of the rows as the gradient sees them.
-
-    Parameters
-    ----------
-    X : ndarray or scipy.sparse matrix of shape (n, d)
-    fit_intercept : bool
-        If true the rows are augmented with a constant 1, so the norm is
-        :math:`\sqrt{\lVert x_i\rVert^2 + 1}`.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-    """
-    if sp.issparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
-    else:
-        X = np.asarray(X)
-        sq = np.einsum("ij,ij->i", X, X)
-    if fit_intercept:
-        sq = sq + 1.0
-    return np.sqrt(sq)
+__all__ = ["GLMObjective", "HuberLoss", "LogisticLoss", "SquaredLoss"]
 
 
 class GLMObjective(Objective):
     r"""Shared machinery of linear-model losses :math:`\phi(\tilde x^\top\theta, y)`.
 
-    Subclasses implement :meth:`_loss` (:math:`\phi`) and :meth:`_residual`
+    Subclasses implement :meth:`loss` (:math:`\phi`) and :meth:`residual`
     (:math:`\phi' = \partial\phi/\partial z`), :meth:`check_targets` and
-    :meth:`_data_constants`.
+    :meth:`data_constants`.
 
     Parameters
     ----------
@@ -115,31 +76,36 @@ class GLMObjective(Objective):
     def __init__(
         self, l2: float = 0.0, fit_intercept: bool = True, radius: float | None = None
     ) -> None:
-        self.l2 = _check_nonneg("l2", l2)
-        if not isinstance(fit_intercept, bool | np.bool_):
-            raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
-        self.fit_intercept = bool(fit_intercept)
-        self.radius = None if radius is None else _check_pos("radius", radius)
+        self.l2 = check_nonnegative("l2", l2)
+        self.fit_intercept = check_bool("fit_intercept", fit_intercept)
+        self.radius = None if radius is None else check_positive("radius", radius)
 
     # --- to implement -------------------------------------------------------
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r""":math:`\phi(z, y)` elementwise, for margins ``z`` and checked targets ``y``."""
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r""":math:`\phi'(z, y) = \partial\phi/\partial z` elementwise."""
 
-    def _data_constants(self, bt: float) -> tuple[float | None, float]:  # pragma: no cover
-        """``(L, beta)`` of the data term for augmented row norm bound ``bt``."""
-        raise NotImplementedError
+    @abstractmethod
+    def data_constants(self, bt: float) -> tuple[float | None, float]:
+        r"""``(L, beta)`` of the data term for rows whose augmented norm is at most ``bt``.
+
+        ``bt`` bounds :math:`\lVert\tilde x\rVert` (the row with its constant column, as
+        the gradient sees it); ``L`` is ``None`` when the loss cannot state it.
+        """
 
     # --- helpers ------------------------------------------------------------
     def n_params(self, n_features: int) -> int:
         """``n_features + 1`` with an intercept, else ``n_features``."""
         return int(n_features) + int(self.fit_intercept)
 
-    def row_norms(self, X: np.ndarray) -> np.ndarray:
-        r""":math:`\lVert\tilde x_i\rVert` (see :func:`row_norms`)."""
-        return row_norms(X, self.fit_intercept)
+    def margin_model(self) -> MarginModel:
+        """``z = <w, x> + b`` (``intercept_scale`` 1.0, or None without an intercept)."""
+        return MarginModel(loss=self.loss, residual=self.residual, centre=None,
+                           intercept_scale=1.0 if self.fit_intercept else None)
 
     def _check_theta(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
         theta = np.asarray(theta, dtype=float)
@@ -166,19 +132,14 @@ class GLMObjective(Objective):
     def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Vector of :math:`\\phi(\\tilde x_i^\\top\\theta, y_i)`, shape ``(n,)``."""
         theta = self._check_theta(theta, X)
-        return self._loss(self.margins(theta, X), y)
+        return self.loss(self.margins(theta, X), y)
 
     def residuals(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         r"""Per-example :math:`r_i = \phi'(\tilde x_i^\top\theta, y_i)`."""
-        return self._residual(self.margins(theta, X), y)
+        return self.residual(self.margins(theta, X), y)
 
     def clipped_gradient_sum(
-        self,
-        theta: np.ndarray,
-        X: np.ndarray,
-        y: np.ndarray,
-        clip: float | None,
-        row_norms: np.ndarray | None = None,
+        self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
     ) -> np.ndarray:
         r""":math:`\sum_i \mathrm{clip}_C(r_i\tilde x_i) = \tilde X^\top
         (r \odot \min(1, C / (|r| \odot \lVert\tilde x\rVert)))`.
@@ -187,10 +148,13 @@ class GLMObjective(Objective):
         :math:`\pm C/\lVert\tilde x_i\rVert`. ``clip=None`` gives the unclipped
         sum. ``y`` must already be checked (see :meth:`check_targets`).
         """
-        r = self._residual(self.margins(theta, X), y)
+        r = self.residual(self.margins(theta, X), y)
         if clip is not None:
-            if row_norms is None:
-                row_norms = self.row_norms(X)
+            if sp.issparse(X):
+                sq = np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+            else:
+                sq = np.einsum("ij,ij->i", X, X)
+            row_norms = np.sqrt(sq + 1.0) if self.fit_intercept else np.sqrt(sq)
             with np.errstate(divide="ignore"):
                 bound = clip / row_norms  # +inf for an all-zero row without intercept
             r = np.clip(r, -bound, bound)
@@ -198,9 +162,9 @@ class GLMObjective(Objective):
 
     def constants(self, row_norm_bound: float) -> ObjectiveConstants:
         """Constants for rows with ``||x|| <= row_norm_bound`` (table in the module doc)."""
-        B = _check_pos("row_norm_bound", row_norm_bound)
+        B = check_positive("row_norm_bound", row_norm_bound)
         bt = math.sqrt(B * B + 1.0) if self.fit_intercept else B
-        lipschitz, smoothness = self._data_constants(bt)
+        lipschitz, smoothness = self.data_constants(bt)
         return ObjectiveConstants(
             lipschitz=lipschitz,
             smoothness=smoothness,
@@ -257,15 +221,15 @@ class LogisticLoss(GLMObjective):
     Labels in {0, 1} are accepted and mapped to {-1, +1} by :meth:`check_targets`.
     """
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -y * z)
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         # -y * sigmoid(-y z), written with tanh: sigmoid(u) = (1 + tanh(u/2)) / 2
         # (numerically stable for all z, no overflow warnings).
         return -0.5 * y * (1.0 - np.tanh(0.5 * y * z))
 
-    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+    def data_constants(self, bt: float) -> tuple[float | None, float]:
         return bt, bt * bt / 4.0
 
     def loss_at_zero_bound(self) -> float:
@@ -287,8 +251,8 @@ class LogisticLoss(GLMObjective):
             return y.astype(float)
         if values <= {0, 1}:
             return np.where(y == 1, 1.0, -1.0)
-        shown = sorted(values)[:5]
-        raise ValueError(f"logistic labels must be in {{-1, +1}} or {{0, 1}}, got values {shown}")
+        raise ValueError("logistic labels must all be in {-1, +1} or all in {0, 1}; "
+                         "other values were found")
 
 
 class HuberLoss(GLMObjective):
@@ -314,17 +278,17 @@ class HuberLoss(GLMObjective):
         radius: float | None = None,
     ) -> None:
         super().__init__(l2=l2, fit_intercept=fit_intercept, radius=radius)
-        self.threshold = _check_pos("threshold", threshold)
+        self.threshold = check_positive("threshold", threshold)
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         a = np.abs(z - y)
         d = self.threshold
         return np.where(a <= d, 0.5 * a * a, d * (a - 0.5 * d))
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.clip(z - y, -self.threshold, self.threshold)
 
-    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+    def data_constants(self, bt: float) -> tuple[float | None, float]:
         return self.threshold * bt, bt * bt
 
     def check_targets(self, y: np.ndarray) -> np.ndarray:
@@ -360,17 +324,17 @@ class SquaredLoss(GLMObjective):
         target_bound: float | None = None,
     ) -> None:
         super().__init__(l2=l2, fit_intercept=fit_intercept, radius=radius)
-        self.target_bound = None if target_bound is None else _check_pos(
+        self.target_bound = None if target_bound is None else check_positive(
             "target_bound", target_bound)
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         e = z - y
         return 0.5 * e * e
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
 
-    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+    def data_constants(self, bt: float) -> tuple[float | None, float]:
         if self.radius is None or self.target_bound is None:
             return None, bt * bt
         return (bt * self.radius + self.target_bound) * bt, bt * bt

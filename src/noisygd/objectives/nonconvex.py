@@ -40,15 +40,15 @@ class SigmoidLoss(GLMObjective):
         See :class:`~noisygd.objectives.glm.GLMObjective`.
     """
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         # s(-y z) = (1 - tanh(y z / 2)) / 2, stable for all z.
         return 0.5 * (1.0 - np.tanh(0.5 * y * z))
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         s = 0.5 * (1.0 - np.tanh(0.5 * y * z))  # s(-y z)
         return -y * s * (1.0 - s)
 
-    def _data_constants(self, bt: float) -> tuple[float | None, float]:
+    def data_constants(self, bt: float) -> tuple[float | None, float]:
         return bt / 4.0, bt * bt * _PHI2_MAX
 
     def constants(self, row_norm_bound: float) -> ObjectiveConstants:

@@ -128,12 +128,10 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def _plot1(path: Path, rows: list[dict]) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend state is touched
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig = Figure(figsize=(6.4, 4.4))
+    ax = fig.subplots()
     for i, (alpha, lam) in enumerate(FIG1["curves"]):
         sub = [r for r in rows if r["alpha"] == alpha and r["lam"] == lam]
         K = [r["K"] for r in sub]
@@ -148,16 +146,13 @@ def _plot1(path: Path, rows: list[dict]) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _plot2(path: Path, rows: list[dict]) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend state is touched
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig = Figure(figsize=(6.4, 4.4))
+    ax = fig.subplots()
     for i, alpha in enumerate(FIG2["alphas"]):
         sub = [r for r in rows if r["alpha"] == alpha]
         K = [r["K"] for r in sub]
@@ -173,7 +168,6 @@ def _plot2(path: Path, rows: list[dict]) -> None:
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noisygd.accounting.base import best
+from noisygd.accounting.registry import best
 from noisygd.algorithms.schedules import (
     dynamic_noisy_gd,
     dynamic_optimal_steps,
@@ -37,6 +37,7 @@ from noisygd.algorithms.schedules import (
     utility_alpha,
 )
 from noisygd.objectives.glm import LogisticLoss
+from noisygd.oracles.array import ArrayOracle
 
 __all__ = ["BUDGETS", "main", "make_problem", "run_experiment"]
 
@@ -45,27 +46,27 @@ DELTA = 1e-5
 
 
 def make_problem(n: int = 1000, d: int = 10, l2: float = 0.05, seed: int = 0):
-    """The fixed synthetic logistic-regression problem: ``(objective, X, y, f_star)``."""
+    """The fixed synthetic logistic-regression problem: ``(oracle, f_star)``."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     w = 2.0 * rng.normal(size=d)
     y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-X @ w)), 1.0, -1.0)
-    obj = LogisticLoss(l2=l2)
-    return obj, X, y, obj.minimize(X, y, gtol=1e-12)[1]
+    oracle = ArrayOracle(LogisticLoss(l2=l2), X, y, row_norm_bound=1.0)
+    return oracle, oracle.minimize()[1]
 
 
 def run_experiment(budgets=BUDGETS, reps: int = 100, n: int = 1000, d: int = 10,
                    l2: float = 0.05, seed: int = 0) -> list[dict]:
     """Mean final excess risk of the uniform and dynamic schedules at each budget."""
-    obj, X, y, f_star = make_problem(n, d, l2, seed)
-    c = obj.constants(1.0)
+    oracle, f_star = make_problem(n, d, l2, seed)
+    c = oracle.constants()
     M = c.smoothness + l2
     kappa = M / l2
     gamma = 1.0 - 1.0 / kappa
     rows = []
     for R in budgets:
-        a = utility_alpha(obj.n_params(d), c.lipschitz, R, M, n, math.log(2.0))
+        a = utility_alpha(oracle.n_params, c.lipschitz, R, M, n, math.log(2.0))
         plans = {"uniform": max(1, uniform_optimal_steps(kappa, a)),
                  "dynamic": max(1, dynamic_optimal_steps(kappa, a))}
         row = {"budget": R, "alpha": a, "kappa": kappa}
@@ -73,10 +74,10 @@ def run_experiment(budgets=BUDGETS, reps: int = 100, n: int = 1000, d: int = 10,
             sig = noise_schedule(kind, R, T, gamma=gamma)
             risks, spent = [], []
             for rep in range(reps):
-                res = dynamic_noisy_gd(obj, X, y, sigmas=sig, budget=R, clip=c.lipschitz,
+                res = dynamic_noisy_gd(oracle, sigmas=sig, budget=R, clip=c.lipschitz,
                                        learning_rate=1.0 / M, n_samples=n,
                                        rng=np.random.default_rng(1000 * rep + 17))
-                risks.append(obj.value(res.theta, X, y) - f_star)
+                risks.append(oracle.value(res.theta) - f_star)
                 spent.append(res.info["spent"])
             acc = best(res.event, DELTA)
             row[kind] = {
@@ -116,12 +117,10 @@ def _markdown(rows: list[dict], reps: int) -> str:
 
 
 def _plot(path: Path, rows: list[dict]) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend state is touched
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig = Figure(figsize=(6, 4.2))
+    ax = fig.subplots()
     R = [r["budget"] for r in rows]
     for kind, style in (("uniform", "o--"), ("dynamic", "s-")):
         m = np.array([r[kind]["mean_excess_risk"] for r in rows])
@@ -135,7 +134,6 @@ def _plot(path: Path, rows: list[dict]) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,12 @@ independent runs, :math:`\hat w` the exact minimiser of the same objective
 only logistic :math:`\mu \in \{0, 0.1\}` and Huber :math:`\mu \in \{0, 0.5\}`;
 those cells carry ``paper_cell = True`` and are the ones the acceptance is
 judged on. Columns (every one replace-one neighbours with ``n`` public, every
-epsilon from :func:`noisygd.accounting.best` on the run's event):
+epsilon from :func:`noisygd.accounting.best` on the run's event; the output-perturbation,
+NoisyGD and Langevin columns run through the solvers of :mod:`noisygd.solvers`, plan then
+run, exactly as ``method=`` does, on an :class:`~noisygd.oracles.array.ArrayOracle`):
 
-* ``op_paper``: Algorithm 1, Gaussian noise calibrated as the paper (line 8),
+* ``op_paper``: Algorithm 1 (:class:`~noisygd.solvers.OutputPerturbationSolver`; one
+  :math:`w_T` per cell, ``rounds`` noise draws), Gaussian noise calibrated as the paper (line 8),
   sensitivity from Lemma 3 (:math:`\mu > 0`) or Lemma 2 (:math:`\mu = 0`),
   ``T`` of Theorem 2 / Theorem 3 (the paper's own choice);
 * ``op_analytic``: Lemma 2/3 with the exact analytic-Gaussian calibration (same ``T``);
@@ -20,13 +23,14 @@ epsilon from :func:`noisygd.accounting.best` on the run's event):
 * ``op_bound`` (:math:`\mu = 0` only): as ``op_contraction`` with the ``T`` that
   minimises the public bound of :func:`op_bound_steps` instead of Theorem 3's;
 * ``bassily``: BST14 noisy SGD, mini-batch ``m = 50`` (the paper's baseline);
-* ``noisy_gd``: NoisyGD (Lecture 12) planned by :func:`noisygd.planning.plan_noisy_gd`,
-  with ``max_steps`` from :func:`noisy_gd_max_steps`;
+* ``noisy_gd``: NoisyGD (Lecture 12) through :class:`noisygd.solvers.NoisyGDSolver` (the
+  same plan-then-run path as ``method="noisy_gd"``), with ``max_iter`` from
+  :func:`noisy_gd_max_steps`;
 * ``noisy_gd_centred`` (:math:`\mu = 0` only): the same NoisyGD in public centred
   coordinates (:class:`~noisygd.objectives.CentredGLM`, centre from the schema by
   :func:`noisygd.data.public_centring`), suffix-averaged; the same ``F``;
 * ``langevin``: last-iterate projected noisy GD (seed 004), accounted by
-  Chourasia et al.'s Corollary 1, via :func:`noisygd.planning_langevin.langevin_fit`
+  Chourasia et al.'s Corollary 1, through :class:`noisygd.solvers.LangevinSolver`
   (:math:`\mu > 0` only; ``K`` capped at :data:`LANGEVIN_MAX_ITER`);
 * ``dynamic``: Hong-Wang-Zhou's dynamic noise schedule (seed 003, Lemma 3.1 with
   the horizon of Lemma 3.2), :math:`\mu > 0` only (its schedule is defined through
@@ -66,15 +70,20 @@ from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.bassily import bassily_sgd_glm_batch
-from noisygd.algorithms.output_perturbation import (
-    full_gradient_descent,
-    perturb,
-    plan_output_perturbation,
-)
+from noisygd.algorithms.output_perturbation import plan_output_perturbation
 from noisygd.data import uci_data_dir
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.objectives.glm import GLMObjective, HuberLoss, LogisticLoss
+from noisygd.oracles.array import ArrayOracle
+from noisygd.solvers import (
+    Budget,
+    LangevinSolver,
+    NoisyGDSolver,
+    OutputPerturbationSolver,
+    PublicFacts,
+    Solver,
+)
 
 __all__ = [
     "DATASETS",
@@ -201,19 +210,26 @@ def make_objective(dataset: str, mu: float) -> GLMObjective:
     return LogisticLoss(l2=mu) if loss == "logistic" else HuberLoss(threshold=1.0, l2=mu)
 
 
-def exact_minimiser(objective: GLMObjective, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def make_oracle(objective: GLMObjective, X: np.ndarray, y: np.ndarray) -> ArrayOracle:
+    """The gradient oracle of one cell: ``objective`` over the loader's rows (norm <= 1)."""
+    return ArrayOracle(objective, X, y, row_norm_bound=ROW_NORM_BOUND)
+
+
+def exact_minimiser(oracle: ArrayOracle, X: np.ndarray) -> np.ndarray:
     r""":math:`\hat w = \arg\min F` to high precision (non-private reference).
 
     Logistic: trust-region Newton with the exact Hessian
-    :math:`\tilde X^\top\mathrm{diag}(s(1-s))\tilde X/n + \mu I`; Huber: L-BFGS-B.
-    Both stop at gradient norm below about :math:`10^{-9}`.
+    :math:`\tilde X^\top\mathrm{diag}(s(1-s))\tilde X/n + \mu I` (``X`` the oracle's rows,
+    already within the bound); Huber: L-BFGS-B. Both stop at gradient norm below about
+    :math:`10^{-9}`.
     """
-    p = objective.n_params(X.shape[1])
+    objective = oracle.objective
+    p = oracle.n_params
     Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if objective.fit_intercept else X
     n = X.shape[0]
 
     def fg(th: np.ndarray) -> tuple[float, np.ndarray]:
-        return objective.value(th, X, y), objective.gradient(th, X, y)
+        return oracle.value(th), oracle.gradient(th)
 
     if isinstance(objective, LogisticLoss):
         def hess(th: np.ndarray) -> np.ndarray:
@@ -271,7 +287,7 @@ def noisy_gd_max_steps(n: int, n_params: int, epsilon: float, delta: float, mu: 
     if mu > 0:
         return NGD_MIN_STEPS
     m = calibrate_mu(epsilon, delta)
-    sens = 2.0 if Neighbouring(relation) is REPLACE_ONE else 1.0
+    sens = Neighbouring(relation).clipped_sum_sensitivity
     t = math.ceil((NGD_NOISE_TO_SIGNAL * n * m / (sens * math.sqrt(n_params))) ** 2)
     return int(min(NGD_MAX_STEPS_MU0, max(NGD_MIN_STEPS, t)))
 
@@ -337,9 +353,8 @@ def _account(event: Any, target: float | None = None) -> dict[str, Any]:
             "by_accountant": dict(res.by_accountant), "relation": REPLACE_ONE.value}
 
 
-def _errors(objective: GLMObjective, thetas: np.ndarray, X: np.ndarray, y: np.ndarray,
-            f_hat: float) -> np.ndarray:
-    return np.array([objective.value(t, X, y) - f_hat for t in thetas])
+def _errors(oracle: ArrayOracle, thetas: np.ndarray, f_hat: float) -> np.ndarray:
+    return np.array([oracle.value(t) - f_hat for t in thetas])
 
 
 def _summary(errs: np.ndarray, seconds: float, eps_acc: dict[str, Any] | None) -> dict[str, Any]:
@@ -352,118 +367,120 @@ def _summary(errs: np.ndarray, seconds: float, eps_acc: dict[str, Any] | None) -
     }
 
 
-def _measure(obj: GLMObjective, X: np.ndarray, y: np.ndarray, f_hat: float, eps: float,
-             rounds: int, run_once: Callable[[], FitResult],
+def _measure(oracle: ArrayOracle, f_hat: float, eps: float, rounds: int,
+             run_once: Callable[[], FitResult],
              to_theta: Callable[[np.ndarray], np.ndarray] | None = None,
              ) -> tuple[dict[str, Any], FitResult]:
-    """``rounds`` runs of ``run_once()``: the cell's summary (mean excess risk of ``obj`` at
-    each run's parameters, mapped by ``to_theta``; CPU seconds per run; the accounting of
-    the run's event, which raises above ``eps``) and the last run's result."""
+    """``rounds`` runs of ``run_once()``: the cell's summary (mean excess risk of the
+    oracle's ``F`` at each run's parameters, mapped by ``to_theta``; CPU seconds per run;
+    the accounting of the run's event, which raises above ``eps``) and the last run's
+    result."""
     t0 = time.process_time()
     results = [run_once() for _ in range(rounds)]
     sec = (time.process_time() - t0) / rounds
     thetas = np.array([r.theta if to_theta is None else to_theta(r.theta) for r in results])
     last = results[-1]
-    return _summary(_errors(obj, thetas, X, y, f_hat), sec, _account(last.event, eps)), last
+    return _summary(_errors(oracle, thetas, f_hat), sec, _account(last.event, eps)), last
+
+
+def _plan(solver: Solver, oracle: ArrayOracle, eps: float, *, max_iter: int | None = None,
+          options: dict[str, Any] | None = None) -> Any:
+    """``solver.plan`` for a Table-3 cell: public ``n``, replace-one, target (eps, DELTA)."""
+    facts = PublicFacts.from_oracle(oracle, n_samples=oracle.n_rows, relation=REPLACE_ONE,
+                                    max_iter=max_iter, options=options)
+    return solver.plan(facts, Budget(eps, DELTA))
 
 
 # ------------------------------------------------------------------ columns
-def _noisy_gd_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
-                   rounds: int, rng: np.random.Generator, f_hat: float) -> dict[str, Any]:
-    from noisygd.algorithms.noisy_gd import noisy_gd
-    from noisygd.planning import plan_noisy_gd
-
-    n, d = X.shape
-    p = obj.n_params(d)
-    const = obj.constants(1.0)
-    max_steps = noisy_gd_max_steps(n, p, eps, DELTA, obj.l2)
+def _noisy_gd_cell(oracle: ArrayOracle, eps: float, rounds: int, rng: np.random.Generator,
+                   f_hat: float) -> dict[str, Any]:
+    """NoisyGD through :class:`~noisygd.solvers.NoisyGDSolver` (clip ``L``, the planner's
+    accelerated plan with ``max_iter`` from :func:`noisy_gd_max_steps`)."""
+    obj = oracle.objective
+    const = oracle.constants()
+    solver = NoisyGDSolver()
+    max_steps = noisy_gd_max_steps(oracle.n_rows, oracle.n_params, eps, DELTA, obj.l2)
     # init_distance only enters the (reference) textbook bound, not the accelerated run
-    plan = plan_noisy_gd(eps, DELTA, n, p, const, relation=REPLACE_ONE,
-                         init_distance=_norm_bound(obj, const.lipschitz, 10.0),
-                         max_steps=max_steps)
-    s, _ = _measure(obj, X, y, f_hat, eps, rounds, lambda: noisy_gd(
-        obj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE, rng=rng,
-        **plan.noisy_gd_kwargs()))
-    s.update(steps=plan.steps, momentum=plan.momentum, noise_multiplier=plan.noise_multiplier)
+    plan = _plan(solver, oracle, eps, max_iter=max_steps,
+                 options={"plan": {"init_distance": _norm_bound(obj, const.lipschitz, 10.0)}})
+    s, _ = _measure(oracle, f_hat, eps, rounds, lambda: solver.run(plan, oracle, rng))
+    gd_plan = plan[0]
+    s.update(steps=gd_plan.steps, momentum=gd_plan.momentum,
+             noise_multiplier=gd_plan.noise_multiplier)
     return s
 
 
-def _noisy_gd_centred_cell(dataset: str, obj: GLMObjective, X: np.ndarray, y: np.ndarray,
+def _noisy_gd_centred_cell(dataset: str, oracle: ArrayOracle, X: np.ndarray, y: np.ndarray,
                            eps: float, rounds: int, rng: np.random.Generator,
                            f_hat: float) -> dict[str, Any]:
     r"""NoisyGD in public centred coordinates (:class:`~noisygd.objectives.CentredGLM`), mu = 0.
 
     Centre, radius :math:`R_c` and intercept scale from the dataset's schema
-    (:func:`noisygd.data.public_centring`, no data read); clip
-    :math:`C = L_\phi\sqrt{R_c^2 + s^2}`; steps from :func:`noisy_gd_max_steps` (the same
-    public rule as ``noisy_gd``); the planner's step size and momentum for the centred
-    constants; the mean of the last half of the iterates (``averaging="suffix"``). The
-    excess risk is measured on ``obj`` at ``to_base(v)``: the same ``F``.
+    (:func:`noisygd.data.public_centring`, no data read); the oracle's bound is :math:`R_c`
+    on the centred rows, so the clip is :math:`C = L_\phi\sqrt{R_c^2 + s^2}`; steps from
+    :func:`noisy_gd_max_steps` (the same public rule as ``noisy_gd``); the planner's step
+    size and momentum for the centred constants; the mean of the last half of the iterates
+    (``averaging="suffix"``, a run option of the same solver). The excess risk is measured
+    on the base oracle at ``to_base(v)``: the same ``F``.
     """
+    obj = oracle.objective
     if obj.l2 > 0:
         return {"skipped": "n/a (mu=0 only)"}
-    from noisygd.algorithms.noisy_gd import noisy_gd
     from noisygd.data import public_centring
     from noisygd.objectives.centred import CentredGLM
-    from noisygd.planning import plan_noisy_gd
 
-    n, d = X.shape
     centring = public_centring(DATASETS[dataset][0], ROW_NORM_BOUND)
     cobj = CentredGLM(obj, centring.centre, centring.intercept_scale)
-    p = cobj.n_params(d)
-    const = cobj.constants(centring.radius)
-    max_steps = noisy_gd_max_steps(n, p, eps, DELTA, 0.0)
-    plan = plan_noisy_gd(eps, DELTA, n, p, const, relation=REPLACE_ONE, max_steps=max_steps)
-    kwargs = {**plan.noisy_gd_kwargs(), "averaging": "suffix"}
-    s, _ = _measure(obj, X, y, f_hat, eps, rounds, lambda: noisy_gd(
-        cobj, X, y, clip=const.lipschitz, n_samples=n, relation=REPLACE_ONE, rng=rng, **kwargs),
-        to_theta=cobj.to_base)
-    s.update(steps=plan.steps, momentum=plan.momentum, noise_multiplier=plan.noise_multiplier,
-             clip=const.lipschitz, centred_radius=centring.radius,
-             intercept_scale=centring.intercept_scale)
+    coracle = ArrayOracle(cobj, X, y, row_norm_bound=centring.radius)
+    const = coracle.constants()
+    solver = NoisyGDSolver()
+    max_steps = noisy_gd_max_steps(coracle.n_rows, coracle.n_params, eps, DELTA, 0.0)
+    plan = _plan(solver, coracle, eps, max_iter=max_steps, options={"averaging": "suffix"})
+    s, _ = _measure(oracle, f_hat, eps, rounds, lambda: solver.run(plan, coracle, rng),
+                    to_theta=cobj.to_base)
+    gd_plan = plan[0]
+    s.update(steps=gd_plan.steps, momentum=gd_plan.momentum,
+             noise_multiplier=gd_plan.noise_multiplier, clip=const.lipschitz,
+             centred_radius=centring.radius, intercept_scale=centring.intercept_scale)
     return s
 
 
-def _langevin_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
-                   rounds: int, rng: np.random.Generator, f_hat: float) -> dict[str, Any]:
-    if obj.l2 <= 0:
+def _langevin_cell(oracle: ArrayOracle, eps: float, rounds: int, rng: np.random.Generator,
+                   f_hat: float) -> dict[str, Any]:
+    """Last-iterate noisy GD through :class:`~noisygd.solvers.LangevinSolver` (``mu > 0``)."""
+    if oracle.l2 <= 0:
         return {"skipped": "n/a (needs mu>0)"}
-    from noisygd.planning_langevin import langevin_fit
-
-    n = X.shape[0]
-    s, res = _measure(obj, X, y, f_hat, eps, rounds, lambda: langevin_fit(
-        obj, X, y, epsilon=eps, delta=DELTA, n_samples=n, row_norm_bound=ROW_NORM_BOUND,
-        rng=rng, relation=REPLACE_ONE, max_iter=LANGEVIN_MAX_ITER))
-    plan = res.info["plan"]
-    s.update(steps=plan["steps"], step_size=plan["step_size"], sigma=plan["sigma"],
-             k_star=plan["k_star"])
+    solver = LangevinSolver()
+    plan = _plan(solver, oracle, eps, max_iter=LANGEVIN_MAX_ITER)
+    s, _ = _measure(oracle, f_hat, eps, rounds, lambda: solver.run(plan, oracle, rng))
+    s.update(steps=plan.steps, step_size=plan.step_size, sigma=plan.sigma, k_star=plan.k_star)
     return s
 
 
-def _dynamic_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
-                  rounds: int, rng: np.random.Generator, f_hat: float) -> dict[str, Any]:
+def _dynamic_cell(oracle: ArrayOracle, y: np.ndarray, eps: float, rounds: int,
+                  rng: np.random.Generator, f_hat: float) -> dict[str, Any]:
     r"""Seed 003, Algorithm 1 with the dynamic schedule (Lemma 3.1) and horizon (Lemma 3.2).
 
     Budget: :math:`\rho = \mu^{*2}/2` with :math:`\mu^*` the GDP parameter meeting
     :math:`(\varepsilon, \delta)` (a composition of Gaussians with
     :math:`\sum_t\Delta^2/\sigma_t^2 = \mu^{*2}` is exactly :math:`\mu^*`-GDP),
-    converted by :func:`~noisygd.algorithms.schedules.budget_for_zcdp` (replace-one).
+    converted by :func:`~noisygd.accounting.zcdp.budget_for_zcdp` (replace-one).
     :math:`M = \beta_\ell + \mu`, :math:`\eta = 1/M`, :math:`\gamma = 1 - \mu/M`,
     :math:`\alpha` of Eq. (5) with a public bound on :math:`F(0) - F^*`.
     """
+    obj = oracle.objective
     if obj.l2 <= 0:
         return {"skipped": "n/a (needs mu>0)"}
+    from noisygd.accounting.zcdp import budget_for_zcdp
     from noisygd.algorithms.schedules import (
-        budget_for_zcdp,
         dynamic_noisy_gd,
         dynamic_optimal_steps,
         noise_schedule,
         utility_alpha,
     )
 
-    n, d = X.shape
-    p = obj.n_params(d)
-    const = obj.constants(1.0)
+    n, p = oracle.n_rows, oracle.n_params
+    const = oracle.constants()
     C = float(const.lipschitz)
     M = float(const.smoothness) + obj.l2
     kappa = M / obj.l2
@@ -474,19 +491,25 @@ def _dynamic_cell(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float,
     T = int(min(DYNAMIC_MAX_STEPS, max(1, dynamic_optimal_steps(kappa, alpha))))
     sigmas = noise_schedule("dynamic", R, T, gamma=gamma)
     # _measure's accounting raises if the spent (eps, delta) exceeds the target
-    s, res = _measure(obj, X, y, f_hat, eps, rounds, lambda: dynamic_noisy_gd(
-        obj, X, y, sigmas=sigmas, budget=R, clip=C, learning_rate=1.0 / M, n_samples=n,
+    s, res = _measure(oracle, f_hat, eps, rounds, lambda: dynamic_noisy_gd(
+        oracle, sigmas=sigmas, budget=R, clip=C, learning_rate=1.0 / M, n_samples=n,
         relation=REPLACE_ONE, rng=rng))
     s.update(steps=res.n_iter, planned_steps=T, budget=R, spent=res.info["spent"])
     return s
 
 
-def _op_cells(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float, D: float,
-              rounds: int, rng: np.random.Generator, f_hat: float,
+def _op_cells(oracle: ArrayOracle, eps: float, D: float, rounds: int,
+              rng: np.random.Generator, f_hat: float,
               gd_cache: dict[tuple[int, float], tuple[np.ndarray, float]]) -> dict[str, Any]:
-    n, d = X.shape
-    p = obj.n_params(d)
-    const = obj.constants(1.0)
+    """The output-perturbation columns, through :class:`~noisygd.solvers.OutputPerturbationSolver`.
+
+    Each column plans with its options; :math:`w_T` (``solver.descend``) depends only on
+    ``(T, eta)`` and is computed once per cell and shared, then ``rounds`` independent noise
+    draws (``solver.release``) are measured: the same releases as ``rounds`` runs.
+    """
+    n, p = oracle.n_rows, oracle.n_params
+    const = oracle.constants()
+    solver = OutputPerturbationSolver()
     out: dict[str, Any] = {}
     for name, noise, sens in (("op_paper", "paper", "zhang2017"),
                               ("op_analytic", "analytic", "zhang2017"),
@@ -494,26 +517,25 @@ def _op_cells(obj: GLMObjective, X: np.ndarray, y: np.ndarray, eps: float, D: fl
                               ("op_bound", "analytic", "contraction")):
         steps = None  # Theorem 2 / 3
         if name == "op_bound":
-            if obj.l2 > 0:  # Theorem 2's T is already op_contraction's
+            if oracle.l2 > 0:  # Theorem 2's T is already op_contraction's
                 out[name] = {"skipped": "= op_contraction"}
                 continue
             steps = op_bound_steps(const, n=n, dim=p, epsilon=eps, delta=DELTA,
                                    optimum_norm_bound=D, sensitivity_bound=sens)
-        plan = plan_output_perturbation(
-            const, n=n, dim=p, epsilon=eps, delta=DELTA, noise=noise,  # type: ignore[arg-type]
-            sensitivity_bound=sens, optimum_norm_bound=D, steps=steps,  # type: ignore[arg-type]
-        )
-        key = (plan.steps, plan.learning_rate)
+        plan = _plan(solver, oracle, eps, options={
+            "noise": noise, "sensitivity_bound": sens, "optimum_norm_bound": D,
+            "steps": steps})
+        op_plan = plan[0]
+        key = (op_plan.steps, op_plan.learning_rate)
         if key not in gd_cache:
             t0 = time.process_time()
-            w_T = full_gradient_descent(obj, X, y, steps=plan.steps,
-                                        learning_rate=plan.learning_rate)
+            w_T = solver.descend(plan, oracle)
             gd_cache[key] = (w_T, time.process_time() - t0)
         w_T, gd_sec = gd_cache[key]
-        thetas = np.array([perturb(w_T, plan, rng) for _ in range(rounds)])
-        s = _summary(_errors(obj, thetas, X, y, f_hat), gd_sec, _account(plan.event, eps))
-        s.update(steps=plan.steps, steps_rule="theorem 2/3" if steps is None else "bound",
-                 sensitivity=plan.sensitivity, sigma=plan.scale)
+        thetas = np.array([solver.release(plan, w_T, rng).theta for _ in range(rounds)])
+        s = _summary(_errors(oracle, thetas, f_hat), gd_sec, _account(op_plan.event, eps))
+        s.update(steps=op_plan.steps, steps_rule="theorem 2/3" if steps is None else "bound",
+                 sensitivity=op_plan.sensitivity, sigma=op_plan.scale)
         out[name] = s
     return out
 
@@ -528,14 +550,15 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
     mus = _mus(dataset, mus)
     objs = {mu: make_objective(dataset, mu) for mu in mus}
     y = objs[mus[0]].check_targets(y)
-    n, d = X.shape
-    p = objs[mus[0]].n_params(d)
+    oracles = {mu: make_oracle(objs[mu], X, y) for mu in mus}
+    n = X.shape[0]
+    p = oracles[mus[0]].n_params
     rng = np.random.default_rng([seed, sum(map(ord, dataset))])
     f_hat: dict[float, float] = {}
     w_norm: dict[float, float] = {}
     for mu in mus:
-        w_hat = exact_minimiser(objs[mu], X, y)
-        f_hat[mu] = objs[mu].value(w_hat, X, y)
+        w_hat = exact_minimiser(oracles[mu], X)
+        f_hat[mu] = oracles[mu].value(w_hat)
         w_norm[mu] = float(np.linalg.norm(w_hat))
     # Bassily: all (mu, eps) configurations of the dataset in one batched run.
     bassily: dict[tuple[float, float], dict[str, Any]] = {}
@@ -545,13 +568,13 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
         radii = np.array([_norm_bound(objs[mu], L, radius) for mu, _ in cfg])
         t0 = time.process_time()
         th, events, _info = bassily_sgd_glm_batch(
-            objs[mus[0]], X, y, lipschitz=L, l2=np.array([c[0] for c in cfg]),
+            oracles[mus[0]], lipschitz=L, l2=np.array([c[0] for c in cfg]),
             epsilon=np.array([c[1] for c in cfg]), delta=DELTA, radius=radii,
             batch_size=BATCH_SIZE, rounds=rounds, rng=rng,
         )
         per_run = (time.process_time() - t0) / (rounds * len(cfg))
         for c, (mu, e) in enumerate(cfg):
-            errs = _errors(objs[mu], th[:, c, :], X, y, f_hat[mu])
+            errs = _errors(oracles[mu], th[:, c, :], f_hat[mu])
             bassily[(mu, e)] = _summary(errs, per_run, _account(events[c], e))
     for mu in mus:
         obj = objs[mu]
@@ -566,16 +589,17 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
             paper = PAPER_TABLE3.get((dataset, mu, eps), (None, None, None, None))
             row["paper_ours"], row["paper_bassily"] = paper[0], paper[1]
             row["paper_runtime_ours"], row["paper_runtime_bassily"] = paper[2], paper[3]
-            row.update(_op_cells(obj, X, y, eps, D, rounds, rng, f_hat[mu], gd_cache))
+            orc = oracles[mu]
+            row.update(_op_cells(orc, eps, D, rounds, rng, f_hat[mu], gd_cache))
             row["bassily"] = bassily.get((mu, eps))
-            row["noisy_gd"] = (_noisy_gd_cell(obj, X, y, eps, rounds, rng, f_hat[mu])
+            row["noisy_gd"] = (_noisy_gd_cell(orc, eps, rounds, rng, f_hat[mu])
                                if run_noisy_gd else None)
             row["noisy_gd_centred"] = (
-                _noisy_gd_centred_cell(dataset, obj, X, y, eps, rounds, rng, f_hat[mu])
+                _noisy_gd_centred_cell(dataset, orc, X, y, eps, rounds, rng, f_hat[mu])
                 if run_noisy_gd else None)
-            row["langevin"] = (_langevin_cell(obj, X, y, eps, rounds, rng, f_hat[mu])
+            row["langevin"] = (_langevin_cell(orc, eps, rounds, rng, f_hat[mu])
                                if run_langevin else None)
-            row["dynamic"] = (_dynamic_cell(obj, X, y, eps, rounds, rng, f_hat[mu])
+            row["dynamic"] = (_dynamic_cell(orc, y, eps, rounds, rng, f_hat[mu])
                               if run_dynamic else None)
             rows.append(row)
             if progress is not None:

@@ -4,10 +4,14 @@ A solver turns a per-problem privacy budget and the *public* facts of a problem 
 (noise, steps, step size, ...) and then runs that plan against any
 :class:`~noisygd.oracles.base.GradientOracle`, returning the parameters and the privacy event
 of the run (:class:`~noisygd.algorithms.base.FitResult`). ``plan`` never sees data; ``run``
-sees it only through the oracle.
+sees it only through the oracle. ``planned_event(plan)`` is the event ``run(plan, ...)`` will
+return, computed from the plan alone: the privacy ledger (:mod:`noisygd.ledger`) records it
+*before* the run reads any data, and :func:`noisygd.training.fit_private` checks after the
+run that the run's event equals it (an internal error otherwise).
 
-Adding a method means writing one :class:`Solver` subclass and naming it in
-:data:`noisygd.solvers.SOLVERS` (or passing an instance as ``method=``).
+Adding a method means writing one :class:`Solver` subclass (``plan``, ``planned_event``,
+``run``) and naming it in :data:`noisygd.solvers.SOLVERS` (or passing an instance as
+``method=``).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from noisygd._checks import check_positive
 from noisygd.accounting.events import DpEvent, Neighbouring
 from noisygd.algorithms.base import FitResult
-from noisygd.objectives.base import ObjectiveConstants
+from noisygd.exceptions import AssumptionError
+from noisygd.objectives.base import Objective, ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 
 __all__ = ["Budget", "PublicFacts", "Solver"]
@@ -28,7 +34,7 @@ __all__ = ["Budget", "PublicFacts", "Solver"]
 
 @dataclass(frozen=True)
 class Budget:
-    """The (epsilon, delta) a solver's run must meet.
+    r"""The (epsilon, delta) a solver's run must meet.
 
     Attributes
     ----------
@@ -38,11 +44,17 @@ class Budget:
     prior_event : DpEvent or None
         A release made before the run on the same data (the private row count), for solvers
         that calibrate jointly with it (``Solver.accepts_prior_event``).
+    mu : float or None
+        For a Gaussian solver (``Solver.gaussian``): the Gaussian-DP parameter the run may
+        spend, when the caller has already split a GDP budget (:math:`\mu^2 = \sum_k
+        \mu_k^2`). ``epsilon`` is then the exact GDP epsilon of ``mu`` at ``delta`` and the
+        solver plans from ``mu`` directly, never converting back.
     """
 
     epsilon: float
     delta: float
     prior_event: DpEvent | None = None
+    mu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,10 @@ class PublicFacts:
         The user's clipping norm, or ``None`` for the solver's choice.
     max_iter : int or None
         The user's cap on the number of noisy steps.
+    total_gradient_sensitivity : float or None
+        The oracle's exact replace-one sensitivity of the unclipped gradient sum, if stated.
+    quadratic_constant_hessian : bool
+        Whether the loss is quadratic with a data-independent Hessian.
     options : dict
         Method-specific options the user passed (``method_options``).
     """
@@ -82,7 +98,37 @@ class PublicFacts:
     loss_at_zero_bound: float | None = None
     clip: float | None = None
     max_iter: int | None = None
+    total_gradient_sensitivity: float | None = None
+    quadratic_constant_hessian: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_objective(
+        cls, objective: Objective, n_features: int, *, row_norm_bound: float,
+        n_samples: float, relation: Neighbouring | str, clip: float | None = None,
+        max_iter: int | None = None, options: dict[str, Any] | None = None,
+    ) -> PublicFacts:
+        """The facts :meth:`from_oracle` gives for an :class:`~noisygd.oracles.array.ArrayOracle`
+        of ``objective`` over ``n_features`` columns with ``row_norm_bound``, read from the
+        objective alone (no rows): for planning, or for the privacy ledger's check, before
+        any data is read."""
+        B = check_positive("row_norm_bound", row_norm_bound)
+        return cls(
+            n_samples=float(n_samples),
+            n_params=objective.n_params(int(n_features)),
+            constants=objective.constants(B),
+            row_norm_bound=B,
+            relation=Neighbouring(relation),
+            l2=float(objective.l2),
+            radius=objective.radius,
+            optimum_norm_bound=objective.optimum_norm_bound(),
+            loss_at_zero_bound=objective.loss_at_zero_bound(),
+            clip=clip,
+            max_iter=max_iter,
+            total_gradient_sensitivity=objective.total_gradient_sensitivity(B),
+            quadratic_constant_hessian=bool(objective.quadratic_constant_hessian),
+            options=dict(options or {}),
+        )
 
     @classmethod
     def from_oracle(
@@ -103,8 +149,40 @@ class PublicFacts:
             loss_at_zero_bound=oracle.loss_at_zero_bound(),
             clip=clip,
             max_iter=max_iter,
+            total_gradient_sensitivity=oracle.total_gradient_sensitivity(),
+            quadratic_constant_hessian=bool(oracle.quadratic_constant_hessian),
             options=dict(options or {}),
         )
+
+    def clip_norm(self) -> float:
+        """The clipping norm: the user's ``clip``, else the declared Lipschitz constant ``L``.
+
+        Raises
+        ------
+        AssumptionError
+            If neither is available (a loss that states no ``L`` needs ``clip=``).
+        """
+        if self.clip is not None:
+            return check_positive("clip", self.clip)
+        if self.constants.lipschitz is None:
+            raise AssumptionError(
+                "the objective states no Lipschitz constant for these settings: give a "
+                "clipping norm (clip=...) or a projection radius")
+        return float(self.constants.lipschitz)
+
+    def exact_n(self) -> int:
+        """``n_samples`` as an integer, for methods that need the exact public size
+        (replace-one neighbours, where the size of the data is public)."""
+        n = self.n_samples
+        if n != int(n) or n < 1:
+            raise ValueError(f"this method needs the exact public number of rows, got {n!r}")
+        return int(n)
+
+    def refuse_clip(self, method: str) -> None:
+        """Methods whose sensitivity lemma is about the unclipped gradient refuse ``clip=``."""
+        if self.clip is not None:
+            raise ValueError(f"{method} does not clip gradients (its sensitivity bound is for "
+                             "the unclipped gradient): leave clip=None")
 
 
 class Solver(ABC):
@@ -123,6 +201,11 @@ class Solver(ABC):
         count and several problems by :math:`\\mu^2 = \\sum_k \\mu_k^2`.
     accepts_prior_event : bool
         Whether :meth:`plan` calibrates jointly with ``Budget.prior_event``.
+    clips_gradients : bool
+        Whether the method clips per-example gradients (and so takes ``clip=``). Methods
+        whose sensitivity lemma is about the unclipped gradient (output perturbation,
+        RRPSGD, last-iterate Langevin) use the objective's declared constants instead, and
+        an estimator's *default* clipping norm is not passed to them.
     """
 
     name: ClassVar[str]
@@ -133,10 +216,22 @@ class Solver(ABC):
     )
     gaussian: ClassVar[bool] = False
     accepts_prior_event: ClassVar[bool] = False
+    clips_gradients: ClassVar[bool] = True
 
     @abstractmethod
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:
         """Choose every setting of the run from public facts only (never from data)."""
+
+    @abstractmethod
+    def planned_event(self, plan: Any) -> DpEvent:
+        """The event :meth:`run` will return for ``plan``, from the plan alone (no data).
+
+        It must equal (``==``) ``run(plan, oracle, rng).event`` for every oracle the plan
+        was made for and every ``rng``: it is what the privacy ledger records before the
+        run, and :func:`noisygd.training.fit_private` refuses to return a model whose run
+        performed another event. A run whose event depends on randomness drawn during the
+        run (RRPSGD's number of rounds) returns the worst case over that randomness.
+        """
 
     @abstractmethod
     def run(self, plan: Any, oracle: GradientOracle, rng: np.random.Generator) -> FitResult:

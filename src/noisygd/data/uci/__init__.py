@@ -7,13 +7,12 @@ train/test split on the row count and ``split_seed`` alone. No statistic of the 
 
 from __future__ import annotations
 
-import math
 import os
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
+from noisygd._checks import check_fraction, check_positive, check_positive_int
 from noisygd.data.schema import CategoricalFeature, DatasetInfo, NumericFeature, PublicCentring
 from noisygd.data.uci import adult, bank, bike, credit, wine
 from noisygd.data.uci._common import UciDataset, check_data_dir, seeded_split
@@ -85,16 +84,9 @@ def public_centring(name: str, row_norm_bound: float = 1.0) -> PublicCentring:
 
 
 def _check_args(split_seed: int, row_norm_bound: float, test_size: float) -> None:
-    if isinstance(split_seed, bool) or not isinstance(split_seed, int | np.integer):
-        raise ValueError(f"split_seed must be an integer; got {split_seed!r}")
-    if split_seed < 0:
-        raise ValueError(f"split_seed must be non-negative; got {split_seed}")
-    if not (isinstance(row_norm_bound, Real) and not isinstance(row_norm_bound, bool)
-            and math.isfinite(row_norm_bound) and row_norm_bound > 0):
-        raise ValueError(f"row_norm_bound must be positive and finite; got {row_norm_bound!r}")
-    if not (isinstance(test_size, Real) and not isinstance(test_size, bool)
-            and 0.0 < test_size < 1.0):
-        raise ValueError(f"test_size must be strictly between 0 and 1; got {test_size!r}")
+    check_positive_int("split_seed", split_seed, minimum=0)
+    check_positive("row_norm_bound", row_norm_bound)
+    check_fraction("test_size", test_size, closed_right=False)
 
 
 def load_uci(
@@ -146,8 +138,11 @@ def load_uci(
 
     Raises
     ------
+    TypeError
+        An argument of the wrong type (``split_seed`` not an integer, a bound or size not a
+        real number; :mod:`noisygd._checks`).
     ValueError
-        Unknown ``name`` (the message lists the valid ones) or bad arguments.
+        Unknown ``name`` (the message lists the valid ones) or a bad argument value.
     noisygd.data.DataFileError
         Missing ``data_dir`` or file (naming the file expected), unreadable or corrupt file,
         unexpected columns, labels, or non-numeric values (naming file, column and row).

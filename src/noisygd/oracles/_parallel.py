@@ -1,0 +1,85 @@
+"""A small persistent thread pool over a fixed partition of row blocks.
+
+NumPy's BLAS calls and ufunc loops release the GIL, so threads over row blocks use every
+core. The partition (which rows form block ``j``) is fixed by the caller, and results are
+returned in block order: a sum of partial results added in that order is the same for
+every number of threads. BLAS is limited to one thread while the pool runs (the pool is
+the parallelism; nested BLAS threads would compete for the same cores).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+__all__ = ["default_threads", "run_blocks"]
+
+T = TypeVar("T")
+
+_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_CONTROLLER: Any = None
+
+
+def default_threads() -> int:
+    """Cores this process may run on (at most 8)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover (not Linux)
+        n = os.cpu_count() or 1
+    return max(1, min(8, n))
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    global _POOL, _POOL_SIZE
+    with _LOCK:
+        if _POOL is None or _POOL_SIZE < workers:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="noisygd-oracle")
+            _POOL_SIZE = workers
+        return _POOL
+
+
+def _blas_limit() -> Any:
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int) -> list[T]:
+    """``[fn(0), ..., fn(n_blocks - 1)]``, computed by up to ``n_threads`` threads.
+
+    Threads take the next unclaimed block index until none is left (so a thread slowed
+    by other load does less); results are stored by block index, so the list, and any
+    sum of it taken in order, does not depend on ``n_threads``.
+    """
+    workers = min(n_threads, n_blocks)
+    if workers <= 1:
+        return [fn(j) for j in range(n_blocks)]
+    out: list[Any] = [None] * n_blocks
+    claims = itertools.count()  # next() is atomic under the GIL
+
+    def work() -> None:
+        while True:
+            j = next(claims)
+            if j >= n_blocks:
+                return
+            out[j] = fn(j)
+
+    with _blas_limit():
+        futures = [_pool(workers - 1).submit(work) for _ in range(workers - 1)]
+        try:
+            work()
+        finally:
+            for f in futures:
+                f.result()
+    return out

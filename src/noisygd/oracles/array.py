@@ -1,0 +1,530 @@
+r"""The gradient oracle over in-memory NumPy dense and SciPy sparse rows.
+
+:class:`ArrayOracle` holds ``X`` **as given** (never a copy: a float64 C-contiguous array
+is used in place; other real dtypes are converted one row block at a time) plus the
+vector of per-row scale factors :math:`s_i = \min(1, B/\lVert x_i - c\rVert)` that maps
+every row into the declared domain (:mod:`noisygd.oracles.rows`). A fit therefore needs
+the memory of ``X`` plus ``O(n)`` vectors.
+
+The hot path, for a loss with a :class:`~noisygd.objectives.base.MarginModel`
+(:math:`z = \langle w, \tilde x - c\rangle + \kappa v`,
+:math:`\nabla\ell = \phi'(z, y)[\tilde x - c, \kappa]`, with the mapped row
+:math:`\tilde x_i - c = s_i(x_i - c)`), reads ``X`` **once** per call. For each block
+``b`` of consecutive rows (about :data:`~noisygd.oracles.rows.BLOCK_BYTES` of ``X``, a
+fixed partition), while the block is in cache:
+
+.. math::
+
+    z_b = s_b \odot (X_b w - \langle c, w\rangle) + \kappa v, \qquad
+    r_b = \mathrm{clip}\big(\phi'(z_b, y_b),\ \pm C/\lVert[\tilde x_i - c, \kappa]\rVert\big),
+
+    g_b = \big[X_b^\top (s_b \odot r_b) - c\,\textstyle\sum_i s_i r_i,\ \
+          \kappa\textstyle\sum_i r_i\big],
+
+the clipped sum of Lecture 12, eq. (12.1) (clipping the gradient :math:`r_i[\tilde x_i - c,
+\kappa]` to norm ``C`` is clipping the scalar :math:`r_i`). Blocks run on a small
+persistent thread pool; the partial sums :math:`g_b` are added in block order, so the
+result does not depend on the number of threads. Rows whose entries are so large that a
+margin could overflow (squared norm above :math:`10^{290}`) are evaluated on their mapped
+copies (kept, they are rare), so finite input never gives ``inf`` or ``NaN``.
+
+Losses without a margin model (e.g.
+:class:`~noisygd.objectives.distance.SquaredDistanceLoss`) are evaluated by the objective's
+own array methods on each block of mapped rows (a block-sized temporary).
+
+Storage (``sparse``): ``"auto"`` stores a dense ``X`` with at most 25% nonzeros once as
+CSR (for objectives that declare ``supports_sparse``), ``"always"`` always does, ``"never"``
+densifies sparse input. The choice reads the density of the private ``X``: it changes the
+running time and the summation order only, and it is never reported in any ``info``
+(a timing side channel, outside the privacy model like the dependence of time on ``n``).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+
+from noisygd._checks import check_choice, check_positive, check_positive_int
+from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+from noisygd.oracles._parallel import default_threads, run_blocks
+from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.rows import block_rows, scan_rows
+
+__all__ = ["SPARSE_DENSITY", "SPARSE_MODES", "ArrayOracle"]
+
+SPARSE_MODES = ("auto", "always", "never")
+#: ``sparse="auto"`` stores a dense ``X`` as CSR when at most this fraction is nonzero.
+SPARSE_DENSITY = 0.25
+
+
+def _check_matrix(X: object) -> np.ndarray | sp.csr_array:
+    """``X`` as a 2-D real ndarray (no copy) or a canonical CSR array; shape and dtype only."""
+    if sp.issparse(X):
+        if len(X.shape) != 2 or X.shape[0] == 0 or X.shape[1] == 0:  # type: ignore[attr-defined]
+            raise ValueError(f"X must be a non-empty 2-D matrix, got shape {X.shape}")  # type: ignore[attr-defined]
+        dt = X.dtype  # type: ignore[attr-defined]
+        if not np.issubdtype(dt, np.number) or np.issubdtype(dt, np.complexfloating):
+            raise ValueError(f"X must hold real numbers, got dtype {dt}")
+        if X.format == "csr" and X.dtype == np.float64:  # type: ignore[attr-defined]
+            # wrap the caller's arrays: no copy of data, indices or indptr
+            A = sp.csr_array((X.data, X.indices, X.indptr),  # type: ignore[attr-defined]
+                             shape=X.shape, copy=False)  # type: ignore[attr-defined]
+        else:
+            A = sp.csr_array(X, dtype=np.float64)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        return A
+    A = np.asarray(X)
+    if A.ndim != 2:
+        raise ValueError(f"X must be a 2-D array, got {A.ndim} dimension(s)")
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"X must have at least one row and one column, got shape {A.shape}")
+    if not np.issubdtype(A.dtype, np.number) or np.issubdtype(A.dtype, np.complexfloating):
+        raise ValueError(f"X must hold real numbers, got dtype {A.dtype}")
+    return A
+
+
+class _CSRRows:
+    r"""Rows ``a:b`` of a canonical CSR matrix, multiplied without any copy.
+
+    SciPy's ``csr_array`` constructor (and its ``.T``) copies slices of ``data`` and
+    ``indices`` that are small against their base array ("pruning"), which would copy every
+    row block on every call. The products here call SciPy's compiled CSR kernels
+    (``csr_matvec``; ``csc_matvec`` on the same arrays read as the CSC form of the transpose)
+    on the caller's arrays, with the block's slice of ``indptr``, which indexes into them.
+    """
+
+    __slots__ = ("X", "a", "b")
+
+    def __init__(self, X: sp.csr_array, a: int, b: int) -> None:
+        self.X, self.a, self.b = X, a, b
+
+    def matvec(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`X_{a:b} w`."""
+        X, m = self.X, self.b - self.a
+        out = np.zeros(m)
+        _csr_matvec(m, X.shape[1], X.indptr[self.a:self.b + 1], X.indices, X.data, w, out)
+        return out
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        r""":math:`X_{a:b}^\top r`."""
+        X, m = self.X, self.b - self.a
+        out = np.zeros(X.shape[1])
+        _csc_matvec(X.shape[1], m, X.indptr[self.a:self.b + 1], X.indices, X.data,
+                    np.ascontiguousarray(r, dtype=np.float64), out)
+        return out
+
+    def to_csr(self) -> sp.csr_array:
+        """A CSR copy of the rows (for objectives without the fused margin kernel)."""
+        X, a, b = self.X, self.a, self.b
+        p0, p1 = int(X.indptr[a]), int(X.indptr[b])
+        return sp.csr_array((X.data[p0:p1].copy(), X.indices[p0:p1].copy(),
+                             X.indptr[a:b + 1] - p0), shape=(b - a, X.shape[1]))
+
+
+class ArrayOracle(GradientOracle):
+    r"""Private rows in memory (NumPy dense or SciPy sparse) behind the oracle interface.
+
+    Parameters
+    ----------
+    objective : Objective
+        The loss, its ridge ``l2``, its ball and its constants.
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        Private rows: 2-D, non-empty, real and finite (checked in the same pass that
+        computes the row norms; no message shows a value or a norm of the data). Not
+        copied: do not modify it while the oracle is in use.
+    y : array_like of shape (n,)
+        Private targets, checked by ``objective.check_targets``.
+    row_norm_bound : float
+        The declared bound ``B``: every row is served as its projection onto
+        :math:`\lVert x - c\rVert \le B` (``c`` the objective's public centre, else 0).
+        For :class:`~noisygd.objectives.centred.CentredGLM`, ``B`` bounds the centred rows.
+    sparse : {"auto", "always", "never"}, default="auto"
+        Storage of ``X`` (module doc; never reported).
+    n_threads : int, optional
+        Threads over row blocks (default: the cores available, at most 8). The result is
+        the same for every value.
+
+    Attributes
+    ----------
+    objective : Objective
+    rows_read : int
+        Diagnostic: rows touched by gradient and loss calls so far (a full call adds
+        ``n``). For benchmarks (passes over ``X`` per step); private, never part of a
+        ``FitResult``.
+    is_sparse : bool
+        Diagnostic: whether ``X`` is stored as CSR (a timing side channel; never report it).
+    """
+
+    def __init__(
+        self,
+        objective: Objective,
+        X: np.ndarray | sp.sparray | sp.spmatrix,
+        y: np.ndarray,
+        *,
+        row_norm_bound: float,
+        sparse: str = "auto",
+        n_threads: int | None = None,
+    ) -> None:
+        if not isinstance(objective, Objective):
+            raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
+        B = check_positive("row_norm_bound", row_norm_bound)
+        sparse = check_choice("sparse", sparse, SPARSE_MODES)
+        self.n_threads = default_threads() if n_threads is None else check_positive_int(
+            "n_threads", n_threads)
+        if sparse == "always" and not objective.supports_sparse:
+            raise TypeError(f"{type(objective).__name__} does not support sparse X "
+                            "(sparse='always')")
+        A = _check_matrix(X)
+        if sp.issparse(A) and sparse == "never":
+            A = A.toarray()
+        y = objective.check_targets(y)
+        if y.shape[0] != A.shape[0]:
+            raise ValueError(f"X has {A.shape[0]} rows but y has {y.shape[0]} entries")
+        model = objective.margin_model()
+        centre = None if model is None else model.centre
+        if centre is not None and centre.shape != (A.shape[1],):
+            raise ValueError(f"X has {A.shape[1]} columns but the objective's centre has "
+                             f"{centre.size}")
+        want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
+        scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz)
+        if not sp.issparse(A) and objective.supports_sparse and (
+            sparse == "always"
+            or (sparse == "auto" and scan.nonzeros is not None
+                and scan.nonzeros <= SPARSE_DENSITY * A.size)
+        ):
+            A = sp.csr_array(A, dtype=np.float64)
+
+        self.objective = objective
+        self._X = A
+        self._csr = bool(sp.issparse(A))
+        self._y = y
+        self._B = B
+        self._model: MarginModel | None = model
+        self._centre = centre
+        self._n, self._d = A.shape
+        self._p = objective.n_params(self._d)
+        self._scale = scan.scale
+        self._all_inside = bool(np.all(scan.scale == 1.0))
+        kappa = None if model is None else model.intercept_scale
+        self._kappa = kappa
+        scaled_norm = np.minimum(scan.norms, B)
+        scaled_norm[scan.scale == 1.0] = scan.norms[scan.scale == 1.0]
+        with np.errstate(divide="ignore"):
+            self._inv_aug = 1.0 / (np.sqrt(scaled_norm**2 + kappa**2) if kappa is not None
+                                   else scaled_norm)
+        # rows whose entries could overflow a margin: kept as mapped copies (rare)
+        self._big = scan.big
+        self._big_rows = self._mapped_centred(scan.big)  # s_i (x_i - c), rare
+        self._block = block_rows(A)
+        self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
+        self.rows_read = 0
+
+    # ------------------------------------------------------------------ interface
+    @property
+    def n_params(self) -> int:
+        """``p``: ``objective.n_params(d)``."""
+        return self._p
+
+    @property
+    def n_rows(self) -> int:
+        """``n`` (private under add/remove: for sampling only)."""
+        return self._n
+
+    @property
+    def n_features(self) -> int:
+        """``d``, the number of columns of ``X`` (public)."""
+        return self._d
+
+    @property
+    def row_norm_bound(self) -> float:
+        """The declared ``B``."""
+        return self._B
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether ``X`` is stored as CSR (diagnostic; a timing side channel, never report it)."""
+        return self._csr
+
+    @property
+    def l2(self) -> float:
+        """The objective's ridge ``mu``."""
+        return float(self.objective.l2)
+
+    @property
+    def radius(self) -> float | None:
+        """The objective's ball radius (None: unconstrained)."""
+        return self.objective.radius
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        """The objective's projection onto its ball."""
+        return self.objective.project(theta)
+
+    def constants(self) -> ObjectiveConstants:
+        """``objective.constants(row_norm_bound)``."""
+        return self.objective.constants(self._B)
+
+    def optimum_norm_bound(self) -> float | None:
+        """Forwarded from the objective."""
+        return self.objective.optimum_norm_bound()
+
+    def loss_at_zero_bound(self) -> float | None:
+        """Forwarded from the objective."""
+        return self.objective.loss_at_zero_bound()
+
+    def total_gradient_sensitivity(self) -> float | None:
+        """``objective.total_gradient_sensitivity(row_norm_bound)``."""
+        return self.objective.total_gradient_sensitivity(self._B)
+
+    @property
+    def quadratic_constant_hessian(self) -> bool:
+        """Forwarded from the objective."""
+        return bool(self.objective.quadratic_constant_hessian)
+
+    def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`\ell(\theta; \tilde x_i, y_i)` for all rows (or ``rows``, in that order)."""
+        theta = self._check_theta(theta)
+        parts = self._map(theta, None, rows, loss=True)
+        return np.concatenate(parts) if parts else np.empty(0)
+
+    def clipped_gradient_sum(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r""":math:`\sum_{i\in S}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`, one read.
+
+        Partial sums of the fixed row blocks are added in block order (module doc).
+        """
+        theta = self._check_theta(theta)
+        C = None if clip is None else check_positive("clip", clip)
+        total = np.zeros(self._p)
+        for part in self._map(theta, C, rows, loss=False):
+            total += part
+        return total
+
+    # ------------------------------------------------------------------ extras
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Dense float64 copies of the mapped rows ``rows`` and their targets.
+
+        For kernels that batch many parameter vectors at once (the Table-3 BST14
+        baseline); algorithms otherwise use :meth:`clipped_gradient_sum`.
+        """
+        idx = self._check_rows(rows)
+        self.rows_read += int(idx.size)
+        return self._mapped(idx), self._y[idx]
+
+    def with_targets(self, y: np.ndarray) -> ArrayOracle:
+        """The same rows (same storage, scale factors and partition: no new pass over ``X``)
+        with other targets ``y`` (e.g. one-vs-rest labels), checked by the objective."""
+        y = self.objective.check_targets(y)
+        if y.shape[0] != self._n:
+            raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
+        other = copy.copy(self)
+        other._y = y
+        other.rows_read = 0
+        return other
+
+    def __repr__(self) -> str:
+        return (f"ArrayOracle({self.objective!r}, <{self._d} columns>, "
+                f"row_norm_bound={self._B!r})")
+
+    # ------------------------------------------------------------------ internals
+    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (self._p,):
+            raise ValueError(f"theta must have shape ({self._p},), got {theta.shape}")
+        return theta
+
+    def _check_rows(self, rows: np.ndarray) -> np.ndarray:
+        idx = np.asarray(rows)
+        if idx.ndim != 1 or not (idx.dtype.kind in "iu" or idx.size == 0):
+            raise ValueError("rows must be a 1-D array of integer row indices")
+        idx = idx.astype(np.intp, copy=False)
+        if idx.size == 1:
+            if not 0 <= int(idx[0]) < self._n:
+                raise ValueError("rows holds an index outside the rows held")
+        elif idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self._n):
+            raise ValueError("rows holds an index outside the rows held")
+        return idx
+
+    def _csr_view(self, a: int, b: int) -> _CSRRows:
+        """Rows ``a:b`` of the CSR ``X`` without a copy (see :class:`_CSRRows`)."""
+        return _CSRRows(self._X, a, b)
+
+    def _mapped_centred(self, idx: np.ndarray) -> np.ndarray:
+        """Dense copies of :math:`s_i(x_i - c)` for rows ``idx`` (no overflow: ``x s - c s``)."""
+        X = self._X
+        R = X[idx].toarray() if self._csr else np.asarray(X[idx], dtype=np.float64)
+        if self._all_inside:
+            return R if self._centre is None else R - self._centre
+        s = self._scale[idx, None]
+        return R * s if self._centre is None else R * s - self._centre * s
+
+    def _mapped(self, idx: np.ndarray) -> np.ndarray:
+        """Dense copies of rows ``idx`` mapped into the domain: ``c + s_i (x_i - c)``."""
+        E = self._mapped_centred(idx)
+        return E if self._centre is None else E + self._centre
+
+    def _map(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None, *, loss: bool
+    ) -> list[np.ndarray]:
+        """Per-block results (losses or gradient partial sums) in block order."""
+        if rows is None:
+            self.rows_read += self._n
+            def fetch(j: int) -> tuple:
+                a, b = self._blocks[j]
+                Xb = self._csr_view(a, b) if self._csr else self._X[a:b]
+                return Xb, slice(a, b), a, b
+
+            n_blocks = len(self._blocks)
+        else:
+            idx = self._check_rows(rows)
+            self.rows_read += int(idx.size)
+            k = int(idx.size)
+            if k == 0:
+                return []
+            if k <= 32:  # a few rows (one-example SGD, small batches): one gathered block
+                Xg = self._X[idx]
+                if not self._csr and Xg.dtype != np.float64:
+                    Xg = Xg.astype(np.float64)
+                return [self._block_result(Xg, idx, None, None, theta, clip, loss)]
+            step = self._block
+            contiguous = k > 1 and int(idx[-1]) - int(idx[0]) == k - 1 and bool(
+                np.all(np.diff(idx) == 1))
+
+            def fetch(j: int) -> tuple:
+                lo, hi = j * step, min((j + 1) * step, k)
+                if contiguous:
+                    a, b = int(idx[lo]), int(idx[hi - 1]) + 1
+                    Xb = self._csr_view(a, b) if self._csr else self._X[a:b]
+                    return Xb, slice(a, b), a, b
+                sel = idx[lo:hi]
+                return self._X[sel], sel, None, None
+
+            n_blocks = -(-k // step)
+
+        def one(j: int) -> np.ndarray:
+            Xb, sel, a, b = fetch(j)
+            if not self._csr and Xb.dtype != np.float64:
+                Xb = Xb.astype(np.float64)
+            return self._block_result(Xb, sel, a, b, theta, clip, loss)
+
+        return run_blocks(one, n_blocks, self.n_threads)
+
+    def _big_in(self, sel: slice | np.ndarray, a: int | None, b: int | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """(positions within the block, mapped rows) of the overflow-prone rows in a block."""
+        big = self._big
+        if a is not None:
+            lo, hi = np.searchsorted(big, [a, b])
+            return big[lo:hi] - a, self._big_rows[lo:hi]
+        sel = np.asarray(sel)
+        pos = np.searchsorted(big, sel)
+        hit = (pos < big.size) & (big[np.minimum(pos, big.size - 1)] == sel)
+        return np.flatnonzero(hit), self._big_rows[pos[hit]]
+
+    def _block_result(
+        self,
+        Xb: np.ndarray | sp.csr_array,
+        sel: slice | np.ndarray,
+        a: int | None,
+        b: int | None,
+        theta: np.ndarray,
+        clip: float | None,
+        loss: bool,
+    ) -> np.ndarray:
+        yb = self._y[sel]
+        sb = None if self._all_inside else self._scale[sel]
+        model = self._model
+        if model is None:
+            return self._generic_block(Xb, yb, sb, theta, clip, loss)
+        if self._big.size:  # margins of overflow-prone rows are recomputed below
+            with np.errstate(over="ignore", invalid="ignore"):
+                return self._margin_block(Xb, yb, sb, sel, a, b, theta, clip, loss, model)
+        return self._margin_block(Xb, yb, sb, sel, a, b, theta, clip, loss, model)
+
+    def _margin_block(
+        self,
+        Xb: np.ndarray | sp.csr_array,
+        yb: np.ndarray,
+        sb: np.ndarray | None,
+        sel: slice | np.ndarray,
+        a: int | None,
+        b: int | None,
+        theta: np.ndarray,
+        clip: float | None,
+        loss: bool,
+        model: MarginModel,
+    ) -> np.ndarray:
+        """The fused kernel of the module doc for one block (loss or gradient partial sum)."""
+        d, kappa, c = self._d, self._kappa, self._centre
+        w = theta[:d]
+        v = 0.0 if kappa is None else kappa * float(theta[d])
+        z = Xb.matvec(w) if isinstance(Xb, _CSRRows) else Xb @ w
+        if c is not None:
+            z -= float(c @ w)
+        if sb is not None:
+            z *= sb
+        if v:
+            z += v
+        if self._big.size:
+            pos, E = self._big_in(sel, a, b)
+            if pos.size:
+                z[pos] = E @ w + v
+        else:
+            pos = E = None
+        if loss:
+            return model.loss(z, yb)
+        r = model.residual(z, yb)
+        if clip is not None:
+            bound = self._inv_aug[sel] * clip
+            np.clip(r, -bound, bound, out=r)
+        out = np.empty(self._p)
+        if kappa is not None:
+            out[d] = kappa * r.sum()
+        if pos is not None and pos.size:
+            r_big = r[pos].copy()
+            r[pos] = 0.0
+        if sb is not None:
+            r *= sb
+        if isinstance(Xb, _CSRRows):
+            g = Xb.rmatvec(r)
+        else:
+            g = Xb.T @ r if self._csr else r @ Xb
+        if c is not None:
+            g -= c * r.sum()
+        if pos is not None and pos.size:
+            g += r_big @ E
+        out[:d] = g
+        return out
+
+    def _generic_block(
+        self,
+        Xb: np.ndarray | sp.csr_array,
+        yb: np.ndarray,
+        sb: np.ndarray | None,
+        theta: np.ndarray,
+        clip: float | None,
+        loss: bool,
+    ) -> np.ndarray:
+        obj = self.objective
+        if isinstance(Xb, _CSRRows):
+            Xb = Xb.to_csr()
+        if sp.issparse(Xb):
+            if obj.supports_sparse:
+                if sb is not None:
+                    Xb = sp.csr_array((Xb.data * np.repeat(sb, np.diff(Xb.indptr)), Xb.indices,
+                                       Xb.indptr), shape=Xb.shape)
+            else:
+                Xb = Xb.toarray()
+                if sb is not None:
+                    Xb *= sb[:, None]
+        elif sb is not None:
+            Xb = Xb * sb[:, None]
+        if loss:
+            return np.asarray(obj.per_example_loss(theta, Xb, yb), dtype=np.float64)
+        return np.asarray(obj.clipped_gradient_sum(theta, Xb, yb, clip), dtype=np.float64)

@@ -1,0 +1,286 @@
+r"""Row norms and the per-row map into the declared domain: the one home of row clipping.
+
+The domain of every theorem in noisygd is :math:`\lVert x_i - c\rVert \le B` (``c`` = 0 except
+for :class:`~noisygd.objectives.centred.CentredGLM`'s public centre). A row outside it is
+mapped onto the sphere by the **scale factor**
+
+.. math::
+
+    s_i = \min\big(1, B / \lVert x_i - c\rVert\big), \qquad x_i \mapsto c + s_i (x_i - c),
+
+the Euclidean projection onto the ball. The map acts on each row alone and has no
+data-dependent constant, so it is free under every neighbouring relation.
+:class:`~noisygd.oracles.array.ArrayOracle` keeps the vector ``s`` (``O(n)``) and never
+copies ``X``; :func:`clip_rows` returns the mapped copy for public preprocessing.
+
+Numerics: a squared norm :math:`\sum_j x_{ij}^2` overflows for entries above about
+:math:`1.3\times10^{154}` (and underflows below :math:`10^{-154}`). Rows whose squared norm
+leaves :math:`[10^{-290}, 10^{290}]` are recomputed after dividing by the row's max-abs
+:math:`m_i`: :math:`\lVert x_i\rVert = m_i\lVert x_i/m_i\rVert` and
+:math:`s_i = \min(1, (B/m_i)/\lVert x_i/m_i\rVert)`, finite and positive for every finite row
+(a norm above the largest float is reported as ``inf``; its scale factor stays finite).
+Each function reads ``X`` once, in row blocks of about :data:`BLOCK_BYTES` bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from noisygd._checks import check_positive
+
+__all__ = ["BLOCK_BYTES", "block_rows", "clip_rows", "row_norms", "row_scale", "scan_rows"]
+
+#: Target size of one row block (bytes of ``X``): two blocks in flight stay in the L2/L3 cache.
+BLOCK_BYTES = 1 << 21
+
+_SQ_HI = 1e290  # squared norms above: recompute with max-abs scaling (and mark the row "big")
+_SQ_LO = 1e-290  # squared norms below (and nonzero rows): recompute with max-abs scaling
+
+
+def block_rows(X: np.ndarray | sp.sparray | sp.spmatrix) -> int:
+    """Rows per block for ``X``: a fixed function of its shape (and, for CSR, its nonzeros).
+
+    The partition of the rows into blocks is the summation order of every blocked sum;
+    it never depends on the number of threads.
+    """
+    n, d = X.shape
+    per_row = (X.nnz / max(n, 1)) * 12.0 if sp.issparse(X) else d * 8.0
+    return int(max(16, min(n, BLOCK_BYTES // max(per_row, 1.0))))
+
+
+@dataclass(frozen=True)
+class RowScan:
+    """What one pass over the rows finds (see :func:`scan_rows`).
+
+    Attributes
+    ----------
+    norms : ndarray (n,)
+        :math:`\\lVert x_i - c\\rVert` (``inf`` only when it exceeds the largest float).
+    scale : ndarray (n,)
+        :math:`s_i = \\min(1, B/\\lVert x_i - c\\rVert)` (``None`` bound: all ones).
+    big : ndarray of int
+        Sorted indices of rows with squared norm above ``1e290`` (entries so large that a
+        margin could overflow: the oracle evaluates them on scaled copies).
+    nonzeros : int or None
+        Number of nonzero entries (dense ``X``, when asked).
+    """
+
+    norms: np.ndarray
+    scale: np.ndarray
+    big: np.ndarray
+    nonzeros: int | None
+
+
+def _as_matrix(X: object) -> np.ndarray | sp.csr_array:
+    if sp.issparse(X):
+        if len(X.shape) != 2:  # type: ignore[attr-defined]
+            raise ValueError("X must be a 2-D matrix")
+        X = sp.csr_array(X)
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+        return X
+    A = np.asarray(X)
+    if A.ndim != 2:
+        raise ValueError(f"X must be a 2-D array, got {A.ndim} dimension(s)")
+    if not np.issubdtype(A.dtype, np.number) or np.issubdtype(A.dtype, np.complexfloating) \
+            or A.dtype == np.bool_:
+        raise ValueError(f"X must hold real numbers, got dtype {A.dtype}")
+    return A
+
+
+def _exact(D: np.ndarray, bound: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Norms and scale factors of the rows of ``D`` by max-abs scaling (finite rows only)."""
+    m = np.max(np.abs(D), axis=1) if D.shape[1] else np.zeros(D.shape[0])
+    if not np.all(np.isfinite(m)):
+        raise ValueError("X contains NaN or infinite values")
+    norms = np.zeros(D.shape[0])
+    scale = np.ones(D.shape[0])
+    nz = m > 0
+    if np.any(nz):
+        unit = np.sqrt(np.einsum("ij,ij->i", D[nz] / m[nz, None], D[nz] / m[nz, None]))
+        with np.errstate(over="ignore"):
+            norms[nz] = m[nz] * unit
+        if bound is not None:
+            scale[nz] = np.minimum(1.0, (bound / m[nz]) / unit)
+    return norms, scale
+
+
+def _dense_block(X: np.ndarray, a: int, b: int) -> np.ndarray:
+    block = X[a:b]
+    return block if block.dtype == np.float64 else block.astype(np.float64)
+
+
+def _block_sq(
+    X: np.ndarray | sp.csr_array, a: int, b: int, c: np.ndarray | None, cc: float,
+    count_nonzero: bool, nnz: int,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, object, int]:
+    """Squared norms of rows ``a:b`` (minus ``c``); the block, its centred copy, empty rows."""
+    if sp.issparse(X):
+        Xb = X[a:b]
+        data = Xb.data.astype(np.float64, copy=False)
+        counts = np.diff(Xb.indptr)
+        rid = np.repeat(np.arange(b - a), counts)
+        sq = np.bincount(rid, weights=data * data, minlength=b - a)
+        if c is not None:
+            sq = np.maximum(sq - 2.0 * np.asarray(Xb @ c).ravel() + cc, 0.0)
+        return sq, None, counts == 0, Xb, nnz
+    Xb = _dense_block(X, a, b)
+    if count_nonzero:
+        nnz += int(np.count_nonzero(Xb))
+    D = Xb if c is None else Xb - c
+    return np.einsum("ij,ij->i", D, D), D, None, Xb, nnz
+
+
+def scan_rows(
+    X: np.ndarray | sp.sparray | sp.spmatrix,
+    bound: float | None = None,
+    *,
+    centre: np.ndarray | None = None,
+    count_nonzero: bool = False,
+) -> RowScan:
+    """One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        Any real dtype (blocks are converted to float64 one at a time: ``X`` is never copied).
+    bound : float or None
+        ``B`` for the scale factors (None: scale factors all 1).
+    centre : ndarray of shape (d,) or None
+        Public centre ``c``.
+    count_nonzero : bool
+        Also count the nonzeros of a dense ``X`` (for the "auto" sparse storage rule).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds NaN or infinite values (the message shows no value of ``X``).
+    """
+    X = _as_matrix(X)
+    n, d = X.shape
+    c = None if centre is None else np.asarray(centre, dtype=np.float64)
+    if c is not None and c.shape != (d,):
+        raise ValueError(f"centre has shape {c.shape}, X has {d} columns")
+    norms = np.empty(n)
+    scale = np.ones(n)
+    big: list[np.ndarray] = []
+    nnz = 0
+    rows = block_rows(X) if n else 1
+    cc = 0.0 if c is None else float(c @ c)
+    for a in range(0, n, rows):
+        b = min(a + rows, n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, count_nonzero, nnz)
+        with np.errstate(invalid="ignore"):
+            special = ~(sq <= _SQ_HI)  # overflow, inf or NaN
+        low = np.flatnonzero(sq < _SQ_LO)  # sq == 0 is exact only for a zero row
+        if low.size:
+            if D is None:
+                special[low[~empty[low]]] = True  # type: ignore[index]
+            else:
+                special[low[np.any(D[low] != 0, axis=1)]] = True
+        nb = np.sqrt(sq)
+        if bound is None:
+            sb = np.ones(b - a)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                sb = np.minimum(1.0, bound / nb)  # 1 for a zero row (bound / 0 = inf)
+        if np.any(special):
+            idx = np.flatnonzero(special)
+            E = Xb[idx].toarray() if sp.issparse(X) else Xb[idx]  # type: ignore[index]
+            E = E.astype(np.float64, copy=False)
+            if c is not None:
+                E = E - c
+            nb[idx], s_exact = _exact(E, bound)
+            sb[idx] = s_exact
+            with np.errstate(invalid="ignore"):
+                hi = ~(sq[idx] <= _SQ_HI)
+            if np.any(hi):
+                big.append(a + idx[hi])
+        norms[a:b] = nb
+        scale[a:b] = sb
+    return RowScan(
+        norms=norms,
+        scale=scale,
+        big=np.concatenate(big) if big else np.empty(0, dtype=np.intp),
+        nonzeros=nnz if (count_nonzero and not sp.issparse(X)) else None,
+    )
+
+
+def row_norms(
+    X: np.ndarray | sp.sparray | sp.spmatrix, *, centre: np.ndarray | None = None
+) -> np.ndarray:
+    r""":math:`\lVert x_i - c\rVert` for every row, overflow-safe, in one pass (module doc).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+    centre : ndarray of shape (d,), optional
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    return scan_rows(X, None, centre=centre).norms
+
+
+def row_scale(
+    X: np.ndarray | sp.sparray | sp.spmatrix, bound: float, *, centre: np.ndarray | None = None
+) -> np.ndarray:
+    r"""Scale factors :math:`s_i = \min(1, B/\lVert x_i - c\rVert)` (1.0 exactly inside the ball).
+
+    Finite and positive for every finite row, however large its entries (module doc).
+    """
+    return scan_rows(X, check_positive("bound", bound), centre=centre).scale
+
+
+def clip_rows(X: np.ndarray | sp.sparray | sp.spmatrix, bound: float) -> np.ndarray | sp.csr_array:
+    r"""A copy of ``X`` with every row scaled to norm at most ``bound``: :math:`s_i x_i`.
+
+    The per-row projection onto the ball of radius ``B`` (module doc). Rows inside are
+    copied bit for bit; longer rows keep their direction, and the result satisfies
+    :math:`\lVert x_i\rVert_2 \le B` as computed in floating point (a row whose rescaled
+    norm still rounds above ``B`` is shrunk by a further ulp-sized factor).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    bound : float
+        The radius ``B > 0``.
+
+    Returns
+    -------
+    ndarray (float64, C-contiguous) or scipy.sparse.csr_array
+        A new array; ``X`` is not modified.
+    """
+    B = check_positive("bound", bound)
+    X = _as_matrix(X)
+    s = scan_rows(X, B).scale
+    shrink = 1.0 - 4.0 * np.finfo(np.float64).eps
+    if sp.issparse(X):
+        out = sp.csr_array(X, dtype=np.float64, copy=True)
+        out.data *= np.repeat(s, np.diff(out.indptr))
+        for _ in range(8):  # rounding guard: shrink the few rows still above B by ulps
+            norms = row_norms(out)
+            still = np.flatnonzero(norms > B)
+            if still.size == 0:
+                break
+            factor = np.ones(out.shape[0])
+            factor[still] = (B / norms[still]) * shrink
+            out.data *= np.repeat(factor, np.diff(out.indptr))
+        return out
+    out = np.array(X, dtype=np.float64, order="C", copy=True)
+    over = np.flatnonzero(s < 1.0)
+    out[over] *= s[over, None]
+    for _ in range(8):  # rounding guard, as np.linalg.norm and as row_norms measure
+        rows = out[over]
+        norms = np.maximum(np.linalg.norm(rows, axis=1),
+                           np.sqrt(np.einsum("ij,ij->i", rows, rows)))
+        still = norms > B
+        if not np.any(still):
+            break
+        out[over[still]] *= ((B / norms[still]) * shrink)[:, None]
+    return out

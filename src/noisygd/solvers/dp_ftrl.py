@@ -1,0 +1,204 @@
+r"""DP-FTRL with the binary-tree mechanism (slides 001): ``method="dp_ftrl"``.
+
+Privacy. The run is a tree release (:class:`~noisygd.accounting.tree.TreeAggregation`),
+a Gaussian mechanism whose Gaussian-DP parameter scales as :math:`1/z`, so the noise
+multiplier meeting the budget's :math:`\mu` is :math:`z = \mu(z{=}1)/\mu` (exact,
+replace-one neighbours; the stream length ``n`` is public). The solver is ``gaussian``.
+
+The FTRL strength :math:`\lambda` (``l2_ftrl``) follows from the regret bound of the
+slides ("Analyzing convergence via regret" and its proof), written for this run:
+``T_e = ceil(n / b)`` steps per epoch, ``E`` epochs, ``T = E T_e`` steps, linear losses
+:math:`g_t = \sum_{x\in B_t}\mathrm{clip}_C\nabla\ell(w_t; x)` with
+:math:`\lVert g_t\rVert \le bG`, :math:`G = C` (plus :math:`\mu R` for the objective's
+linearised L2 term on a ball of radius ``R``), and :math:`D \ge \lVert w^* - w_1\rVert`.
+The potential argument of the slides gives
+:math:`\sum_t\langle g_t, w'_t - w^*\rangle \le \frac\lambda2 D^2 + \frac{1}{2\lambda}
+\sum_t\lVert g_t\rVert^2` for the noiseless iterates :math:`w'_t`, and the noise term
+:math:`\sum_t\langle g_t, w_t - w'_t\rangle \le \sum_t\lVert g_t\rVert\lVert Z_t\rVert/\lambda`
+(the projection is 1-Lipschitz), with :math:`Z_t` the tree's error in the prefix sum. Each
+prefix sum adds at most ``k`` nodes of :math:`\mathcal N(0, (zC)^2 I_p)`:
+:math:`k = \lfloor\log_2 T\rfloor + 1` for one tree, :math:`k = E(\lfloor\log_2 T_e\rfloor + 1)`
+with a restart per epoch (the previous trees' last releases are carried); the Honaker
+estimator has no larger variance, so :math:`E\lVert Z_t\rVert \le \bar Z = zC\sqrt{pk}`.
+Per gradient term (divide by ``T b``), the expected average regret is at most
+
+.. math::
+
+    R(\lambda) = \frac{D^2}{2Tb}\,\lambda + \Big(\frac{bG^2}{2} + G\bar Z\Big)\frac1\lambda,
+    \qquad \lambda^* = \sqrt{\frac{bG^2/2 + G\bar Z}{D^2/(2Tb)}},\qquad
+    R(\lambda^*) = 2\sqrt{\frac{D^2}{2Tb}\Big(\frac{bG^2}{2} + G\bar Z\Big)}.
+
+Every quantity is public: ``n``, ``b``, ``E``, ``p``, ``C``, ``z`` (from the budget) and
+``D``: the objective's ``optimum_norm_bound()`` (e.g. :math:`\sqrt{2F(0)/\mu}` for a
+regularised GLM), else its radius, else ``method_options={"optimum_norm_bound": D}``.
+The plan reports ``regret_bound`` (the value above) and ``bound_covers_run``: true when the
+bound is a guarantee for this run's iterates (convex loss, clipping at or above ``L``, and
+no L2 term or a radius); with one epoch and the averaged output it also bounds the excess
+population risk of the output for i.i.d. data (online-to-batch, ``online_to_batch``).
+An explicit ``l2_ftrl`` in ``method_options`` overrides :math:`\lambda^*`.
+
+Defaults (:data:`DPFTRLSolver.defaults`): batch 256, 4 epochs with a tree restart per
+epoch, Honaker estimator, averaged output.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from noisygd._checks import check_bool, check_positive, check_positive_int
+from noisygd.accounting.events import Neighbouring, TreeAggregation
+from noisygd.algorithms.base import FitResult
+from noisygd.exceptions import AssumptionError
+from noisygd.oracles.base import GradientOracle
+from noisygd.solvers.base import Budget, PublicFacts, Solver
+
+__all__ = ["DPFTRLPlan", "DPFTRLSolver", "ftrl_regret_terms"]
+
+
+def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
+                      restart_every_epoch: bool, n_params: int, clip: float,
+                      gradient_bound: float, noise_multiplier: float,
+                      distance: float) -> tuple[float, float, dict[str, float]]:
+    r"""``(A, B, terms)`` with :math:`R(\lambda) = A\lambda + B/\lambda` (module doc).
+
+    ``gradient_bound`` is the per-example :math:`G` (``clip``, plus :math:`\mu R` with an
+    L2 term on a ball); ``distance`` is :math:`D`. Then :math:`\lambda^* = \sqrt{B/A}` and
+    :math:`R(\lambda^*) = 2\sqrt{AB}`.
+    """
+    b = check_positive_int("batch_size", batch_size)
+    E = check_positive_int("epochs", epochs)
+    C = check_positive("clip", clip)
+    G = check_positive("gradient_bound", gradient_bound)
+    D = check_positive("distance", distance)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    p = check_positive_int("n_params", n_params)
+    per_epoch = math.ceil(check_positive("n_samples", n_samples) / b)
+    T = E * per_epoch
+    if restart_every_epoch and E > 1:
+        k = E * (math.floor(math.log2(per_epoch)) + 1)
+    else:
+        k = math.floor(math.log2(T)) + 1
+    z_bar = z * C * math.sqrt(p * k)
+    terms = {"steps": T, "steps_per_epoch": per_epoch, "tree_nodes_per_prefix": k,
+             "noise_norm_bound": z_bar}
+    return D * D / (2.0 * T * b), b * G * G / 2.0 + G * z_bar, terms
+
+
+@dataclass(frozen=True)
+class DPFTRLPlan:
+    """Noise, FTRL strength and the regret bound that chose it, plus the run settings."""
+
+    noise_multiplier: float
+    l2_ftrl: float
+    clip: float
+    steps_per_epoch: int
+    regret_bound: float | None
+    bound_covers_run: bool
+    online_to_batch: bool
+    l2_ftrl_source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class DPFTRLSolver(Solver):
+    """DP-FTRL, binary tree (Honaker), exact Gaussian-DP; lambda from the slides' regret bound."""
+
+    name = "dp_ftrl"
+    description = "DP-FTRL with the binary-tree mechanism (Honaker), exact Gaussian-DP"
+    relations = (Neighbouring.REPLACE_ONE,)
+    gaussian = True
+    #: Public defaults; ``l2_ftrl`` follows from the regret bound (module doc).
+    defaults: ClassVar[dict[str, Any]] = {
+        "batch_size": 256,
+        "epochs": 4,
+        "restart_every_epoch": True,
+        "tree": "honaker",
+        "output": "average",
+    }
+
+    def plan(self, facts: PublicFacts, budget: Budget) -> DPFTRLPlan:
+        """``z`` from the budget's mu; ``lambda`` minimising the regret bound."""
+        from noisygd.accounting.gdp import gaussian_mu
+        from noisygd.accounting.tree import tree_event
+
+        settings = {**self.defaults, **facts.options}
+        distance = settings.pop("optimum_norm_bound", None)
+        batch = check_positive_int("batch_size", settings["batch_size"])
+        epochs = check_positive_int("epochs", settings["epochs"])
+        restart = check_bool("restart_every_epoch", settings["restart_every_epoch"])
+        clip = facts.clip_norm()
+        per_epoch = math.ceil(facts.n_samples / batch)
+        unit = tree_event(1.0, per_epoch, epochs, restart_every_epoch=restart,
+                          relation=facts.relation)
+        if budget.mu is not None:
+            mu = budget.mu
+        else:
+            from noisygd.accounting.calibration import calibrate_mu
+
+            mu = calibrate_mu(budget.epsilon, budget.delta)
+        z = float(gaussian_mu(unit) / mu)
+        c = facts.constants
+        radius = facts.radius
+        G = clip + (facts.l2 * radius if (facts.l2 and radius is not None) else 0.0)
+        if distance is None:
+            distance = facts.optimum_norm_bound if facts.optimum_norm_bound is not None \
+                else radius
+        covers = (c.convex and c.lipschitz is not None and clip >= c.lipschitz
+                  and (facts.l2 == 0 or radius is not None))
+        if distance is None and "l2_ftrl" not in settings:
+            raise AssumptionError(
+                "DP-FTRL chooses lambda from its regret bound, which needs a public bound "
+                "D >= ||w*||: the objective states none (l2 = 0 and no radius); pass "
+                "method_options={'optimum_norm_bound': D} or {'l2_ftrl': lambda}")
+        bound = None
+        a = bb = None
+        if distance is not None:
+            a, bb, _ = ftrl_regret_terms(
+                n_samples=facts.n_samples, batch_size=batch, epochs=epochs,
+                restart_every_epoch=restart, n_params=facts.n_params, clip=clip,
+                gradient_bound=G, noise_multiplier=z, distance=distance)
+        if "l2_ftrl" in settings:
+            lam = check_positive("l2_ftrl", settings.pop("l2_ftrl"))
+            source = "given"
+        else:
+            lam = math.sqrt(bb / a)
+            source = "regret bound of slides 001 (lambda*)"
+        if a is not None:
+            bound = a * lam + bb / lam
+        return DPFTRLPlan(
+            noise_multiplier=z, l2_ftrl=lam, clip=clip, steps_per_epoch=per_epoch,
+            regret_bound=bound, bound_covers_run=bool(covers and bound is not None),
+            online_to_batch=bool(covers and bound is not None and epochs == 1
+                                 and settings["output"] == "average"),
+            l2_ftrl_source=source, settings=settings,
+        )
+
+    def planned_event(self, plan: DPFTRLPlan) -> TreeAggregation:
+        """The tree release of ``E`` epochs of ``ceil(n / b)`` steps at noise ``z``
+        (:func:`~noisygd.accounting.tree.tree_event`), as
+        :func:`~noisygd.algorithms.dp_ftrl.dp_ftrl` returns it."""
+        from noisygd.accounting.tree import tree_event
+
+        return tree_event(plan.noise_multiplier, plan.steps_per_epoch,
+                          plan.settings["epochs"],
+                          restart_every_epoch=plan.settings["restart_every_epoch"])
+
+    def run(self, plan: DPFTRLPlan, oracle: GradientOracle,
+            rng: np.random.Generator) -> FitResult:
+        """:func:`~noisygd.algorithms.dp_ftrl.dp_ftrl` with the planned noise and lambda."""
+        from noisygd.algorithms.dp_ftrl import dp_ftrl
+
+        result = dp_ftrl(oracle, noise_multiplier=plan.noise_multiplier, clip=plan.clip,
+                         l2_ftrl=plan.l2_ftrl, rng=rng, **plan.settings)
+        result.info["plan"] = {
+            "noise_multiplier": plan.noise_multiplier, "l2_ftrl": plan.l2_ftrl,
+            "l2_ftrl_source": plan.l2_ftrl_source, "regret_bound": plan.regret_bound,
+            "bound_name": "slides 001, DP-FTRL regret bound (expected average regret)",
+            "bound_covers_run": plan.bound_covers_run, "online_to_batch": plan.online_to_batch,
+            "steps_per_epoch": plan.steps_per_epoch,
+            **{k: v for k, v in plan.settings.items() if not isinstance(v, dict | np.ndarray)},
+        }
+        return result

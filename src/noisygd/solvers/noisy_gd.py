@@ -1,0 +1,84 @@
+r"""NoisyGD (Lecture 12, eq. 12.1) planned by section 12.2: ``method="noisy_gd"``.
+
+Plan: :func:`noisygd.planning.plan_noisy_gd` from the public facts (``n``, ``p``, the
+declared constants, the clipping norm, the relation, ``max_iter``, a public bound on
+:math:`\lVert\theta^*\rVert` as the initial distance ``D``) and the budget's Gaussian-DP
+:math:`\mu` (``Budget.mu`` when the caller split a GDP budget, else the exact
+:math:`\mu(\varepsilon, \delta)`). Run: :func:`noisygd.algorithms.noisy_gd.noisy_gd`
+against the oracle. The event is ``SelfComposed(Gaussian(z, Delta), T)``, exactly
+:math:`\sqrt T\Delta/z = \mu`-GDP (Dong, Roth and Su 2022, Cor. 3.3), so the solver is
+``gaussian``: a count and several one-vs-rest problems share one budget by
+:math:`\mu^2 = \sum_k\mu_k^2`.
+
+Options (``method_options``): ``{"plan": {...}}`` goes to the planner (``accelerate``,
+``momentum``, ``init_distance``, ``loss_gap``, ``max_steps``); any other key
+(``averaging``, ``momentum``, ``schedule``, ``theta0``) overrides the run. The plan's
+``details["bound_covers_run"]`` is recomputed for the run actually made
+(:meth:`noisygd.planning.NoisyGDPlan.covers`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
+from noisygd.algorithms.base import FitResult
+from noisygd.oracles.base import GradientOracle
+from noisygd.planning import NoisyGDPlan, plan_noisy_gd
+from noisygd.solvers.base import Budget, PublicFacts, Solver
+
+__all__ = ["NoisyGDSolver"]
+
+
+class NoisyGDSolver(Solver):
+    """NoisyGD with the section-12.2 planner and exact Gaussian-DP accounting."""
+
+    name = "noisy_gd"
+    description = "NoisyGD (eq. 12.1), planner of section 12.2, exact Gaussian-DP accounting"
+    gaussian = True
+
+    def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
+        """The section-12.2 plan and the run's keyword arguments (clip, n, relation, overrides)."""
+        options = dict(facts.options)
+        plan_kwargs: dict[str, Any] = {}
+        if facts.optimum_norm_bound is not None:
+            plan_kwargs["init_distance"] = facts.optimum_norm_bound
+        if facts.radius is not None:
+            plan_kwargs["radius"] = facts.radius
+        if facts.max_iter is not None:
+            plan_kwargs["max_steps"] = facts.max_iter
+        plan_kwargs.update(options.pop("plan", {}) or {})
+        clip = facts.clip_norm()
+        plan = plan_noisy_gd(
+            budget.epsilon, budget.delta, facts.n_samples, facts.n_params, facts.constants,
+            clip=clip, relation=facts.relation, mu=budget.mu, **plan_kwargs,
+        )
+        run_kwargs = {**plan.noisy_gd_kwargs(), **options, "clip": clip,
+                      "n_samples": facts.n_samples, "relation": facts.relation}
+        return plan, run_kwargs
+
+    def planned_event(self, plan: tuple[NoisyGDPlan, dict[str, Any]]) -> SelfComposed:
+        """``SelfComposed(Gaussian(z, Delta, relation), T)`` for the run's ``z`` and ``T``
+        (after any override in ``method_options``), ``Delta`` the relation's clipped-sum
+        sensitivity: the event :func:`~noisygd.algorithms.noisy_gd.noisy_gd` returns."""
+        _, kwargs = plan
+        relation = Neighbouring(kwargs["relation"])
+        return SelfComposed(
+            Gaussian(kwargs["noise_multiplier"], sensitivity=relation.clipped_sum_sensitivity,
+                     relation=relation),
+            kwargs["steps"])
+
+    def run(self, plan: tuple[NoisyGDPlan, dict[str, Any]], oracle: GradientOracle,
+            rng: np.random.Generator) -> FitResult:
+        """:func:`~noisygd.algorithms.noisy_gd.noisy_gd` with the planned settings."""
+        from noisygd.algorithms.noisy_gd import noisy_gd
+
+        gd_plan, kwargs = plan
+        result = noisy_gd(oracle, rng=rng, **kwargs)
+        summary = gd_plan.summary()
+        summary["bound_covers_run"] = gd_plan.covers(
+            averaging=kwargs["averaging"], momentum=kwargs["momentum"])
+        result.info["plan"] = summary
+        return result

@@ -1,0 +1,347 @@
+"""Estimators and ``fit_private`` spend against the privacy ledger (``ledger=``, ``dataset=``).
+
+Each fit is one release, recorded before the data is read and committed before the model is
+returned; a fit the budget cannot admit is refused before the data is read; ``clone``,
+``cross_val_score`` and ``GridSearchCV`` spend against the same ledger.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from noisygd.accounting import Composed, Gaussian, best
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.serialization import event_to_dict
+from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
+from noisygd.exceptions import BudgetExceededError
+from noisygd.ledger import Ledger, LedgerError
+from noisygd.objectives.glm import LogisticLoss
+from noisygd.oracles.array import ArrayOracle
+from noisygd.solvers import NoisyGDSolver
+from noisygd.training import fit_private
+
+DELTA = 1e-5
+
+
+def _data(n=600, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / math.sqrt(d)
+    y = (X @ np.ones(d) + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _budget(url, dataset="d", epsilon=10.0, delta=DELTA):
+    with Ledger(url) as ledger:
+        ledger.set_budget(dataset, epsilon, delta)
+
+
+def _releases(url, dataset="d"):
+    with Ledger(url) as ledger:
+        return ledger.releases(dataset)
+
+
+class Untouchable:
+    """Array-like whose shape is public metadata and whose values must not be read."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the data was read")
+
+    def __len__(self):
+        raise AssertionError("the data was read")
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the data was read ({name})")
+
+
+# ------------------------------------------------------------------ one fit, one release
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
+    url = request.getfixturevalue("sqlite_path" if backend == "sqlite" else "postgres_url")
+    _budget(url)
+    X, y = _data()
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
+                                 random_state=0).fit(X, y)
+    (release,) = _releases(url)
+    assert release.event == model.privacy_.event
+    assert release.id == model.ledger_release_.id == model.fit_info_["ledger_release"]
+    assert release.algorithm == "DPLogisticRegression/noisy_gd"
+    assert release.parameters["epsilon"] == 1.0 and "ledger" not in release.parameters
+    # add/remove with a private count: reserved as the covering Gaussian(1/mu), then
+    # settled to the exact composition (count + run) before training
+    assert release.reserved_event_data == event_to_dict(
+        Gaussian(1.0 / calibrate_mu(1.0, DELTA)))
+    assert release.settled_at is not None
+    assert release.epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
+
+
+@pytest.mark.parametrize(("cls", "kwargs"), [
+    (DPLogisticRegression, {"classes": [0, 1], "n_samples_public": 600}),
+    (DPLogisticRegression, {"classes": [0, 1], "method": "noisy_sgd", "n_samples_public": 600,
+                            "method_options": {"expected_batch_size": 64, "epochs": 2}}),
+    (DPLogisticRegression, {"classes": [0, 1], "method": "dp_ftrl",
+                            "neighbouring": "replace_one"}),
+    (DPLogisticRegression, {"classes": [0, 1], "method": "output_perturbation",
+                            "neighbouring": "replace_one", "l2": 0.1}),
+    (DPLogisticRegression, {"classes": [0, 1], "method": "rrpsgd",
+                            "neighbouring": "replace_one", "max_iter": 2000}),
+    (DPHuberRegressor, {"neighbouring": "replace_one"}),
+    (DPLinearRegression, {"method": "output_perturbation", "neighbouring": "replace_one",
+                          "radius": 2.0}),
+])
+def test_public_n_fits_record_the_planned_event_without_a_reservation(sqlite_path, cls, kwargs):
+    _budget(sqlite_path)
+    X, y = _data()
+    if cls is not DPLogisticRegression:
+        y = X[:, 0] * 0.5
+    model = cls(epsilon=1.0, ledger=sqlite_path, dataset="d", random_state=0, **kwargs)
+    model.fit(X, y)
+    (release,) = _releases(sqlite_path)
+    assert release.event == model.privacy_.event
+    assert release.reserved_event_data is None
+
+
+def test_noisy_sgd_with_a_private_count_reserves_the_count_then_settles(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], method="noisy_sgd",
+                                 method_options={"expected_batch_size": 64, "epochs": 2},
+                                 ledger=sqlite_path, dataset="d", random_state=0).fit(X, y)
+    (release,) = _releases(sqlite_path)
+    count, run = model.privacy_.event.events
+    assert release.event == model.privacy_.event
+    assert release.reserved_event_data == event_to_dict(count)
+    assert type(run).__name__ == "SelfComposed"
+
+
+def test_one_vs_rest_is_one_release(sqlite_path):
+    _budget(sqlite_path)
+    rng = np.random.default_rng(0)
+    X = np.vstack([c + 0.3 * rng.normal(size=(200, 3)) for c in np.eye(3) * 2]) / 3
+    y = np.repeat([0, 1, 2], 200)
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], ledger=sqlite_path,
+                                 dataset="d", random_state=0).fit(X, y)
+    (release,) = _releases(sqlite_path)
+    assert release.event == model.privacy_.event and len(release.event.events) == 4
+    assert release.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_ledger_object_is_accepted(sqlite_path):
+    X, y = _data()
+    with Ledger(sqlite_path) as ledger:
+        ledger.set_budget("d", 3.0, DELTA)
+        DPLogisticRegression(classes=[0, 1], ledger=ledger, dataset="d",
+                             random_state=0).fit(X, y)
+        assert len(ledger.releases("d")) == 1
+
+
+# ------------------------------------------------------------ refused before the data
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"n_samples_public": 600},
+    {"method": "noisy_sgd", "n_samples_public": 600},
+    {"method": "output_perturbation", "neighbouring": "replace_one", "l2": 0.1},
+    {"method": "dp_ftrl", "neighbouring": "replace_one"},
+])
+def test_a_fit_over_budget_is_refused_before_the_data_is_read(sqlite_path, kwargs):
+    _budget(sqlite_path, epsilon=0.5)
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=sqlite_path,
+                                 dataset="d", **kwargs)
+    with pytest.raises(BudgetExceededError, match="nothing was recorded"):
+        model.fit(Untouchable((600, 3)), Untouchable((600,)))
+    assert _releases(sqlite_path) == []
+    assert not hasattr(model, "coef_")
+
+
+def test_noisy_sgd_with_a_private_count_is_refused_after_the_count_which_stays_recorded(
+        sqlite_path):
+    # No event dominates a Poisson-subsampled run whose rate depends on the count, so the
+    # count is reserved and the whole fit checked when it is settled (docs/ledger.md).
+    _budget(sqlite_path, epsilon=0.5)
+    X, y = _data()
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], method="noisy_sgd",
+                                 ledger=sqlite_path, dataset="d", random_state=0)
+    with pytest.raises(BudgetExceededError, match="reservation stays recorded"):
+        model.fit(X, y)
+    (release,) = _releases(sqlite_path)
+    mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
+    assert release.event == Gaussian(1.0 / mu_count) and release.settled_at is None
+    assert not hasattr(model, "coef_")
+
+
+def test_the_budget_is_composed_and_the_release_that_does_not_fit_is_refused(sqlite_path):
+    X, y = _data()
+    two = best(Composed((Gaussian(1 / calibrate_mu(1.0, DELTA)),) * 2), DELTA).epsilon
+    _budget(sqlite_path, epsilon=two * (1 + 1e-6))  # exactly two fits at epsilon 1
+    make = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=sqlite_path, dataset="d")
+    clone(make).set_params(random_state=0).fit(X, y)
+    clone(make).set_params(random_state=1).fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        clone(make).fit(X, y)
+    releases = _releases(sqlite_path)
+    assert len(releases) == 2
+    assert releases[-1].spent_epsilon == pytest.approx(two, rel=1e-9) and two < 2.0
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "match"), [
+    ({"ledger": "x.db"}, ValueError, "dataset"),
+    ({"dataset": "d"}, ValueError, "ledger"),
+    ({"ledger": 3, "dataset": "d"}, TypeError, "ledger"),
+    ({"ledger": "x.db", "dataset": ""}, ValueError, "dataset"),
+    ({"ledger": "x.db", "dataset": 7}, TypeError, "dataset"),
+])
+def test_ledger_and_dataset_go_together(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        DPLogisticRegression(classes=[0, 1], **kwargs).fit(Untouchable((10, 2)),
+                                                           Untouchable((10,)))
+
+
+def test_a_dataset_without_a_budget_is_refused(sqlite_path):
+    with pytest.raises(LedgerError, match="no budget"):
+        DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d").fit(
+            Untouchable((10, 2)), Untouchable((10,)))
+
+
+# ------------------------------------------------------- recorded before the data is read
+class LedgerWatchingSolver(NoisyGDSolver):
+    """NoisyGD whose run first reads the ledger: what is recorded when the data is read."""
+
+    name = "ledger_watching_noisy_gd"
+
+    def __init__(self, url):
+        self.url = url
+        self.seen = []
+
+    def run(self, plan, oracle, rng):
+        with Ledger(self.url) as ledger:
+            self.seen.append(ledger.releases("d"))
+        return super().run(plan, oracle, rng)
+
+
+def test_the_exact_event_is_recorded_before_the_run_reads_the_data(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    solver = LedgerWatchingSolver(sqlite_path)
+    model = DPLogisticRegression(classes=[0, 1], method=solver, ledger=sqlite_path,
+                                 dataset="d", random_state=0).fit(X, y)
+    (before,) = solver.seen
+    assert len(before) == 1 and before[0].event == model.privacy_.event
+
+
+def test_a_process_killed_during_the_fit_leaves_the_spend_recorded(sqlite_path):
+    _budget(sqlite_path)
+    script = textwrap.dedent(f"""
+        import os, signal
+        import numpy as np
+        from noisygd.estimators import DPLogisticRegression
+        from noisygd.solvers import NoisyGDSolver
+
+        class Killed(NoisyGDSolver):
+            name = "killed"
+            def run(self, plan, oracle, rng):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        X = np.random.default_rng(0).normal(size=(300, 3)) / 2
+        y = (X[:, 0] > 0).astype(int)
+        DPLogisticRegression(classes=[0, 1], method=Killed(), ledger={sqlite_path!r},
+                             dataset="d", random_state=0).fit(X, y)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    (release,) = _releases(sqlite_path)
+    # settled to the exact event before the run started: count + the planned run
+    assert release.settled_at is not None
+    assert len(release.event.events) == 2
+
+
+# -------------------------------------------------- scikit-learn meta-estimators
+def test_cross_val_score_records_one_release_per_fold(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=sqlite_path, dataset="d",
+                                 random_state=0)
+    scores = cross_val_score(model, X, y, cv=5)
+    assert scores.shape == (5,)
+    releases = _releases(sqlite_path)
+    assert len(releases) == 5
+    # five releases at epsilon 1 cost their composition (exact GDP), not 5
+    events = [r.event for r in releases]
+    composed = best(Composed(tuple(events)), DELTA)
+    with Ledger(sqlite_path) as ledger:
+        assert ledger.show("d")["spent_epsilon"] == pytest.approx(composed.epsilon, rel=1e-12)
+    assert 1.0 < composed.epsilon < 5.0
+
+
+def test_grid_search_records_one_release_per_setting_and_fold(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(epsilon=0.5, classes=[0, 1], ledger=sqlite_path,
+                                 dataset="d", random_state=0)
+    search = GridSearchCV(model, {"l2": [1e-3, 1e-2]}, cv=2, refit=False).fit(X, y)
+    assert len(search.cv_results_["params"]) == 2
+    releases = _releases(sqlite_path)
+    assert len(releases) == 4
+    assert sorted(r.parameters["l2"] for r in releases) == [1e-3, 1e-3, 1e-2, 1e-2]
+
+
+def test_clone_and_pickle_keep_the_ledger(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
+                                 random_state=0)
+    twin = clone(model)
+    assert twin.get_params()["ledger"] == sqlite_path and twin.dataset == "d"
+    fitted = pickle.loads(pickle.dumps(twin.fit(X, y)))
+    assert fitted.ledger_release_.id == 1
+    pickle.loads(pickle.dumps(model)).fit(X, y)
+    assert len(_releases(sqlite_path)) == 2
+
+
+# ------------------------------------------------------------------- fit_private
+def test_fit_private_records_with_its_own_parameters(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    oracle = ArrayOracle(LogisticLoss(l2=1e-3), X, np.where(y == 1, 1.0, -1.0),
+                         row_norm_bound=1.0)
+    fit = fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=DELTA,
+                      relation="replace_one", rng=np.random.default_rng(0),
+                      ledger=sqlite_path, dataset="d", parameters={"note": "x"})
+    (release,) = _releases(sqlite_path)
+    assert fit.release.id == release.id and release.event == fit.event
+    assert release.algorithm == "fit_private/noisy_gd"
+    assert release.parameters["relation"] == "replace_one"
+    assert release.parameters["note"] == "x"
+
+
+def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlite_path):
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
+                                 method_options={"plan": {"no_such_option": 1}})
+    with pytest.raises(TypeError):
+        model.fit(X, y)
+    (release,) = _releases(sqlite_path)
+    # only the noisy count had touched the data when planning failed
+    mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
+    assert release.event == Gaussian(1.0 / mu_count)
+
+
+def test_environment_is_not_read_by_the_estimator(sqlite_path, monkeypatch):
+    monkeypatch.setenv("NOISYGD_LEDGER", sqlite_path)
+    X, y = _data()
+    DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    assert not os.path.exists(sqlite_path)

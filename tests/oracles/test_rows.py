@@ -1,0 +1,96 @@
+"""noisygd.oracles.rows: the one row-norm / row-clipping home (closed forms, overflow safety)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from noisygd.oracles.rows import block_rows, clip_rows, row_norms, row_scale, scan_rows
+
+
+def _rows(seed: int = 0, n: int = 3000, d: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    # norms over many orders of magnitude; more rows than one block, so blocks are exercised
+    return rng.standard_normal((n, d)) * np.exp(rng.uniform(-5, 5, size=(n, 1)))
+
+
+def test_norms_and_scales_match_the_closed_form_dense_and_sparse() -> None:
+    X = _rows()
+    X[5] = 0.0
+    B = 1.3
+    norms = np.linalg.norm(X, axis=1)
+    for A in (X, sp.csr_array(X), sp.csr_matrix(X)):
+        np.testing.assert_allclose(row_norms(A), norms, rtol=1e-13)
+        s = row_scale(A, B)
+        inside = norms <= B
+        assert np.all(s[inside] == 1.0)  # exactly 1: rows inside are untouched
+        np.testing.assert_allclose(s[~inside], B / norms[~inside], rtol=1e-13)
+    c = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(row_norms(X, centre=c), np.linalg.norm(X - c, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(row_norms(sp.csr_array(X), centre=c),
+                               np.linalg.norm(X - c, axis=1), rtol=1e-9)
+
+
+def test_huge_and_tiny_rows_do_not_overflow() -> None:
+    X = np.array([
+        [3.0, 4.0, 0.0],
+        [1.3e154, 1.3e154, 0.0],  # the squared norm overflows
+        [1.5e308, 1.5e308, -1.5e308],  # even the norm overflows
+        [1e-170, 0.0, 1e-170],  # the squared norm underflows
+        [0.0, 0.0, 0.0],
+    ])
+    for A in (X, sp.csr_array(X)):
+        norms = row_norms(A)
+        np.testing.assert_allclose(norms[[0, 1, 3]], [5.0, 1.3e154 * np.sqrt(2),
+                                                       1e-170 * np.sqrt(2)], rtol=1e-14)
+        assert norms[2] == np.inf and norms[4] == 0.0  # true norm above the largest float
+        s = row_scale(A, 2.0)
+        assert np.all(np.isfinite(s)) and np.all(s > 0)
+        out = clip_rows(A, 2.0)
+        out = out.toarray() if sp.issparse(out) else out
+        assert np.all(np.isfinite(out))
+        np.testing.assert_allclose(row_norms(out), [2.0, 2.0, 2.0, 1e-170 * 2**0.5, 0.0],
+                                   rtol=1e-14)
+        np.testing.assert_allclose(out[2], 2.0 * np.array([1, 1, -1]) / np.sqrt(3), rtol=1e-14)
+    assert scan_rows(X, 1.0).big.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("bound", [1.0, 0.3, 7.0, 1e-3])
+def test_clip_rows_is_the_projection_and_bounds_every_row(bound: float) -> None:
+    X = _rows(1)
+    out = clip_rows(X, bound)
+    assert out.dtype == np.float64 and out.flags.c_contiguous and not np.shares_memory(out, X)
+    assert np.all(np.linalg.norm(out, axis=1) <= bound)  # in floating point
+    norms = np.linalg.norm(X, axis=1)
+    inside = norms <= bound
+    np.testing.assert_array_equal(out[inside], X[inside])
+    np.testing.assert_allclose(out[~inside], X[~inside] * (bound / norms[~inside])[:, None],
+                               rtol=1e-12)
+    np.testing.assert_array_equal(clip_rows(out, bound), out)  # idempotent
+    S = clip_rows(sp.csr_array(X), bound)
+    assert sp.issparse(S)
+    np.testing.assert_allclose(S.toarray(), out, rtol=1e-14)
+    assert np.all(row_norms(S) <= bound)
+
+
+def test_bad_input_messages_show_no_data() -> None:
+    with pytest.raises(ValueError, match="NaN or infinite") as err:
+        row_norms(np.array([[12345.678, np.nan]]))
+    assert "12345" not in str(err.value)
+    with pytest.raises(ValueError, match="2-D"):
+        row_norms(np.ones(3))
+    with pytest.raises(ValueError, match="real numbers"):
+        row_norms(np.ones((2, 2), dtype=complex))
+    with pytest.raises(TypeError, match="bound"):
+        clip_rows(np.ones((2, 2)), "a")  # type: ignore[arg-type]
+    for bad in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="bound"):
+            clip_rows(np.ones((2, 2)), bad)
+
+
+def test_block_partition_depends_on_shape_only() -> None:
+    X = np.zeros((10**5, 50))
+    assert block_rows(X) == block_rows(np.ones((10**5, 50)))
+    assert 16 <= block_rows(X) <= 10**5
+    assert block_rows(np.zeros((3, 50))) == 16  # at least 16 rows per block

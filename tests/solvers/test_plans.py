@@ -1,0 +1,125 @@
+"""Plans report only true bounds: DP-FTRL's lambda from the regret bound, Lemma 6 where it holds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.events import Neighbouring
+from noisygd.accounting.gdp import gaussian_mu
+from noisygd.accounting.tree import tree_event
+from noisygd.exceptions import AssumptionError
+from noisygd.objectives.glm import LogisticLoss
+from noisygd.planning_langevin import plan_langevin
+from noisygd.solvers import Budget, DPFTRLSolver, PublicFacts
+from noisygd.solvers.dp_ftrl import ftrl_regret_terms
+
+REPLACE = Neighbouring.REPLACE_ONE
+
+
+def _facts(obj, n=30000.0, p=101, relation=REPLACE, options=None, **kw):
+    return PublicFacts(
+        n_samples=n, n_params=p, constants=obj.constants(1.0), row_norm_bound=1.0,
+        relation=Neighbouring(relation), l2=obj.l2, radius=obj.radius,
+        optimum_norm_bound=obj.optimum_norm_bound(), loss_at_zero_bound=obj.loss_at_zero_bound(),
+        options=dict(options or {}), **kw)
+
+
+# ----------------------------------------------------------------- DP-FTRL
+def test_dp_ftrl_lambda_minimises_its_regret_bound():
+    obj = LogisticLoss(l2=1e-4)
+    plan = DPFTRLSolver().plan(_facts(obj), Budget(1.0, 1e-5))
+    C = obj.constants(1.0).lipschitz
+    a, b, terms = ftrl_regret_terms(
+        n_samples=30000.0, batch_size=256, epochs=4, restart_every_epoch=True, n_params=101,
+        clip=C, gradient_bound=C, noise_multiplier=plan.noise_multiplier,
+        distance=obj.optimum_norm_bound())
+    assert terms["steps_per_epoch"] == math.ceil(30000 / 256)
+    assert terms["tree_nodes_per_prefix"] == 4 * (math.floor(math.log2(118)) + 1)
+    assert plan.l2_ftrl == pytest.approx(math.sqrt(b / a))
+    assert plan.regret_bound == pytest.approx(2 * math.sqrt(a * b))
+    grid = np.geomspace(plan.l2_ftrl / 100, plan.l2_ftrl * 100, 2001)
+    assert np.all(a * grid + b / grid >= plan.regret_bound * (1 - 1e-12))
+    # l2 > 0 without a radius: the linearised L2 term is unbounded, the bound is only a rule.
+    assert plan.l2_ftrl_source.startswith("regret bound") and not plan.bound_covers_run
+
+
+def test_dp_ftrl_noise_is_exact_and_lambda_grows_with_noise():
+    obj = LogisticLoss(l2=1e-4)
+    solver = DPFTRLSolver()
+    p1 = solver.plan(_facts(obj), Budget(1.0, 1e-5))
+    p2 = solver.plan(_facts(obj), Budget(0.25, 1e-5))
+    unit = tree_event(1.0, p1.steps_per_epoch, 4, restart_every_epoch=True)
+    assert p1.noise_multiplier == pytest.approx(gaussian_mu(unit) / calibrate_mu(1.0, 1e-5))
+    assert p2.noise_multiplier > p1.noise_multiplier and p2.l2_ftrl > p1.l2_ftrl
+    # A given mu (split budget) is used as is.
+    mu = calibrate_mu(1.0, 1e-5)
+    p3 = solver.plan(_facts(obj), Budget(1.0, 1e-5, mu=mu / 2))
+    assert p3.noise_multiplier == pytest.approx(2 * p1.noise_multiplier)
+
+
+def test_dp_ftrl_bound_covers_a_convex_run_on_a_ball_and_one_epoch_is_online_to_batch():
+    obj = LogisticLoss(l2=0.0, radius=5.0)
+    plan = DPFTRLSolver().plan(_facts(obj, options={"epochs": 1}), Budget(1.0, 1e-5))
+    assert plan.bound_covers_run and plan.online_to_batch
+    plan4 = DPFTRLSolver().plan(_facts(obj), Budget(1.0, 1e-5))
+    assert plan4.bound_covers_run and not plan4.online_to_batch
+
+
+def test_dp_ftrl_needs_a_public_distance_or_an_explicit_lambda():
+    obj = LogisticLoss(l2=0.0)
+    with pytest.raises(AssumptionError, match="optimum_norm_bound"):
+        DPFTRLSolver().plan(_facts(obj), Budget(1.0, 1e-5))
+    given = DPFTRLSolver().plan(_facts(obj, options={"l2_ftrl": 30.0}), Budget(1.0, 1e-5))
+    assert given.l2_ftrl == 30.0 and given.regret_bound is None
+    declared = DPFTRLSolver().plan(_facts(obj, options={"optimum_norm_bound": 3.0}),
+                                   Budget(1.0, 1e-5))
+    assert declared.regret_bound is not None and declared.bound_covers_run
+
+
+@pytest.mark.parametrize(("options", "exc"), [({"epochs": 0}, ValueError),
+                                              ({"epochs": 2.0}, TypeError),
+                                              ({"batch_size": -3}, ValueError)])
+def test_dp_ftrl_option_checks(options, exc):
+    with pytest.raises(exc):
+        DPFTRLSolver().plan(_facts(LogisticLoss(l2=1e-4), options=options), Budget(1.0, 1e-5))
+
+
+# ----------------------------------------------------------------- Langevin, Lemma 6
+def _lemma6(obj, plan, p):
+    c = obj.constants(1.0)
+    lam, beta = c.strong_convexity, c.smoothness + obj.l2
+    L = c.lipschitz + obj.l2 * obj.radius
+    return (2 * beta * L**2 / lam**2 * math.exp(-lam * plan.step_size * plan.steps)
+            + 2 * beta * p * plan.sigma**2 / lam)
+
+
+def test_lemma6_reported_when_its_step_condition_holds():
+    obj = LogisticLoss(l2=0.1, radius=10.0)
+    plan = plan_langevin(_facts(obj, n=5000.0, p=11), epsilon=1.0, delta=1e-5,
+                         step_rule="theorem4")
+    c = obj.constants(1.0)
+    assert plan.step_size == pytest.approx(c.strong_convexity / (2 * (c.smoothness + 0.1)**2))
+    assert plan.excess_risk_bound == pytest.approx(_lemma6(obj, plan, 11))
+    assert plan.excess_risk_bound_reason is None
+
+
+@pytest.mark.parametrize("step_rule", ["auto", 0.5])
+def test_lemma6_withheld_where_the_step_exceeds_lambda_over_2_beta_squared(step_rule):
+    obj = LogisticLoss(l2=0.1, radius=10.0)
+    plan = plan_langevin(_facts(obj, n=5000.0, p=11), epsilon=1.0, delta=1e-5,
+                         step_rule=step_rule, max_steps=50)
+    c = obj.constants(1.0)
+    assert plan.step_size > c.strong_convexity / (2 * (c.smoothness + 0.1)**2)
+    assert plan.excess_risk_bound is None
+    assert "lambda/(2 beta^2)" in plan.excess_risk_bound_reason
+
+
+def test_lemma6_withheld_without_a_ball():
+    obj = LogisticLoss(l2=0.1)
+    plan = plan_langevin(_facts(obj, n=5000.0, p=11), epsilon=1.0, delta=1e-5,
+                         step_rule="theorem4")
+    assert plan.excess_risk_bound is None and "radius" in plan.excess_risk_bound_reason
