@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DATA_DIR ?= ../shared/data/uci
 
-.PHONY: run test test-slow test-all bench bench-env bench-scale bench-scale-quick lint reproduce clean venv
+.PHONY: run test test-slow test-all bench bench-env bench-scale bench-scale-quick bench-utility \
+        bench-utility-quick lint reproduce clean venv
 
 venv: $(STAMP)
 
@@ -31,23 +32,28 @@ test-all: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks experiments
 
-bench: $(STAMP)
+# Every bench_*.py but bench_utility (30+ min: `make bench-utility`); the peers' environment
+# gives bench_scale its diffprivlib rows.
+bench: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/run_all.py --data-dir $(DATA_DIR)
 
-# Peer libraries for benchmarks/bench_scale.py live in their own environment, never as
-# dependencies of noisygd. diffprivlib 0.6.6 asks for scikit-learn>=1.4 but imports
-# sklearn.tree._tree.DOUBLE, which scikit-learn 1.7 removed: pin the last release it imports with.
+# Peer libraries for the benchmarks (bench_scale: diffprivlib; bench_utility: torch, opacus)
+# live in their own environment, never as dependencies of noisygd. The pins and their reasons
+# are in benchmarks/peers/requirements.txt (scikit-learn 1.6.1: diffprivlib 0.6.6 imports
+# sklearn.tree._tree.DOUBLE, which scikit-learn 1.7 removed).
 PEERS_VENV  := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed
-PEERS_REQS  := "diffprivlib==0.6.6" "scikit-learn==1.6.1" numpy scipy
+PEERS_REQS  := benchmarks/peers/requirements.txt
 
 bench-env: $(PEERS_STAMP)
 
-$(PEERS_STAMP): Makefile
+# torch==2.13.0 first: the local CPU wheel; any other torch spec pulls GBs of CUDA wheels.
+$(PEERS_STAMP): Makefile $(PEERS_REQS)
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python -m pip install -q --upgrade "pip>=23.2"
-	$(PEERS_VENV)/bin/python -m pip install -q $(PEERS_REQS)
-	$(PEERS_VENV)/bin/python -c "import diffprivlib, sklearn; print('peers:', diffprivlib.__version__, sklearn.__version__)"
+	$(PEERS_VENV)/bin/python -m pip install -q "torch==2.13.0"
+	$(PEERS_VENV)/bin/python -m pip install -q -r $(PEERS_REQS)
+	$(PEERS_VENV)/bin/python -c "import torch, opacus, diffprivlib, sklearn; print('peers:', torch.__version__, opacus.__version__, diffprivlib.__version__, sklearn.__version__)"
 	touch $(PEERS_STAMP)
 
 bench-scale: $(STAMP) $(PEERS_STAMP)
@@ -55,6 +61,12 @@ bench-scale: $(STAMP) $(PEERS_STAMP)
 
 bench-scale-quick: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/bench_scale.py --quick --data-dir $(DATA_DIR)
+
+bench-utility: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_utility.py --data-dir $(DATA_DIR)
+
+bench-utility-quick: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_utility.py --quick --data-dir $(DATA_DIR)
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("oracles", "backends"),
     ("mechanisms",),
     ("algorithms",),
-    ("solvers", "planning", "planning_langevin", "training"),
+    ("solvers", "planning", "planning_langevin", "training", "tuning"),
     ("data",),
     ("estimators",),
     ("reproductions",),

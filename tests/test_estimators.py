@@ -85,11 +85,37 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     centers = np.eye(3) * 2
     X = np.vstack([c + 0.3 * rng.normal(size=(400, 3)) for c in centers]) / 3
     y = np.repeat(["a", "b", "c"], 400)
-    model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], random_state=0).fit(X, y)
+    model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], multiclass="ovr",
+                                 random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert len(model.privacy_.event.events) == 4  # count + 3 problems
     assert model.score(X, y) > 0.8
+
+
+def test_multiclass_default_is_one_multinomial_problem_with_the_whole_budget():
+    # Issue 10, item 4: K > 2 is one softmax problem (one clipped gradient of the K x (d+1)
+    # matrix), so the event is the count plus ONE run, spending the whole budget.
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.gdp import gaussian_mu
+    from noisygd.objectives.multinomial import softmax
+
+    rng = np.random.default_rng(0)
+    centers = np.eye(3) * 2
+    X = np.vstack([c + 0.3 * rng.normal(size=(400, 3)) for c in centers]) / 3
+    y = np.repeat(["a", "b", "c"], 400)
+    model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], random_state=0).fit(X, y)
+    events = model.privacy_.event.events
+    assert len(events) == 2  # count + one problem
+    assert gaussian_mu(events[1]) ** 2 == pytest.approx(0.99 * calibrate_mu(1.0, 1e-5) ** 2,
+                                                        rel=1e-9)
+    assert model.coef_.shape == (3, 3) and model.intercept_.shape == (3,)
+    scores = model.decision_function(X)
+    np.testing.assert_allclose(scores, X @ model.coef_.T + model.intercept_, atol=1e-12)
+    np.testing.assert_allclose(model.predict_proba(X), softmax(scores), atol=1e-12)
+    assert model.score(X, y) > 0.9
+    with pytest.raises(ValueError, match="multiclass"):
+        DPLogisticRegression(classes=["a", "b", "c"], multiclass="both").fit(X, y)
 
 
 def test_label_set_from_data_warns_and_declared_labels_do_not():
@@ -271,3 +297,84 @@ def test_a_clip_given_to_a_method_that_does_not_clip_is_still_refused():
     with pytest.raises(ValueError, match="leave clip=None"):
         DPLinearRegression(method="rrpsgd", neighbouring="replace_one", radius=2.0,
                            clip=1.0).fit(X, y)
+
+
+# --- issue 10: conditioning, target range, clip from the residual bound ----------------
+
+
+def test_linear_regression_default_clip_is_the_residual_bound():
+    # targets in [0, 1] (h = 1/2), predictions in that range: |residual| <= 1, rows
+    # [x - c, s] of norm <= sqrt(R^2 + s^2) = sqrt(2) (R = 1, s = R): clip sqrt(2), half
+    # of the symmetric target_bound=1 default's 2 sqrt(2).
+    X, y = _regression()
+    y = (y - y.min()) / (y.max() - y.min())
+    ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0).fit(X, y)
+    assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(np.sqrt(2.0))
+    symmetric = DPLinearRegression(random_state=0).fit(X, y)
+    assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(2.0 * np.sqrt(2.0))
+    box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
+                             intercept_scale=0.2, random_state=0).fit(X, y)
+    r_c = 0.3 * np.sqrt(X.shape[1])
+    assert box.fit_info_["plans"][0]["clip"] == pytest.approx(np.hypot(r_c, 0.2))
+
+
+def test_target_range_centres_the_targets_and_recovers_a_shifted_model():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(4000, 3)) / np.sqrt(3)
+    y = 15.0 + X @ np.array([2.0, -1.0, 1.5])  # in [10, 20]
+    model = DPLinearRegression(epsilon=50.0, target_range=(10.0, 20.0), n_samples_public=4000,
+                               l2=1e-6, random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.9
+    assert abs(model.intercept_ - 15.0) < 0.5
+    with pytest.raises(ValueError, match="target_range"):
+        DPLinearRegression(target_range=(1.0, 1.0)).fit(X, y)
+    with pytest.raises(TypeError, match="target_range"):
+        DPLinearRegression(target_range=3.0).fit(X, y)
+
+
+def test_intercept_scale_one_without_bounds_is_the_unconditioned_model():
+    # v = theta when c = 0 and s = 1, and the penalty on v is the penalty on theta: the
+    # conditioned fit is exactly the plain LogisticLoss fit with the same noise.
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.oracles.array import ArrayOracle
+    from noisygd.training import fit_private
+
+    X, y = _binary()
+    model = DPLogisticRegression(classes=[0, 1], intercept_scale=1.0, n_samples_public=600,
+                                 random_state=4).fit(X, y)
+    oracle = ArrayOracle(LogisticLoss(l2=1e-4), X, np.where(y == 1, 1.0, -1.0),
+                         row_norm_bound=1.0)
+    fit = fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                      n_samples_public=600, clip=float(np.sqrt(2.0)),
+                      rng=np.random.default_rng(4))
+    np.testing.assert_allclose(np.append(model.coef_, model.intercept_), fit.thetas[0],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_conditioned_model_is_reported_in_the_original_coordinates():
+    # With feature_bounds the fit runs in v = [w, (b + <c, w>)/s]; coef_/intercept_ are w, b
+    # and predictions on rows inside the box are <w, x> + b.
+    X, y = _binary(d=4)
+    X = np.clip(X, -0.4, 0.4)
+    model = DPLogisticRegression(classes=[0, 1], feature_bounds=([-0.4] * 4, [0.4] * 4),
+                                 random_state=0).fit(X, y)
+    assert model.conditioning_["centre"] is not None
+    assert model.conditioning_["row_norm_bound"] == pytest.approx(0.8)
+    np.testing.assert_allclose(model.decision_function(X), X @ model.coef_ + model.intercept_,
+                               rtol=1e-12, atol=1e-12)
+    assert model.score(X, y) > 0.75
+    # a row outside the box is projected onto the ball around c before scoring
+    far = np.full((1, 4), 10.0)
+    c, r = np.zeros(4), 0.8
+    mapped = c + (far - c) * r / np.linalg.norm(far - c)
+    assert model.decision_function(far)[0] == pytest.approx(
+        float((mapped @ model.coef_)[0] + model.intercept_))
+
+
+@pytest.mark.parametrize(("bounds", "exc"), [
+    ((0.0,), TypeError), ("ab", ValueError), ((1.0, 0.0), ValueError),
+    (([0.0, 0.0], [1.0, 1.0]), ValueError), ((0.0, np.inf), ValueError)])
+def test_feature_bounds_checked(bounds, exc):
+    X, y = _binary(d=5)
+    with pytest.raises(exc, match="feature_bounds"):
+        DPLogisticRegression(classes=[0, 1], feature_bounds=bounds).fit(X, y)

@@ -51,7 +51,10 @@ def test_noisy_sgd_needs_single_problem():
     X = rng.normal(size=(300, 3)) / 2
     y = rng.integers(0, 3, size=300)
     with pytest.raises(ValueError, match="single"):
-        DPLogisticRegression(method="noisy_sgd", classes=[0, 1, 2]).fit(X, y)
+        DPLogisticRegression(method="noisy_sgd", classes=[0, 1, 2], multiclass="ovr").fit(X, y)
+    # the multinomial default is one problem, so NoisySGD (not a Gaussian composition) fits it
+    model = DPLogisticRegression(method="noisy_sgd", classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert model.coef_.shape == (3, 3) and model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
 
 
 def test_dp_ftrl_is_a_tree_event_under_replace_one():
@@ -130,3 +133,78 @@ def test_rrpsgd_method_reports_both_accounts():
     with pytest.raises(ValueError, match="max_iter"):
         DPLogisticRegression(method="rrpsgd", neighbouring="replace_one",
                              classes=[0, 1]).fit(X_big, y_big)
+
+
+def test_rrpsgd_at_epsilon_8_omits_the_paper_argument_it_cannot_bound():
+    # Issue 10, item 6: at epsilon 8 the per-step epsilon of the paper's argument exceeds 1
+    # (Lemma 9 fails), so no paper accountant bounds its event. The fit is valid under the
+    # tight account and must not be aborted by the informational report.
+    from noisygd.accounting.events import SelfComposed
+
+    X, y = _binary(n=150)
+    model = DPLogisticRegression(epsilon=8.0, delta=1e-3, method="rrpsgd",
+                                 neighbouring="replace_one", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 8.0 * (1 + 1e-9)
+    assert isinstance(model.privacy_.event, SelfComposed)
+    plan = model.fit_info_["plans"][0]
+    assert plan["paper_argument"] is None
+    assert "Lemma 9" in plan["paper_argument_omitted"]
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 8.0])
+def test_langevin_spends_the_whole_budget(epsilon):
+    # Issue 10: the last-iterate plan must calibrate sigma to the budget, not leave part of
+    # it unspent (the accountant's epsilon is within 0.1% of the target).
+    X, y = _binary(n=2000)
+    model = DPLogisticRegression(epsilon=epsilon, method="langevin", l2=1e-3,
+                                 neighbouring="replace_one", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    assert 0.999 * epsilon <= model.privacy_.epsilon <= epsilon * (1 + 1e-9)
+
+
+def test_noisy_sgd_plans_batch_and_steps_from_public_facts():
+    # Issue 10: batch and epochs follow from the sampled Gaussian's trade-off (solver module
+    # doc), not the constants 512 / 10: a small set gets more than 10 steps and batches
+    # below n, and the batch's sampling noise is at most the privacy noise.
+    from noisygd.solvers.noisy_sgd import plan_batch_and_steps
+
+    X, y = _binary(n=400)
+    model = DPLogisticRegression(method="noisy_sgd", n_samples_public=400, classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["steps"] > 10 and plan["sampling_rate"] < 1.0
+    b, t = plan_batch_and_steps(n=30000, d=100, mu=0.5, clip=1.0, smoothness=0.5,
+                                init_distance=100.0)
+    assert 1.0 / b <= 100 * t / (30000**2 * 0.5**2) * (1 + 1e-9)  # C^2/b <= d C^2 T/(n mu)^2
+    assert (b / 30000) * t**0.5 / 0.5 >= 1.0 - 1e-9  # z ~ q sqrt(T)/mu >= 1
+    assert b <= 30000
+
+
+def test_output_perturbation_ridge_from_theorems_2_3():
+    # l2=None: the ridge strength minimises B(lambda) = lambda D0^2/2 + beta/2 E||z||^2 over
+    # the public grid (solvers.output_perturbation.choose_l2); other methods keep 1e-4.
+    import dataclasses
+
+    from noisygd.algorithms.output_perturbation import plan_output_perturbation
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.solvers.output_perturbation import L2_GRID, choose_l2
+
+    c = LogisticLoss().constants(1.0)
+    lam, value = choose_l2(c, n=2000, dim=6, epsilon=1.0, delta=1e-5, reference_norm=1.0)
+
+    def bound(lam_):
+        plan = plan_output_perturbation(dataclasses.replace(c, strong_convexity=lam_), n=2000,
+                                        dim=6, epsilon=1.0, delta=1e-5, noise="analytic",
+                                        sensitivity_bound="contraction")
+        return 0.5 * lam_ + 0.5 * c.smoothness * plan.expected_sq_noise_norm
+
+    assert value == pytest.approx(bound(lam), rel=1e-12)
+    assert all(value <= bound(r * c.smoothness) for r in L2_GRID)
+    assert lam > 1e-3  # the former default 1e-4 lets the noise swamp a set of this size
+    X, y = _binary(n=2000)
+    model = DPLogisticRegression(method="output_perturbation", neighbouring="replace_one",
+                                 classes=[0, 1], random_state=0).fit(X, y)
+    assert model.l2_ == pytest.approx(lam)
+    assert model.privacy_.epsilon <= 1.0 + 1e-9
+    assert DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y).l2_ == 1e-4

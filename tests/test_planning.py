@@ -13,7 +13,12 @@ from noisygd.accounting.registry import get_accountant
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives import HuberLoss, LogisticLoss, Regime, SquaredLoss
 from noisygd.objectives.base import ObjectiveConstants
-from noisygd.planning import DEFAULT_MOMENTUM, auto_momentum, plan_noisy_gd
+from noisygd.planning import (
+    DEFAULT_MAX_STEPS_ACCELERATED,
+    DEFAULT_MOMENTUM,
+    auto_momentum,
+    plan_noisy_gd,
+)
 
 N, D_PARAMS = 30000, 100
 
@@ -41,8 +46,9 @@ def test_plan_meets_privacy_target(eps, delta, accelerate):
 
 def test_replace_one_doubles_noise():
     c = LogisticLoss(l2=1e-4).constants(1.0)
-    a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c)
-    b = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, relation="replace_one")
+    # at a fixed T (the accelerated T* depends on the sensitivity too)
+    a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=100)
+    b = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, relation="replace_one", max_steps=100)
     assert b.noise_multiplier == pytest.approx(2 * a.noise_multiplier)
     ev = _event(b, Neighbouring.REPLACE_ONE)
     assert get_accountant("gdp").epsilon(ev, 1e-5) <= 1.0 + 1e-9
@@ -165,7 +171,8 @@ def test_given_mu_is_used_without_conversion():
     a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c)
     b = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, mu=mu)
     assert b.noise_multiplier == a.noise_multiplier
-    half = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, mu=mu / 2)
+    a = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, max_steps=100)
+    half = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, c, mu=mu / 2, max_steps=100)
     assert half.noise_multiplier == pytest.approx(2 * a.noise_multiplier)
 
 
@@ -227,5 +234,57 @@ def test_auto_momentum_is_zero_for_noisy_steps_and_the_default_for_quiet_ones():
     from noisygd.accounting.calibration import calibrate_mu
 
     mu = calibrate_mu(1.0, 1e-5) * math.sqrt(0.99)
-    plan = plan_noisy_gd(1.0, 1e-5, 398, 31, LogisticLoss(l2=1e-4).constants(1.0), mu=mu)
+    obj = LogisticLoss(l2=1e-4)  # D = the objective's optimum bound, as the solver passes it
+    plan = plan_noisy_gd(1.0, 1e-5, 398, 31, obj.constants(1.0), mu=mu,
+                         init_distance=obj.optimum_norm_bound())
     assert plan.momentum == 0.0
+
+
+def test_accelerated_T_minimises_the_accelerated_bound():
+    # T* = (4 n^2 beta_F^2 D^2 mu^2 / (d C^2 Delta^2))^(1/4) (planning module doc): the
+    # minimiser of A(T) = 2 n beta_F D^2 / T^2 + T^2 d C^2 Delta^2 / (2 n beta_F mu^2).
+    from noisygd.accounting.calibration import calibrate_mu
+
+    obj = LogisticLoss(l2=1e-4)
+    c = obj.constants(1.0)
+    D = obj.optimum_norm_bound()
+    mu = calibrate_mu(1.0, 1e-5)
+    plan = plan_noisy_gd(1.0, 1e-5, 30000, 101, c, init_distance=D)
+    beta_f = c.smoothness + c.strong_convexity
+    t_star = (4 * (30000 * beta_f * D * mu) ** 2 / (101 * c.lipschitz**2)) ** 0.25
+    assert plan.details["accelerated_T"] == pytest.approx(t_star, rel=1e-12)
+    assert plan.steps == round(t_star)
+
+    def bound(t):
+        return (2 * 30000 * beta_f * D**2 / t**2
+                + t**2 * 101 * c.lipschitz**2 / (2 * 30000 * beta_f * mu**2))
+
+    assert bound(t_star) <= min(bound(0.5 * t_star), bound(2 * t_star))
+    # T grows with n and with the budget, and an explicit max_steps fixes it.
+    assert plan_noisy_gd(1.0, 1e-5, 3000, 101, c, init_distance=D).steps < plan.steps
+    assert plan_noisy_gd(8.0, 1e-5, 30000, 101, c, init_distance=D).steps > plan.steps
+    assert plan_noisy_gd(1.0, 1e-5, 30000, 101, c, init_distance=D, max_steps=77).steps == 77
+    huge = plan_noisy_gd(1.0, 1e-5, 1e9, 101, c, init_distance=D)
+    assert huge.steps == DEFAULT_MAX_STEPS_ACCELERATED
+
+
+def test_quadratic_loss_releases_the_suffix_average_and_others_the_last_iterate():
+    from noisygd.objectives.glm import SquaredLoss
+
+    c = SquaredLoss(l2=1e-3).constants(1.0)
+    quad = plan_noisy_gd(1.0, 1e-5, 5000, 13, c, clip=1.4, quadratic=True)
+    assert quad.averaging == "suffix"
+    other = plan_noisy_gd(1.0, 1e-5, 5000, 13, c, clip=1.4)
+    assert other.averaging == "last"
+    assert plan_noisy_gd(1.0, 1e-5, 5000, 13, c, clip=1.4, quadratic=True,
+                         accelerate=False).averaging != "suffix"
+
+
+def test_step_uses_n_step_and_refuses_n_step_below_n():
+    c = LogisticLoss(l2=1e-4).constants(1.0)
+    a = plan_noisy_gd(1.0, 1e-5, 1000, 11, c, max_steps=50)
+    b = plan_noisy_gd(1.0, 1e-5, 1000, 11, c, max_steps=50, n_step=4000)
+    assert b.learning_rate == pytest.approx(a.learning_rate / 4)
+    assert b.noise_multiplier == a.noise_multiplier
+    with pytest.raises(ValueError, match="n_step"):
+        plan_noisy_gd(1.0, 1e-5, 1000, 11, c, n_step=999)

@@ -71,11 +71,121 @@ def _delta_warning(delta: float, n_public: float) -> None:
         )
 
 
+def _box_centre(feature_bounds: Any, n_features: int) -> tuple[np.ndarray, float]:
+    r"""Centre ``(l + u)/2`` and exact radius :math:`\lVert(u - l)/2\rVert_2` of a declared box.
+
+    ``feature_bounds`` is ``(low, high)`` (scalars or arrays of length ``n_features``, public
+    by declaration) or an object with ``centre`` and ``radius`` attributes
+    (:class:`noisygd.data.PublicCentring`, whose radius may be tighter than the box's).
+    """
+    if hasattr(feature_bounds, "centre") and hasattr(feature_bounds, "radius"):
+        c = np.asarray(feature_bounds.centre, dtype=float)
+        radius = check_positive("feature_bounds.radius", feature_bounds.radius)
+    else:
+        try:
+            low, high = feature_bounds
+        except (TypeError, ValueError):
+            raise TypeError("feature_bounds must be a pair (low, high) of scalars or arrays, "
+                            "or a PublicCentring") from None
+        try:
+            low = np.broadcast_to(np.asarray(low, dtype=float), (n_features,))
+            high = np.broadcast_to(np.asarray(high, dtype=float), (n_features,))
+        except (TypeError, ValueError):
+            raise ValueError(f"feature_bounds must be real scalars or arrays of length "
+                             f"{n_features} (one per feature)") from None
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))
+                and np.all(high >= low)):
+            raise ValueError("feature_bounds must be finite with low <= high in every column")
+        c = (low + high) / 2.0
+        radius = float(np.linalg.norm((high - low) / 2.0))
+        if radius <= 0:
+            raise ValueError("feature_bounds must have low < high in some column")
+    if c.shape != (n_features,) or not np.all(np.isfinite(c)):
+        raise ValueError(f"feature_bounds must describe {n_features} columns, got a centre of "
+                         f"shape {c.shape}")
+    return c, radius
+
+
 class _DPLinearModel(BaseEstimator):
     """Shared fit logic; subclasses provide the objective and the targets."""
 
     def _make_objective(self) -> Objective:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    #: ``l2`` when ``l2=None`` and the method has no planned choice (a public constant).
+    _L2_DEFAULT = 1e-4
+
+    def _l2(self) -> float:
+        """The ridge strength of this fit (``_resolve_l2`` must have run when it is planned)."""
+        l2 = getattr(self, "_l2_used", None)
+        return self._L2_DEFAULT if l2 is None else float(l2)
+
+    def _resolve_l2(self, n_rows: int, n_features: int) -> None:
+        """``l2=None`` with ``output_perturbation``: Theorems 2-3's choice
+        (:func:`noisygd.solvers.output_perturbation.choose_l2`) for the public ``n``, the
+        declared constants, the budget and a reference norm ``D0`` (the ``radius``, else
+        ``method_options["optimum_norm_bound"]``, else the planner's nominal 1.0)."""
+        if self.l2 is not None or self._solver.name != "output_perturbation":
+            return
+        n = self._public_n(n_rows)
+        if n is None:
+            return  # the method refuses a private n (fit_private says so)
+        from noisygd.planning import DEFAULT_INIT_DISTANCE
+        from noisygd.solvers.output_perturbation import choose_l2
+
+        self._l2_used = 0.0
+        base = self._make_objective()
+        d0 = getattr(self, "radius", None) or (self.method_options or {}).get(
+            "optimum_norm_bound") or DEFAULT_INIT_DISTANCE
+        self._l2_used, _ = choose_l2(
+            base.constants(float(self.row_norm_bound)), n=int(n),
+            dim=base.n_params(n_features), epsilon=float(self.epsilon),
+            delta=float(self.delta), reference_norm=float(d0),
+            **{k: v for k, v in (self.method_options or {}).items()
+               if k in ("noise", "sensitivity_bound")})
+
+    def _conditioned(self) -> bool:
+        """Whether the fit runs in public conditioned coordinates (module doc): an intercept,
+        a method that clips (its sensitivity is the clip's, whatever the coordinates) and no
+        projection ball (not invariant under the change of coordinates)."""
+        return (bool(self.fit_intercept) and self._solver.clips_gradients
+                and getattr(self, "radius", None) is None)
+
+    def _conditioning(self, n_features: int) -> tuple[np.ndarray | None, float, float | None]:
+        r"""``(centre, row bound, intercept scale)`` of the fit (public; module doc).
+
+        ``centre`` is None and the row bound ``row_norm_bound`` without ``feature_bounds``;
+        with them, the box's centre and its exact radius :math:`\lVert(u - l)/2\rVert_2`.
+        The intercept scale is ``intercept_scale``, else :math:`R/\sqrt d` (None without
+        an intercept, 1.0 when the problem is not conditioned).
+        """
+        if not self.fit_intercept:
+            return None, float(self.row_norm_bound), None
+        if not self._conditioned():
+            return None, float(self.row_norm_bound), 1.0
+        centre, bound = None, float(self.row_norm_bound)
+        if self.feature_bounds is not None:
+            centre, bound = _box_centre(self.feature_bounds, n_features)
+        if self.intercept_scale is not None:
+            s = float(self.intercept_scale)
+        elif getattr(self.feature_bounds, "intercept_scale", None) is not None:
+            s = check_positive("feature_bounds.intercept_scale",
+                               self.feature_bounds.intercept_scale)  # the schema's argument
+        else:
+            s = bound
+        return centre, bound, s
+
+    def _fit_objective(self, n_features: int) -> Objective:
+        """The objective optimised: :meth:`_make_objective`, in the conditioned coordinates
+        of :class:`~noisygd.objectives.centred.CentredGLM` when :meth:`_conditioned`."""
+        from noisygd.objectives.centred import CentredGLM
+
+        base = self._make_objective()
+        if not self._conditioned():
+            return base
+        centre, _, s = self._conditioning(n_features)
+        c = np.zeros(n_features) if centre is None else centre
+        return CentredGLM(base, c, s)  # type: ignore[arg-type]
 
     def _check_common_params(self) -> None:
         """Validate the parameters (``noisygd._checks``: TypeError for a wrong type,
@@ -83,7 +193,9 @@ class _DPLinearModel(BaseEstimator):
         check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta)
         check_positive("row_norm_bound", self.row_norm_bound)
-        check_nonnegative("l2", self.l2)
+        if self.l2 is not None:
+            check_nonnegative("l2", self.l2)
+        self._l2_used = self.l2 if self.l2 is not None else None
         if self.clip is not None:
             check_positive("clip", self.clip)
         if self.max_iter is not None:
@@ -91,6 +203,8 @@ class _DPLinearModel(BaseEstimator):
         if self.n_samples_public is not None:
             check_positive_int("n_samples_public", self.n_samples_public)
         check_choice("neighbouring", self.neighbouring, ("add_remove", "replace_one"))
+        if self.intercept_scale is not None:
+            check_positive("intercept_scale", self.intercept_scale)
         if self.ledger is not None or self.dataset is not None:
             from noisygd.ledger import check_ledger_arguments
 
@@ -120,11 +234,13 @@ class _DPLinearModel(BaseEstimator):
         if (not self._solver.gaussian and isinstance(shape, tuple) and len(shape) == 2
                 and all(isinstance(k, int | np.integer) and k >= 1 for k in shape)):
             n = self._public_n(int(shape[0]))
+            self._resolve_l2(int(shape[0]), int(shape[1]))
             if n is not None:
+                _, bound, _ = self._conditioning(int(shape[1]))
                 facts = PublicFacts.from_objective(
-                    self._make_objective(), int(shape[1]),
-                    row_norm_bound=float(self.row_norm_bound), n_samples=n,
-                    relation=self.neighbouring, clip=self._clip_for_method(),
+                    self._fit_objective(int(shape[1])), int(shape[1]),
+                    row_norm_bound=bound, n_samples=n,
+                    relation=self.neighbouring, clip=self._clip_for_method(int(shape[1])),
                     max_iter=self.max_iter, options=self.method_options)
         return preview_private_fit(
             self.ledger, self.dataset, method=self._solver, epsilon=float(self.epsilon),
@@ -146,8 +262,12 @@ class _DPLinearModel(BaseEstimator):
         if public_n is not None:
             _delta_warning(float(self.delta), public_n)
         rng = np.random.default_rng(self.random_state)
-        objective = self._make_objective()
-        bound = float(self.row_norm_bound)
+        self._resolve_l2(X.shape[0], X.shape[1])
+        objective = self._fit_objective(X.shape[1])
+        self.l2_ = self._l2()
+        centre, bound, scale = self._conditioning(X.shape[1])
+        self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
+                              "intercept_scale": scale}
         oracles = [ArrayOracle(objective, X, y_k, row_norm_bound=bound) for y_k in targets]
         fit = fit_private(
             oracles,
@@ -156,7 +276,7 @@ class _DPLinearModel(BaseEstimator):
             delta=float(self.delta),
             relation=Neighbouring(self.neighbouring),
             n_samples_public=self.n_samples_public,
-            clip=self._clip_for_method(),
+            clip=self._clip_for_method(X.shape[1]),
             max_iter=self.max_iter,
             rng=rng,
             options=self.method_options,
@@ -170,20 +290,25 @@ class _DPLinearModel(BaseEstimator):
             _delta_warning(float(self.delta), fit.n_samples)
         return fit
 
-    def _effective_clip(self) -> float | None:
+    def _effective_clip(self, n_features: int) -> float | None:
         """Clipping norm: the user's, else None (the method uses the objective's L)."""
         return self.clip
 
-    def _clip_for_method(self) -> float | None:
+    def _clip_for_method(self, n_features: int) -> float | None:
         """The clip passed to the method: the user's, or the estimator's default only for
         methods that clip (``Solver.clips_gradients``); the others use the declared
         constants, and a clip the user did not give must not be forced on them."""
         if self.clip is None and not self._solver.clips_gradients:
             return None
-        return self._effective_clip()
+        return self._effective_clip(n_features)
 
     def _store(self, fit: PrivateFit) -> None:
         thetas = np.vstack(fit.thetas)
+        if self._conditioned():  # v -> theta = [w, s v_b - <c, w>] (CentredGLM.to_base)
+            centre, _, s = self._conditioning(thetas.shape[1] - 1)
+            w = thetas[:, :-1]
+            b = s * thetas[:, -1] - (0.0 if centre is None else w @ centre)
+            thetas = np.column_stack([w, b])
         if self.fit_intercept:
             coef, intercept = thetas[:, :-1], thetas[:, -1]
         else:
@@ -203,10 +328,14 @@ class _DPLinearModel(BaseEstimator):
 
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=_ACCEPT_SPARSE)
-        scale = row_scale(X, float(self.row_norm_bound))
+        centre = self.conditioning_["centre"]
+        scale = row_scale(X, float(self.conditioning_["row_norm_bound"]), centre=centre)
         coef = np.atleast_2d(self.coef_)
         raw = np.asarray(X @ coef.T)
-        return raw * scale[:, None] + np.atleast_1d(self.intercept_)
+        out = raw * scale[:, None] + np.atleast_1d(self.intercept_)
+        if centre is not None:  # the row map is x -> c + s_i (x - c)
+            out += (1.0 - scale)[:, None] * (coef @ centre)[None, :]
+        return out
 
     def __sklearn_tags__(self):  # public tag API (scikit-learn >= 1.6)
         tags = super().__sklearn_tags__()
@@ -230,8 +359,13 @@ _COMMON_DOC = """
         Training algorithm: a name in :data:`noisygd.solvers.SOLVERS` ("auto" is
         "noisy_gd": NoisyGD with exact Gaussian-DP accounting), or a
         :class:`noisygd.solvers.Solver` instance.
-    l2 : float
-        L2 regularisation ``l2/2 ||theta||^2`` (intercept included).
+    l2 : float or None, default=None
+        L2 regularisation ``l2/2 ||v||^2`` of the coordinates optimised (intercept
+        included; see "Conditioning" below). ``None``: with ``output_perturbation``, the
+        strength minimising Theorems 2-3's bound on the unregularised excess risk
+        (:func:`noisygd.solvers.output_perturbation.choose_l2`; a theorem's choice); with
+        the other methods the public constant ``1e-4`` (``1e-3`` for
+        ``DPLinearRegression``). The value used is ``l2_``.
     fit_intercept : bool, default=True
     row_norm_bound : float, default=1.0
         Each row is scaled to norm <= this bound (a per-row factor applied inside
@@ -241,7 +375,9 @@ _COMMON_DOC = """
         Per-example gradient clipping norm; default: the objective's Lipschitz
         constant, so clipping never changes a gradient.
     max_iter : int, optional
-        Cap on the number of noisy steps (the planner's choice otherwise).
+        Number of noisy steps: NoisyGD (``"noisy_gd"``) runs exactly ``max_iter`` steps;
+        the other methods take it as a cap. Default: the planner's choice (for NoisyGD the
+        minimiser of the accelerated bound, docs/noisygd.md).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
     n_samples_public : int, optional
         Declare the number of training rows public. Otherwise, under
@@ -261,6 +397,29 @@ _COMMON_DOC = """
     dataset : str, optional
         The name the ledger's budget was set for (``noisygd ledger set-budget``). Give
         both ``ledger`` and ``dataset`` or neither.
+    feature_bounds : (low, high) or PublicCentring, optional
+        Public bounds of the features (scalars or one value per column), declared by you,
+        never computed from the data. With an intercept and a method that clips, the fit
+        centres the rows at ``c = (low + high)/2`` (each row is projected onto the ball of
+        radius ``R_c = ||(high - low)/2||`` around ``c``, which leaves rows in the box
+        unchanged; ``row_norm_bound`` is then not used). A
+        :class:`noisygd.data.PublicCentring` gives ``c`` and a tighter ``R_c`` from a schema.
+    intercept_scale : float, optional
+        The constant column ``s`` of the conditioned rows ``[x - c, s]`` (default
+        ``R / sqrt(d)``, ``R`` the row bound and ``d`` the number of features).
+
+    Conditioning (public, on by default)
+    ------------------------------------
+    With an intercept and a method that clips per-example gradients, the model is fitted
+    in the coordinates ``v`` of :class:`noisygd.objectives.centred.CentredGLM`:
+    rows ``[x - c, s]`` (``c = 0`` without ``feature_bounds``), margin
+    ``<v_w, x - c> + s v_b`` (the same model: ``w = v_w``, ``b = s v_b - <c, w>``), and
+    objective ``mean loss + l2/2 ||v||^2`` (the penalty is on ``v``). The default
+    ``s = R/sqrt(d)`` gives the intercept column the scale a feature has on average
+    (``sum_j x_j^2 <= R^2`` over ``d`` columns), so it neither dominates the clipping norm
+    (``sqrt(R^2 + s^2)`` instead of ``sqrt(R^2 + 1)``) nor the smoothness that sets the
+    step. ``coef_`` and ``intercept_`` are reported for the original features.
+    ``intercept_scale=1.0`` without ``feature_bounds`` is the unconditioned model.
 """
 
 
@@ -268,13 +427,18 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     __doc__ = (
         """Differentially private logistic regression.
 
-    Binary problems are fitted directly; ``K > 2`` classes one-vs-rest, the
-    budget split evenly in Gaussian-DP terms between the ``K`` problems.
+    Binary problems are fitted directly. ``K > 2`` classes: multinomial (softmax) logistic
+    regression (:class:`noisygd.objectives.multinomial.MultinomialLogisticLoss`) with one
+    clipped per-example gradient of the ``K x (d+1)`` parameter matrix, the whole budget on
+    one problem (default, ``multiclass="multinomial"``); ``multiclass="ovr"`` fits ``K``
+    one-vs-rest problems with the budget split evenly in Gaussian-DP terms.
 
     Parameters
     ----------"""
         + _COMMON_DOC
-        + """    classes : array-like, optional
+        + """    multiclass : {"multinomial", "ovr"}, default="multinomial"
+        How ``K > 2`` classes are fitted (above).
+    classes : array-like, optional
         The label set, declared public. If omitted it is read from ``y`` (a
         data-dependent step: a ``PrivacyLeakWarning`` says so).
 
@@ -296,7 +460,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         delta: float = 1e-5,
         *,
         method: Any = "auto",
-        l2: float = 1e-4,
+        l2: float | None = None,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
         clip: float | None = None,
@@ -304,10 +468,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         neighbouring: str = "add_remove",
         n_samples_public: int | None = None,
         classes: Any = None,
+        multiclass: str = "multinomial",
         method_options: dict | None = None,
         random_state: Any = None,
         ledger: Any = None,
         dataset: str | None = None,
+        feature_bounds: Any = None,
+        intercept_scale: float | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -320,15 +487,52 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.neighbouring = neighbouring
         self.n_samples_public = n_samples_public
         self.classes = classes
+        self.multiclass = multiclass
         self.method_options = method_options
         self.random_state = random_state
         self.ledger = ledger
         self.dataset = dataset
+        self.feature_bounds = feature_bounds
+        self.intercept_scale = intercept_scale
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import LogisticLoss
 
-        return LogisticLoss(l2=self.l2, fit_intercept=self.fit_intercept)
+        return LogisticLoss(l2=self._l2(), fit_intercept=self.fit_intercept)
+
+    def _multinomial(self) -> bool:
+        """Whether this fit is one multinomial problem (``K > 2``, ``multiclass="multinomial"``)."""
+        k = getattr(self, "_n_classes", None)
+        return k is not None and k > 2 and self.multiclass == "multinomial"
+
+    def _fit_objective(self, n_features: int) -> Objective:
+        """The multinomial objective in the same public conditioning (centre, intercept
+        scale) as the binary one; else :meth:`_DPLinearModel._fit_objective`."""
+        if not self._multinomial():
+            return super()._fit_objective(n_features)
+        from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+        centre, _, s = self._conditioning(n_features)
+        kwargs: dict[str, Any] = {}
+        if self.fit_intercept:
+            kwargs["intercept_scale"] = s
+            kwargs["centre"] = centre
+        return MultinomialLogisticLoss(int(self._n_classes), l2=self._l2(),
+                                       fit_intercept=self.fit_intercept, **kwargs)
+
+    def _store(self, fit: PrivateFit) -> None:
+        if not self._multinomial():
+            super()._store(fit)
+            return
+        objective = self._fit_objective(self.n_features_in_)
+        coef, intercept = objective.coefficients(fit.thetas[0], self.n_features_in_)
+        self.coef_ = coef
+        self.intercept_ = intercept
+        self.privacy_ = fit.privacy
+        self.n_iter_ = np.array([r.n_iter for r in fit.results])
+        self.fit_info_ = fit.info
+        self.n_samples_used_ = fit.n_samples
+        self.ledger_release_ = fit.release
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
         """Fit the model privately; returns ``self``.
@@ -340,9 +544,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         self._check_common_params()
+        check_choice("multiclass", self.multiclass, ("multinomial", "ovr"))
         declared = None if self.classes is None else np.unique(np.asarray(self.classes))
+        self._n_classes = None if declared is None else int(declared.size)
         previewed = self._preview_ledger(
-            X, 1 if declared is None or declared.size <= 2 else int(declared.size))
+            X, 1 if declared is None or declared.size <= 2 or self._multinomial()
+            else int(declared.size))
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              accept_sparse=_ACCEPT_SPARSE)
         check_classification_targets(y)
@@ -365,8 +572,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 f"{classes.tolist()}"
             )
         self.classes_ = classes
+        self._n_classes = int(classes.size)
         if classes.size == 2:
             targets = [np.where(y == classes[1], 1.0, -1.0)]
+        elif self._multinomial():
+            targets = [np.searchsorted(classes, y).astype(np.float64)]
         else:
             targets = [np.where(y == c, 1.0, -1.0) for c in classes]
         self._store(self._fit_targets(X, targets, previewed))
@@ -378,8 +588,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (sigmoid; one-vs-rest scores normalised for K > 2)."""
+        """Class probabilities: sigmoid (binary), softmax (multinomial), or one-vs-rest
+        sigmoids normalised (``multiclass="ovr"``)."""
         scores = self._linear(X)
+        if scores.shape[1] > 1 and self.multiclass == "multinomial":
+            from noisygd.objectives.multinomial import softmax
+
+            return softmax(scores)
         p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
         if p.shape[1] == 1:
             return np.hstack([1.0 - p, p])
@@ -418,14 +633,39 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         self._check_common_params()
-        check_positive("target_bound", self.target_bound)
+        mid, half = self._target_centre_half()
         previewed = self._preview_ledger(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
-        # Clipping each target to the declared public bound is a per-row map.
-        y = np.clip(np.asarray(y, dtype=np.float64), -self.target_bound, self.target_bound)
+        # Clipping each target to the declared public range and centring it at the range's
+        # public midpoint are per-row maps.
+        y = np.clip(np.asarray(y, dtype=np.float64), mid - half, mid + half) - mid
         self._store(self._fit_targets(X, [y], previewed))
+        if mid:
+            if not self.fit_intercept:  # pragma: no cover - refused in _target_centre_half
+                raise AssertionError("a target centre needs an intercept")
+            self.intercept_ = float(self.intercept_) + mid
         return self
+
+    def _target_centre_half(self) -> tuple[float, float]:
+        """``(m, h)``: targets are clipped to ``[m - h, m + h]`` and fitted as ``y - m``.
+
+        ``target_range=(low, high)`` gives ``m = (low + high)/2``, ``h = (high - low)/2``;
+        else ``m = 0`` and ``h = target_bound``. Public by declaration.
+        """
+        t = check_positive("target_bound", self.target_bound)
+        if getattr(self, "target_range", None) is None:
+            return 0.0, t
+        try:
+            low, high = (float(v) for v in self.target_range)
+        except (TypeError, ValueError):
+            raise TypeError("target_range must be a pair (low, high) of real numbers") from None
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ValueError("target_range must be finite with low < high")
+        mid = (low + high) / 2.0
+        if mid and not self.fit_intercept:
+            raise ValueError("target_range not centred at 0 needs fit_intercept=True")
+        return mid, (high - low) / 2.0
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted targets."""
@@ -448,6 +688,11 @@ class DPHuberRegressor(_DPRegressor):
         Huber threshold: quadratic for residuals below it, linear above.
     target_bound : float, default=1.0
         Targets are clipped to [-target_bound, target_bound] (per-row, free).
+    target_range : (low, high), optional
+        Public range of the targets, declared by you (e.g. a documented range; never
+        computed from the data). Overrides ``target_bound``: targets are clipped to
+        ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
+        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
 
     Attributes
     ----------
@@ -462,10 +707,11 @@ class DPHuberRegressor(_DPRegressor):
         *,
         method: Any = "auto",
         threshold: float = 1.0,
-        l2: float = 1e-4,
+        l2: float | None = None,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
         target_bound: float = 1.0,
+        target_range: Any = None,
         clip: float | None = None,
         max_iter: int | None = None,
         neighbouring: str = "add_remove",
@@ -474,6 +720,8 @@ class DPHuberRegressor(_DPRegressor):
         random_state: Any = None,
         ledger: Any = None,
         dataset: str | None = None,
+        feature_bounds: Any = None,
+        intercept_scale: float | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -483,6 +731,7 @@ class DPHuberRegressor(_DPRegressor):
         self.fit_intercept = fit_intercept
         self.row_norm_bound = row_norm_bound
         self.target_bound = target_bound
+        self.target_range = target_range
         self.clip = clip
         self.max_iter = max_iter
         self.neighbouring = neighbouring
@@ -491,20 +740,27 @@ class DPHuberRegressor(_DPRegressor):
         self.random_state = random_state
         self.ledger = ledger
         self.dataset = dataset
+        self.feature_bounds = feature_bounds
+        self.intercept_scale = intercept_scale
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import HuberLoss
 
-        return HuberLoss(threshold=self.threshold, l2=self.l2, fit_intercept=self.fit_intercept)
+        return HuberLoss(threshold=self.threshold, l2=self._l2(),
+                         fit_intercept=self.fit_intercept)
 
 
 class DPLinearRegression(_DPRegressor):
     __doc__ = (
-        """Differentially private ridge regression (squared loss, L2 penalty).
+        r"""Differentially private ridge regression (squared loss, L2 penalty).
 
     The squared loss is not Lipschitz on an unbounded domain, so privacy comes
-    from clipping per-example gradients at ``clip`` (default
-    ``2 * target_bound * sqrt(row_norm_bound^2 + 1)``) for the methods that clip. The
+    from clipping per-example gradients at ``clip`` for the methods that clip. The default
+    is the loss's own gradient bound :math:`|\langle v, x'\rangle - y|\,\lVert x'\rVert
+    \le 2h\sqrt{R^2 + s^2}` for targets in a range of half-width ``h`` (``target_bound``,
+    or half of ``target_range``) and predictions in that same range, rows ``x' = [x - c,
+    s]`` of norm at most :math:`\sqrt{R^2 + s^2}` (see "Conditioning"): exactly what
+    such residuals need, no more. The
     methods that do not (``output_perturbation``, ``rrpsgd``, ``langevin``) use the
     objective's declared constants instead, and receive a clip only if you give one:
     on a ball of public ``radius`` the squared loss is Lipschitz,
@@ -517,6 +773,11 @@ class DPLinearRegression(_DPRegressor):
         + _COMMON_DOC
         + """    target_bound : float, default=1.0
         Targets are clipped to [-target_bound, target_bound] (per-row, free).
+    target_range : (low, high), optional
+        Public range of the targets, declared by you (e.g. a documented range; never
+        computed from the data). Overrides ``target_bound``: targets are clipped to
+        ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
+        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
     radius : float, optional
         Public radius of a ball the parameters are projected onto (intercept
         included). Needed by the methods that do not clip gradients.
@@ -527,16 +788,19 @@ class DPLinearRegression(_DPRegressor):
     """
     )
 
+    _L2_DEFAULT = 1e-3
+
     def __init__(
         self,
         epsilon: float = 1.0,
         delta: float = 1e-5,
         *,
         method: Any = "auto",
-        l2: float = 1e-3,
+        l2: float | None = None,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
         target_bound: float = 1.0,
+        target_range: Any = None,
         radius: float | None = None,
         clip: float | None = None,
         max_iter: int | None = None,
@@ -546,6 +810,8 @@ class DPLinearRegression(_DPRegressor):
         random_state: Any = None,
         ledger: Any = None,
         dataset: str | None = None,
+        feature_bounds: Any = None,
+        intercept_scale: float | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -554,6 +820,7 @@ class DPLinearRegression(_DPRegressor):
         self.fit_intercept = fit_intercept
         self.row_norm_bound = row_norm_bound
         self.target_bound = target_bound
+        self.target_range = target_range
         self.radius = radius
         self.clip = clip
         self.max_iter = max_iter
@@ -563,12 +830,14 @@ class DPLinearRegression(_DPRegressor):
         self.random_state = random_state
         self.ledger = ledger
         self.dataset = dataset
+        self.feature_bounds = feature_bounds
+        self.intercept_scale = intercept_scale
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import SquaredLoss
 
-        return SquaredLoss(l2=self.l2, fit_intercept=self.fit_intercept, radius=self.radius,
-                           target_bound=self.target_bound)
+        return SquaredLoss(l2=self._l2(), fit_intercept=self.fit_intercept, radius=self.radius,
+                           target_bound=self._target_centre_half()[1])
 
     def _check_common_params(self) -> None:
         super()._check_common_params()
@@ -581,11 +850,14 @@ class DPLinearRegression(_DPRegressor):
                 "radius=R (a public bound on the parameters' norm), or use a method that "
                 "clips")
 
-    def _effective_clip(self) -> float | None:
+    def _effective_clip(self, n_features: int) -> float | None:
+        r"""The user's clip, else the squared loss's own gradient bound (class doc):
+        :math:`2h\,\sqrt{R^2 + s^2}`."""
         if self.clip is not None:
             return self.clip
-        b = float(np.hypot(self.row_norm_bound, 1.0 if self.fit_intercept else 0.0))
-        return 2.0 * self.target_bound * b
+        _, bound, scale = self._conditioning(n_features)
+        half = self._target_centre_half()[1]
+        return 2.0 * half * float(np.hypot(bound, scale or 0.0))
 
 
 __all__ = [

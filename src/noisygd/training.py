@@ -9,7 +9,17 @@ what every private fit needs besides the algorithm:
    Unless the user declares it public (``n_samples_public=n``), it is estimated by the
    Gaussian mechanism on the count (sensitivity 1) and that release is paid for from the
    budget: a fraction ``count_budget_fraction`` (default 1%) of the Gaussian-DP budget
-   :math:`\mu^2`. Under replace-one neighbours ``n`` is public by definition.
+   :math:`\mu^2`. Under replace-one neighbours ``n`` is public by definition. The planners
+   never use the noisy count itself: they get its one-sided :math:`1-\beta` confidence
+   bounds (:func:`count_confidence_bounds`, :math:`\beta` = :data:`COUNT_CONFIDENCE_BETA`
+   = 1e-3), :math:`n_{\rm lo} = \max(1, \hat n - z_{1-\beta}\sigma)` as
+   ``PublicFacts.n_samples`` (where ``n`` measures the signal: noise-to-signal ratios,
+   sampling rates, utility bounds) and :math:`n_{\rm hi} = \hat n + z_{1-\beta}\sigma` as
+   ``PublicFacts.n_samples_high`` (where ``n`` sets the curvature a step must respect: the
+   sum-form step :math:`1/(n\beta)` and the normalisation of a gradient sum). A step
+   planned with :math:`n_{\rm hi}` is stable for the true ``n`` with probability at least
+   :math:`1-\beta`, whatever the draw of the count (an unlucky count can no longer give a
+   step hundreds of times too large).
 2. **The budget split.** A total budget (epsilon, delta) is the exact Gaussian-DP budget
    :math:`\mu(\varepsilon, \delta)`, computed once; Gaussian-DP composes as
    :math:`\mu^2 = \sum_k \mu_k^2`, so a count and ``K`` one-vs-rest problems receive
@@ -72,7 +82,53 @@ from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 if TYPE_CHECKING:
     from noisygd.ledger import Ledger, Release
 
-__all__ = ["PrivateFit", "fit_private", "preview_private_fit"]
+__all__ = ["COUNT_CONFIDENCE_BETA", "PrivateFit", "count_confidence_bounds", "fit_private",
+           "preview_private_fit"]
+
+#: One-sided error probability of each confidence bound on a private row count.
+COUNT_CONFIDENCE_BETA = 1e-3
+
+
+def count_confidence_bounds(noisy_count: float, noise_std: float,
+                            beta: float = COUNT_CONFIDENCE_BETA) -> tuple[float, float]:
+    r"""One-sided :math:`1-\beta` confidence bounds on ``n`` from a Gaussian noisy count.
+
+    For :math:`\hat n = n + \sigma Z`, :math:`Z \sim N(0, 1)`, and
+    :math:`z_{1-\beta} = \Phi^{-1}(1-\beta)`,
+
+    .. math::
+
+        n_{\rm lo} = \max(1, \hat n - z_{1-\beta}\sigma), \qquad
+        n_{\rm hi} = \max(n_{\rm lo}, \hat n + z_{1-\beta}\sigma),
+
+    so :math:`P(n_{\rm lo} \le n) \ge 1 - \beta` and :math:`P(n_{\rm hi} \ge n) \ge
+    1 - \beta` for every ``n >= 1`` (the floor at 1 only raises the probability). Both are
+    public: functions of the released count and public constants (post-processing).
+
+    Parameters
+    ----------
+    noisy_count : float
+        The released count :math:`\hat n`.
+    noise_std : float
+        Its noise standard deviation :math:`\sigma` (the count's noise multiplier; the
+        count has sensitivity 1).
+    beta : float, default=:data:`COUNT_CONFIDENCE_BETA` (1e-3)
+        One-sided error probability of each bound.
+
+    Returns
+    -------
+    (n_lo, n_hi) : tuple of float
+    """
+    from scipy.stats import norm
+
+    from noisygd._checks import check_probability, check_real
+
+    noisy = check_real("noisy_count", noisy_count)
+    sigma = check_positive("noise_std", noise_std)
+    beta = check_probability("beta", beta)
+    half = float(norm.isf(beta)) * sigma
+    lo = max(1.0, noisy - half)
+    return lo, max(lo, noisy + half)
 
 LedgerLike = Union[str, "os.PathLike[str]", "Ledger"]
 
@@ -91,7 +147,8 @@ class PrivateFit:
     privacy : AccountingResult
         ``best(event, delta)``: epsilon under the accountants consulted, tightest named.
     n_samples : float
-        The public or privately estimated number of rows the solvers planned with.
+        The public number of rows, or the lower confidence bound :math:`n_{\rm lo}` of the
+        paid-for noisy count (:func:`count_confidence_bounds`).
     results : list of FitResult
     info : dict
         Public facts of the fit only (method, relation, source of ``n``, each run's plan).
@@ -384,9 +441,11 @@ def fit_private(
             count_event = setup.count_event
             n_rows = oracles[0].n_rows  # private: read only by the noisy count
             noisy = n_rows + rng.normal(0.0, count_event.noise_multiplier)
-            n_samples = float(max(1.0, round(noisy)))
+            n_samples, n_high = count_confidence_bounds(noisy, count_event.noise_multiplier)
             events.append(count_event)
-            info["n_samples_source"] = "Gaussian count (paid for)"
+            info["n_samples_source"] = (
+                f"Gaussian count (paid for); lower/upper {1 - COUNT_CONFIDENCE_BETA:g} "
+                "confidence bounds")
         else:
             if setup.n_samples_public is None:  # replace-one: n is public by definition
                 n_samples = float(oracles[0].n_rows)
@@ -394,10 +453,12 @@ def fit_private(
             else:
                 n_samples = float(setup.n_samples_public)
                 info["n_samples_source"] = "declared public by the user"
+            n_high = n_samples
 
         budget = setup.budget(events[0] if events else None)
         facts = PublicFacts.from_oracle(oracles[0], n_samples=n_samples, relation=relation,
-                                        clip=clip, max_iter=max_iter, options=options)
+                                        clip=clip, max_iter=max_iter, options=options,
+                                        n_samples_high=n_high)
         try:
             plan = _reuse(preplanned, facts, budget)
             if plan is None:

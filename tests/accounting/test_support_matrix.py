@@ -23,6 +23,7 @@ from noisygd.accounting import (
     OutputNoise,
     OutputPerturbation,
     PoissonSampled,
+    RandomStoppingSelection,
     RRPSGDPaperArgument,
     SampledWithoutReplacement,
     SelfComposed,
@@ -49,12 +50,13 @@ KINDS = {
 _G, _SC, _C = Gaussian, SelfComposed, Composed
 _P, _W, _ED = PoissonSampled, SampledWithoutReplacement, EpsilonDelta
 _TA, _LI, _OP, _RR = TreeAggregation, LastIterateLangevin, OutputPerturbation, RRPSGDPaperArgument
+_RS = RandomStoppingSelection
 
 #: Type level: the event types in each accountant's dispatch table.
 EXPECTED_TYPES = {
     "gdp": {_G, _SC, _C, _TA, _OP},
     "zcdp": {_G, _SC, _C, _ED, _TA, _OP},
-    "rdp": {_G, _SC, _C, _ED, _P, _W, _TA, _OP},
+    "rdp": {_G, _SC, _C, _ED, _P, _W, _TA, _OP, _RS},
     "pld": {_G, _SC, _C, _P, _TA, _OP},
     "pure_dp": {_ED, _SC, _C, _OP},
     "subsampling_lemma": {_P, _W, _ED, _SC, _C},
@@ -91,6 +93,8 @@ def _laplace() -> OutputPerturbation:
 #: Instance level: one example per event type (and variants), and the accountants that
 #: bound it at delta = 1e-5 (every other accountant refuses it).
 EXAMPLES = {
+    "RandomStoppingSelection": (
+        RandomStoppingSelection(Gaussian(2.0), "truncated_negative_binomial", 5.0, 1.0), {"rdp"}),
     "Gaussian": (Gaussian(2.0), {"gdp", "zcdp", "rdp", "pld"}),
     "SelfComposed": (SelfComposed(Gaussian(2.0), 10), {"gdp", "zcdp", "rdp", "pld"}),
     "Composed": (Composed((Gaussian(2.0), Gaussian(3.0))), {"gdp", "zcdp", "rdp", "pld"}),
@@ -131,7 +135,7 @@ def test_type_level_support_view() -> None:
 
 def test_every_event_type_is_read_by_some_accountant() -> None:
     read = set().union(*(set(t) for t in SUPPORT.values()))
-    assert read == {_G, _SC, _C, _P, _W, _ED, _TA, _LI, _OP, _RR}  # NonPrivate: none
+    assert read == {_G, _SC, _C, _P, _W, _ED, _TA, _LI, _OP, _RR, _RS}  # NonPrivate: none
 
 
 @pytest.mark.parametrize("label", list(EXAMPLES))

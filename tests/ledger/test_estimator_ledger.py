@@ -129,14 +129,20 @@ def test_noisy_sgd_with_a_private_count_reserves_the_count_then_settles(sqlite_p
 
 def test_one_vs_rest_is_one_release(sqlite_path):
     _budget(sqlite_path)
+    _budget(sqlite_path, dataset="d2")
     rng = np.random.default_rng(0)
     X = np.vstack([c + 0.3 * rng.normal(size=(200, 3)) for c in np.eye(3) * 2]) / 3
     y = np.repeat([0, 1, 2], 200)
-    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], ledger=sqlite_path,
-                                 dataset="d", random_state=0).fit(X, y)
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], multiclass="ovr",
+                                 ledger=sqlite_path, dataset="d", random_state=0).fit(X, y)
     (release,) = _releases(sqlite_path)
     assert release.event == model.privacy_.event and len(release.event.events) == 4
     assert release.epsilon == pytest.approx(1.0, rel=1e-6)
+    multinomial = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], ledger=sqlite_path,
+                                       dataset="d2", random_state=0).fit(X, y)
+    (release,) = _releases(sqlite_path, dataset="d2")
+    # the default for K > 2: one multinomial problem, so the count and one run
+    assert release.event == multinomial.privacy_.event and len(release.event.events) == 2
 
 
 def test_a_ledger_object_is_accepted(sqlite_path):

@@ -55,6 +55,11 @@ def _examples() -> dict[str, list[DpEvent]]:
         "SampledWithoutReplacement": [SampledWithoutReplacement(64, 48842, gaussian_rep)],
         "EpsilonDelta": [EpsilonDelta(0.25), EpsilonDelta(1.0, 1e-6, relation=REP)],
         "NonPrivate": [NonPrivate("debug dump", relation=REP), NonPrivate()],
+        "RandomStoppingSelection": [
+            _by_name("RandomStoppingSelection")(Gaussian(2.0), "truncated_negative_binomial",
+                                                5.0, 1.0),
+            _by_name("RandomStoppingSelection")((Gaussian(2.0), Gaussian(3.0)), "poisson", 4.0),
+        ],
         "TreeAggregation": [
             _by_name("TreeAggregation")(noise_multiplier=5.0, steps=12, epochs=3,
                                         restart_every=4),

@@ -80,7 +80,6 @@ def test_constants_use_the_centred_bound():
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(base=LogisticLoss(l2=0.1)), ValueError, "ridge penalty"),
     (dict(base=LogisticLoss(radius=2.0)), ValueError, "projection ball"),
     (dict(base=LogisticLoss(fit_intercept=False)), ValueError, "intercept"),
     (dict(base="logistic"), TypeError, "GLMObjective"),
@@ -170,3 +169,24 @@ def test_array_oracle_maps_rows_into_the_centred_ball(sparse):
         np.testing.assert_allclose(oracle.per_example_loss(v), obj.per_example_loss(v, Xm, yy),
                                    rtol=1e-12)
     assert oracle.constants() == obj.constants(R)
+
+
+def test_ridge_penalty_is_defined_in_the_optimised_coordinates():
+    # F'(v) = mean loss at theta(v) + l2/2 ||v||^2: check value and gradient against that
+    # definition (finite differences) and the strong convexity and optimum bound it implies.
+    base = LogisticLoss(l2=0.05)
+    c = np.array([0.2, -0.1, 0.3, 0.0])
+    obj = CentredGLM(base, c, 0.3)
+    X, y = _data(d=4)
+    y = obj.check_targets(y)
+    v = np.array([0.3, -0.7, 0.2, 1.1, -0.4])
+    unpenalised = LogisticLoss().value(obj.to_base(v), X, y)
+    assert obj.value(v, X, y) == pytest.approx(unpenalised + 0.025 * float(v @ v), rel=1e-12)
+    h = 1e-6
+    fd = np.array([(obj.value(v + h * e, X, y) - obj.value(v - h * e, X, y)) / (2 * h)
+                   for e in np.eye(5)])
+    np.testing.assert_allclose(obj.gradient(v, X, y), fd, rtol=1e-6, atol=1e-8)
+    assert obj.constants(1.0).strong_convexity == 0.05
+    v_star, _ = obj.minimize(X, y)
+    assert np.linalg.norm(v_star) <= obj.optimum_norm_bound() == pytest.approx(
+        math.sqrt(2 * math.log(2) / 0.05))

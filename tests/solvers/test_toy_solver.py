@@ -98,7 +98,7 @@ def test_one_vs_rest_splits_the_toy_budget():
     X = np.vstack([c + 0.3 * rng.normal(size=(300, 3)) for c in np.eye(3) * 2]) / 3
     y = np.repeat([0, 1, 2], 300)
     model = DPLogisticRegression(epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
-                                 random_state=0).fit(X, y)
+                                 multiclass="ovr", random_state=0).fit(X, y)
     assert len(model.privacy_.event.events) == 4  # count + 3 problems
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
 

@@ -26,7 +26,7 @@ because no accountant can bound such a mixture without extra assumptions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
 
 import numpy as np
@@ -53,6 +53,7 @@ __all__ = [
     "OutputPerturbation",
     "PoissonSampled",
     "RRPSGDPaperArgument",
+    "RandomStoppingSelection",
     "SampledWithoutReplacement",
     "SelfComposed",
     "TreeAggregation",
@@ -316,6 +317,136 @@ class NonPrivate(DpEvent):
     @property
     def neighbouring(self) -> Neighbouring:
         return self.relation
+
+
+# ------------------------------------- private selection: Papernot and Steinke (2022)
+#: Distributions of the number of runs a :class:`RandomStoppingSelection` may draw.
+SELECTION_DISTRIBUTIONS: tuple[str, ...] = ("poisson", "truncated_negative_binomial")
+
+
+def truncated_negative_binomial_mean(eta: float, gamma: float) -> float:
+    r""":math:`\mathbb E[K]` of :math:`K \sim \mathcal D_{\eta,\gamma}` (Papernot, Steinke 2022).
+
+    :math:`\eta(1-\gamma)/(\gamma(1-\gamma^\eta))` for :math:`\eta \ne 0` and
+    :math:`(1/\gamma - 1)/\log(1/\gamma)` for :math:`\eta = 0` (the logarithmic distribution).
+    """
+    if eta == 0.0:
+        return (1.0 / gamma - 1.0) / -math.log(gamma)
+    # 1 - gamma**eta = -expm1(eta log gamma), accurate for small eta
+    return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * math.log(gamma)))
+
+
+def _gamma_for_mean(eta: float, mean: float) -> float:
+    """The ``gamma`` in (0, 1) with ``E[K] = mean`` (bisection; the mean decreases in gamma)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if truncated_negative_binomial_mean(eta, mid) > mean:
+            lo = mid
+        else:
+            hi = mid
+    # lo has mean >= target (more runs, a larger bound): the conservative side
+    return lo if lo > 0.0 else hi
+
+
+@dataclass(frozen=True)
+class RandomStoppingSelection(DpEvent):
+    r"""Run a private algorithm a random number :math:`K` of times and release only the best run.
+
+    Papernot and Steinke, "Hyperparameter tuning with Rényi differential privacy"
+    (ICLR 2022, arXiv:2110.03620). One run :math:`Q` draws a candidate from a public
+    distribution, trains it privately and scores it privately (or on public data); the
+    selection draws :math:`K`, runs :math:`Q` :math:`K` times independently and releases the
+    run with the highest score (its model, candidate and score), nothing of the other runs.
+    :math:`K` and the candidates tried are independent of the data. The
+    ``rdp`` accountant bounds it (:mod:`noisygd.accounting.selection`) from the RDP curve of
+    :math:`Q`; every other accountant refuses it.
+
+    Parameters
+    ----------
+    event : DpEvent or tuple of DpEvent
+        One run :math:`Q`. A tuple lists the runs of the candidates (the event each
+        candidate's run performs, score included); :math:`Q` picks one of them at random,
+        and its RDP curve is at most their pointwise maximum (quasi-convexity of Rényi
+        divergence). A one-element tuple is stored as its element.
+    distribution : {"truncated_negative_binomial", "poisson"}
+        Law of :math:`K`: :math:`\mathcal D_{\eta,\gamma}`,
+        :math:`\Pr[K=k] = \frac{(1-\gamma)^k}{\gamma^{-\eta}-1}\prod_{\ell=0}^{k-1}
+        \frac{\ell+\eta}{\ell+1}` for :math:`k \ge 1` (:math:`\eta = 1`: geometric;
+        :math:`\eta = 0`: logarithmic, :math:`\Pr[K=k] = (1-\gamma)^k/(k\log(1/\gamma))`),
+        or :math:`\mathrm{Poisson}(\mu)` (then :math:`K = 0`, releasing nothing, has
+        probability :math:`e^{-\mu}`).
+    mean : float
+        :math:`\mathbb E[K]`: > 1 for the truncated negative binomial (``gamma`` is solved
+        from it), >= 1 for Poisson (:math:`\mu`).
+    eta : float or None
+        :math:`\eta > -1` of the truncated negative binomial; ``None`` for Poisson.
+
+    Attributes
+    ----------
+    gamma : float or None
+        :math:`\gamma \in (0, 1)` with :math:`\mathbb E[K] = ` ``mean`` (to rounding, on the
+        side of more runs); the sampler and the bound both use it. ``None`` for Poisson.
+    """
+
+    event: DpEvent | tuple[DpEvent, ...]
+    distribution: str
+    mean: float
+    eta: float | None = None
+    gamma: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        ev = self.event
+        if isinstance(ev, list | tuple):
+            runs = tuple(ev)
+            if not runs:
+                raise ValueError("RandomStoppingSelection needs at least one run event")
+            for e in runs:
+                _check_event("every run event", e)
+            if len({e.neighbouring for e in runs}) > 1:
+                raise ValueError("the run events must share one neighbouring relation")
+            object.__setattr__(self, "event", runs[0] if len(runs) == 1 else runs)
+        else:
+            _check_event("event", ev)
+        check_choice("distribution", self.distribution, SELECTION_DISTRIBUTIONS)
+        mean = check_positive("mean", self.mean)
+        object.__setattr__(self, "mean", mean)
+        if self.distribution == "poisson":
+            if self.eta is not None:
+                raise ValueError("eta is a parameter of the truncated negative binomial; "
+                                 "leave it None for distribution='poisson'")
+            if mean < 1.0:
+                raise ValueError(f"mean must be >= 1 for the Poisson distribution, got {mean!r}")
+            return
+        if self.eta is None:
+            raise ValueError("distribution='truncated_negative_binomial' needs eta > -1 "
+                             "(eta=1: geometric, eta=0: logarithmic)")
+        eta = check_real("eta", self.eta)
+        if not (eta > -1.0 and math.isfinite(eta)):
+            raise ValueError(f"eta must be finite and > -1, got {self.eta!r}")
+        if not mean > 1.0:
+            raise ValueError(
+                f"mean must be > 1 for the truncated negative binomial, got {mean!r}")
+        object.__setattr__(self, "eta", eta)
+        object.__setattr__(self, "gamma", _gamma_for_mean(eta, mean))
+
+    @property
+    def runs(self) -> tuple[DpEvent, ...]:
+        """The run events as a tuple (one element for a single run event)."""
+        return self.event if isinstance(self.event, tuple) else (self.event,)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return self.runs[0].neighbouring
+
+    @property
+    def expected_runs(self) -> float:
+        r""":math:`\mathbb E[K]` of the law actually used (computed from ``gamma``)."""
+        if self.gamma is None:
+            return self.mean
+        return truncated_negative_binomial_mean(float(self.eta), self.gamma)
 
 
 # ------------------------------------------------------- DP-FTRL: the binary tree

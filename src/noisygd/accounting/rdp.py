@@ -62,10 +62,12 @@ from noisygd.accounting.events import (
     Gaussian,
     OutputPerturbation,
     PoissonSampled,
+    RandomStoppingSelection,
     SampledWithoutReplacement,
     SelfComposed,
     TreeAggregation,
 )
+from noisygd.accounting.selection import selection_curve
 from noisygd.accounting.subsampling import (
     effective_noise_multiplier,
     rdp_poisson_sampled_gaussian,
@@ -161,6 +163,13 @@ def _curve_output_perturbation(event: OutputPerturbation, orders: np.ndarray) ->
 
 
 #: Event type -> RDP curve at given orders: the events the ``rdp`` accountant reads.
+def _curve_selection(event: RandomStoppingSelection, orders: np.ndarray) -> np.ndarray:
+    """Private selection by random stopping (Papernot and Steinke 2022):
+    :func:`noisygd.accounting.selection.selection_curve` with this module's curves."""
+    return selection_curve(event, orders, curve=rdp_curve, default_orders=DEFAULT_ORDERS,
+                           to_delta=rdp_to_delta)
+
+
 CURVE: dict[type[DpEvent], Callable[[Any, np.ndarray], np.ndarray]] = {
     Gaussian: _curve_gaussian,
     SelfComposed: _curve_self_composed,
@@ -170,6 +179,7 @@ CURVE: dict[type[DpEvent], Callable[[Any, np.ndarray], np.ndarray]] = {
     SampledWithoutReplacement: _curve_without_replacement,
     TreeAggregation: _curve_tree,
     OutputPerturbation: _curve_output_perturbation,
+    RandomStoppingSelection: _curve_selection,
 }
 
 

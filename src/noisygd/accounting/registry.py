@@ -12,7 +12,9 @@ accountant                kind     dispatch table (module)
 ========================  =======  =============================================
 ``gdp``                   general  ``MU`` (:mod:`~noisygd.accounting.gdp`)
 ``zcdp``                  general  ``RHO`` (:mod:`~noisygd.accounting.zcdp`)
-``rdp``                   general  ``CURVE`` (:mod:`~noisygd.accounting.rdp`)
+``rdp``                   general  ``CURVE`` (:mod:`~noisygd.accounting.rdp`; its
+                                   selection entry reads
+                                   :mod:`~noisygd.accounting.selection`)
 ``pld``                   general  ``TRANSLATIONS``
                                    (:mod:`~noisygd.accounting.dp_accounting_bridge`)
 ``pure_dp``               general  ``PURE_EPSILON``

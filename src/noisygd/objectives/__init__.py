@@ -4,6 +4,7 @@ from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants, 
 from noisygd.objectives.centred import CentredGLM
 from noisygd.objectives.distance import SquaredDistanceLoss
 from noisygd.objectives.glm import GLMObjective, HuberLoss, LogisticLoss, SquaredLoss
+from noisygd.objectives.multinomial import MultiMarginModel, MultinomialLogisticLoss
 
 __all__ = [
     "CentredGLM",
@@ -11,6 +12,8 @@ __all__ = [
     "HuberLoss",
     "LogisticLoss",
     "MarginModel",
+    "MultiMarginModel",
+    "MultinomialLogisticLoss",
     "Objective",
     "ObjectiveConstants",
     "Regime",

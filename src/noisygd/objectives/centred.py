@@ -24,12 +24,29 @@ norm and takes larger steps. On the unregularised ADULT and CreditCard problems 
 ``noisygd reproduce zhang2017-table3`` this lowers NoisyGD's excess risk by 1.7-3x at the
 same privacy (``docs/reproduction_zhang2017.md``).
 
+A ridge penalty is defined in the optimised coordinates. With ``base.l2 = lambda > 0`` the
+objective is
+
+.. math::
+
+    F'(v) = \frac1n\sum_i \phi(\langle v, x'_i\rangle, y_i) + \frac\lambda2\lVert v\rVert^2
+          = \frac1n\sum_i \ell(\theta(v); x_i, y_i)
+            + \frac\lambda2\big(\lVert w\rVert^2 + (b + \langle c, w\rangle)^2/s^2\big),
+
+a ridge regression of the model :math:`\theta(v)` with the penalty on the intercept *of the
+centred model* :math:`b + \langle c, w\rangle` (the prediction at the centre), weighted by
+:math:`1/s^2`. It is :math:`\lambda`-strongly convex in ``v``, its minimiser satisfies
+:math:`\frac\lambda2\lVert v^*\rVert^2 \le F'(0) = \frac1n\sum_i\phi(0, y_i)`, and it is
+*not* the same problem as ``base`` with its penalty :math:`\frac\lambda2\lVert\theta\rVert^2`
+(which penalises the uncentred intercept ``b``); for small :math:`\lambda` both are close to
+the unregularised problem, which the map leaves invariant. This is the objective the
+estimators optimise when they condition the problem (docs/estimators.md).
+
 Privacy: ``c`` and ``s`` must be public (e.g. from a schema's public bounds:
 :func:`noisygd.data.public_centring`); NoisyGD clips every per-example gradient
 :math:`r_i x'_i` at ``C`` in the new coordinates, so its event is unchanged (``clip`` bounds
-the sensitivity whatever the rows are). Only for objectives without a ridge penalty or a
-projection ball: neither :math:`\frac\mu2\lVert\theta\rVert^2` nor the ball is invariant under
-the map, and optimising a different penalty would change the problem.
+the sensitivity whatever the rows are). Not for objectives with a projection ball (the
+ball is not invariant under the map).
 """
 
 from __future__ import annotations
@@ -53,7 +70,9 @@ class CentredGLM(Objective):
     Parameters
     ----------
     base : GLMObjective
-        The objective ``F``; needs ``fit_intercept=True``, ``l2 == 0`` and no ``radius``.
+        The objective ``F``; needs ``fit_intercept=True`` and no ``radius``. Its ``l2`` is
+        the ridge penalty :math:`\frac\lambda2\lVert v\rVert^2` *in the coordinates v*
+        (module doc).
     centre : array_like of shape (n_features,)
         Public centre ``c``.
     intercept_scale : float
@@ -91,9 +110,6 @@ class CentredGLM(Objective):
         if not base.fit_intercept:
             raise ValueError("centring needs an intercept (base.fit_intercept=True): the shift "
                              "by c is absorbed into it")
-        if base.l2 != 0:
-            raise ValueError(f"centring changes the ridge penalty (l2={base.l2}): use it on "
-                             "unregularised objectives only")
         if base.radius is not None:
             raise ValueError("centring does not preserve the projection ball (radius is set)")
         c = np.asarray(centre, dtype=float)
@@ -101,6 +117,8 @@ class CentredGLM(Objective):
             raise ValueError(f"centre must be a finite non-empty 1-D vector, got shape {c.shape}")
         s = check_positive("intercept_scale", intercept_scale)
         self.base = base
+        self.l2 = float(base.l2)  # the penalty l2/2 ||v||^2, in the optimised coordinates
+        self.quadratic_loss = bool(base.quadratic_loss)  # phi is unchanged by the map
         self.centre = c
         self.intercept_scale = s
 
@@ -154,7 +172,20 @@ class CentredGLM(Objective):
         map is free under DP).
         """
         return MarginModel(loss=self.base.loss, residual=self.base.residual,
-                           centre=self.centre, intercept_scale=self.intercept_scale)
+                           centre=self.centre if np.any(self.centre) else None,
+                           intercept_scale=self.intercept_scale)
+
+    def loss_at_zero_bound(self) -> float | None:
+        """The base loss's bound: ``v = 0`` is ``theta = 0`` (every margin is 0)."""
+        return self.base.loss_at_zero_bound()
+
+    def optimum_norm_bound(self) -> float | None:
+        r""":math:`\lVert v^*\rVert \le \sqrt{2F_0/\lambda}` when ``l2 > 0`` and
+        :math:`F'(0) \le F_0` for every dataset (as :meth:`GLMObjective.optimum_norm_bound`)."""
+        f0 = self.loss_at_zero_bound()
+        if f0 is None or self.l2 <= 0:
+            return None
+        return math.sqrt(2.0 * f0 / self.l2)
 
     def _centred_row_norms(self, X: np.ndarray) -> np.ndarray:
         r""":math:`\lVert x'_i\rVert = (\lVert x_i - c\rVert^2 + s^2)^{1/2}`."""
@@ -190,12 +221,13 @@ class CentredGLM(Objective):
         r"""Constants for centred rows with :math:`\lVert x - c\rVert \le R_c` = ``row_norm_bound``.
 
         The centred row :math:`x'` has norm at most :math:`\sqrt{R_c^2 + s^2}`; ``L`` and
-        :math:`\beta` are the base loss's for that bound; no strong convexity.
+        :math:`\beta` are the base loss's for that bound; strong convexity ``l2`` (the
+        penalty in ``v``).
         """
         R = check_positive("row_norm_bound", row_norm_bound)
         lipschitz, smoothness = self.base.data_constants(math.hypot(R, self.intercept_scale))
         return ObjectiveConstants(lipschitz=lipschitz, smoothness=smoothness,
-                                  strong_convexity=0.0, convex=True, row_norm_bound=R)
+                                  strong_convexity=self.l2, convex=True, row_norm_bound=R)
 
     def __repr__(self) -> str:
         return (f"CentredGLM({self.base!r}, centre=<{self.centre.size} values>, "

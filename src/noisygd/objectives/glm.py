@@ -72,6 +72,8 @@ class GLMObjective(Objective):
     """
 
     supports_sparse = True  # X may be a scipy.sparse matrix (CSR preferred)
+    #: Whether :math:`\phi` is quadratic in the margin (least squares).
+    quadratic_loss = False
 
     def __init__(
         self, l2: float = 0.0, fit_intercept: bool = True, radius: float | None = None
@@ -315,6 +317,10 @@ class SquaredLoss(GLMObjective):
     target_bound : float or None, default=None
         Public bound ``Y`` on :math:`|y|`; :meth:`check_targets` enforces it.
     """
+
+    #: The loss is quadratic in the margin (:math:`\phi'' = 1`): the NoisyGD planner releases
+    #: a tail average (:mod:`noisygd.planning`).
+    quadratic_loss = True
 
     def __init__(
         self,

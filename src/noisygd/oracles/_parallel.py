@@ -3,8 +3,10 @@
 NumPy's BLAS calls and ufunc loops release the GIL, so threads over row blocks use every
 core. The partition (which rows form block ``j``) is fixed by the caller, and results are
 returned in block order: a sum of partial results added in that order is the same for
-every number of threads. BLAS is limited to one thread while the pool runs (the pool is
-the parallelism; nested BLAS threads would compete for the same cores).
+every number of threads. BLAS is limited to one thread while blocks are computed, with one
+worker too: the pool is the parallelism (nested BLAS threads would compete for the same
+cores), and a BLAS matrix product's rounding can depend on its own thread count (OpenBLAS
+``gemm`` does), which would make the result depend on ``n_threads``.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int) -> list[T]
     """
     workers = min(n_threads, n_blocks)
     if workers <= 1:
-        return [fn(j) for j in range(n_blocks)]
+        with _blas_limit():
+            return [fn(j) for j in range(n_blocks)]
     out: list[Any] = [None] * n_blocks
     claims = itertools.count()  # next() is atomic under the GIL
 

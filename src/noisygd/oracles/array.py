@@ -28,6 +28,27 @@ result does not depend on the number of threads. Rows whose entries are so large
 margin could overflow (squared norm above :math:`10^{290}`) are evaluated on their mapped
 copies (kept, they are rare), so finite input never gives ``inf`` or ``NaN``.
 
+Losses of ``K`` margins (a :class:`~noisygd.objectives.multinomial.MultiMarginModel`, e.g.
+:class:`~noisygd.objectives.multinomial.MultinomialLogisticLoss`;
+:math:`\Theta = [W, v]` of shape ``(K, p)``, flattened row-major) take the same path with
+matrices: per block, with the same fixed partition, scale factors and overflow-prone rows,
+
+.. math::
+
+    Z_b = s_b \odot (X_b W^\top - \mathbf 1 (Wc)^\top) + \kappa\mathbf 1 v^\top, \qquad
+    R_b = \mathrm{diag}\Big(\min\big(1, \tfrac{C}{\lVert r_i\rVert\,
+          \lVert[\tilde x_i - c, \kappa]\rVert}\big)\Big)\,\phi'(Z_b, y_b),
+
+    G_b = \big[(s_b \odot R_b)^\top X_b - (\textstyle\sum_i s_i r_i)\,c^\top,\ \
+          \kappa\textstyle\sum_i r_i\big],
+
+(the per-example gradient :math:`r_i[\tilde x_i - c, \kappa]^\top` is rank one, its
+Frobenius norm :math:`\lVert r_i\rVert\,\lVert[\tilde x_i - c, \kappa]\rVert`: clipping it
+scales the residual row :math:`r_i`). ``X`` is read once per call (one product for the
+margins and one for the gradient while the block is in cache; CSR blocks by SciPy's
+``csr_matvecs``/``csc_matvecs`` on the caller's arrays, no copy); nothing of size
+``(n, K, p)`` exists.
+
 Losses without a margin model (e.g.
 :class:`~noisygd.objectives.distance.SquaredDistanceLoss`) are evaluated by the objective's
 own array methods on each block of mapped rows (a block-sized temporary).
@@ -46,10 +67,13 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs
 from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 
 from noisygd._checks import check_choice, check_positive, check_positive_int
 from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import GradientOracle
 from noisygd.oracles.rows import block_rows, scan_rows
@@ -117,6 +141,24 @@ class _CSRRows:
         out = np.zeros(X.shape[1])
         _csc_matvec(X.shape[1], m, X.indptr[self.a:self.b + 1], X.indices, X.data,
                     np.ascontiguousarray(r, dtype=np.float64), out)
+        return out
+
+    def matmat(self, M: np.ndarray) -> np.ndarray:
+        r""":math:`X_{a:b} M` for a dense ``M`` of shape ``(d, K)``."""
+        X, m = self.X, self.b - self.a
+        M = np.ascontiguousarray(M, dtype=np.float64)
+        out = np.zeros((m, M.shape[1]))
+        _csr_matvecs(m, X.shape[1], M.shape[1], X.indptr[self.a:self.b + 1], X.indices, X.data,
+                     M.ravel(), out.ravel())
+        return out
+
+    def rmatmat(self, R: np.ndarray) -> np.ndarray:
+        r""":math:`X_{a:b}^\top R` for a dense ``R`` of shape ``(m, K)``: shape ``(d, K)``."""
+        X, m = self.X, self.b - self.a
+        R = np.ascontiguousarray(R, dtype=np.float64)
+        out = np.zeros((X.shape[1], R.shape[1]))
+        _csc_matvecs(X.shape[1], m, R.shape[1], X.indptr[self.a:self.b + 1], X.indices, X.data,
+                     R.ravel(), out.ravel())
         return out
 
     def to_csr(self) -> sp.csr_array:
@@ -442,10 +484,15 @@ class ArrayOracle(GradientOracle):
         model = self._model
         if model is None:
             return self._generic_block(Xb, yb, sb, theta, clip, loss)
+        args = (Xb, yb, sb, sel, a, b, theta, clip, loss)
         if self._big.size:  # margins of overflow-prone rows are recomputed below
             with np.errstate(over="ignore", invalid="ignore"):
-                return self._margin_block(Xb, yb, sb, sel, a, b, theta, clip, loss, model)
-        return self._margin_block(Xb, yb, sb, sel, a, b, theta, clip, loss, model)
+                if isinstance(model, MultiMarginModel):
+                    return self._multi_margin_block(*args, model)
+                return self._margin_block(*args, model)
+        if isinstance(model, MultiMarginModel):
+            return self._multi_margin_block(*args, model)
+        return self._margin_block(*args, model)
 
     def _margin_block(
         self,
@@ -501,6 +548,69 @@ class ArrayOracle(GradientOracle):
             g += r_big @ E
         out[:d] = g
         return out
+
+    def _multi_margin_block(
+        self,
+        Xb: np.ndarray | sp.csr_array,
+        yb: np.ndarray,
+        sb: np.ndarray | None,
+        sel: slice | np.ndarray,
+        a: int | None,
+        b: int | None,
+        theta: np.ndarray,
+        clip: float | None,
+        loss: bool,
+        model: MultiMarginModel,
+    ) -> np.ndarray:
+        """The ``K``-margin kernel of the module doc for one block (loss or gradient sum)."""
+        d, kappa, c = self._d, self._kappa, self._centre
+        K = model.n_outputs
+        T = theta.reshape(K, self._p // K)
+        W = np.ascontiguousarray(T[:, :d])  # (K, d): a strided W.T would miss the BLAS path
+        v = None if kappa is None else kappa * T[:, d]
+        if isinstance(Xb, _CSRRows):
+            Z = Xb.matmat(W.T)
+        else:
+            Z = np.asarray(Xb @ W.T, dtype=np.float64)
+        if c is not None:
+            Z -= W @ c
+        if sb is not None:
+            Z *= sb[:, None]
+        if v is not None:
+            Z += v
+        if self._big.size:
+            pos, E = self._big_in(sel, a, b)
+            if pos.size:
+                Z[pos] = E @ W.T + (0.0 if v is None else v)
+        else:
+            pos = E = None
+        if loss:
+            return model.loss(Z, yb)
+        R = model.residual(Z, yb)
+        if clip is not None:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                f = (clip * self._inv_aug[sel]) / np.sqrt(np.einsum("ij,ij->i", R, R))
+            R *= np.fmin(1.0, f)[:, None]  # 1 where f is inf or NaN (r = 0 or x~ = 0)
+        out = np.empty((K, self._p // K))
+        if kappa is not None:
+            out[:, d] = kappa * R.sum(axis=0)
+        if pos is not None and pos.size:
+            R_big = R[pos].copy()
+            R[pos] = 0.0
+        if sb is not None:
+            R *= sb[:, None]
+        if isinstance(Xb, _CSRRows):
+            G = Xb.rmatmat(R).T
+        elif self._csr:
+            G = np.asarray(Xb.T @ R).T
+        else:
+            G = R.T @ Xb
+        if c is not None:
+            G -= np.outer(R.sum(axis=0), c)
+        if pos is not None and pos.size:
+            G += R_big.T @ E
+        out[:, :d] = G
+        return out.ravel()
 
     def _generic_block(
         self,

@@ -64,7 +64,15 @@ class PublicFacts:
     Attributes
     ----------
     n_samples : float
-        The public row count, or the lower confidence bound of a paid-for noisy count.
+        The public row count, or the lower :math:`1-\beta` confidence bound
+        :math:`n_{\rm lo}` of a paid-for noisy count
+        (:func:`noisygd.training.count_confidence_bounds`): use it where ``n`` measures the
+        signal (noise-to-signal ratios, sampling rates, utility bounds).
+    n_samples_high : float or None
+        The upper :math:`1-\beta` confidence bound :math:`n_{\rm hi}` of a noisy count
+        (None: ``n`` is public, equal to ``n_samples``). Use :meth:`n_step` where ``n``
+        sets the curvature a step must respect (the sum-form step :math:`1/(n\beta)`, the
+        normalisation of a gradient sum).
     n_params : int
         Length of ``theta``.
     constants : ObjectiveConstants
@@ -83,6 +91,9 @@ class PublicFacts:
         The oracle's exact replace-one sensitivity of the unclipped gradient sum, if stated.
     quadratic_constant_hessian : bool
         Whether the loss is quadratic with a data-independent Hessian.
+    quadratic_loss : bool
+        Whether the per-example loss is quadratic in the margin (least squares: the
+        Hessian may depend on the rows). The NoisyGD planner then releases a tail average.
     options : dict
         Method-specific options the user passed (``method_options``).
     """
@@ -101,12 +112,20 @@ class PublicFacts:
     total_gradient_sensitivity: float | None = None
     quadratic_constant_hessian: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    n_samples_high: float | None = None
+    quadratic_loss: bool = False
+
+    def n_step(self) -> float:
+        """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
+        ``n_samples`` (a public ``n``)."""
+        return self.n_samples if self.n_samples_high is None else float(self.n_samples_high)
 
     @classmethod
     def from_objective(
         cls, objective: Objective, n_features: int, *, row_norm_bound: float,
         n_samples: float, relation: Neighbouring | str, clip: float | None = None,
         max_iter: int | None = None, options: dict[str, Any] | None = None,
+        n_samples_high: float | None = None,
     ) -> PublicFacts:
         """The facts :meth:`from_oracle` gives for an :class:`~noisygd.oracles.array.ArrayOracle`
         of ``objective`` over ``n_features`` columns with ``row_norm_bound``, read from the
@@ -127,14 +146,16 @@ class PublicFacts:
             max_iter=max_iter,
             total_gradient_sensitivity=objective.total_gradient_sensitivity(B),
             quadratic_constant_hessian=bool(objective.quadratic_constant_hessian),
+            quadratic_loss=bool(getattr(objective, "quadratic_loss", False)),
             options=dict(options or {}),
+            n_samples_high=None if n_samples_high is None else float(n_samples_high),
         )
 
     @classmethod
     def from_oracle(
         cls, oracle: GradientOracle, *, n_samples: float, relation: Neighbouring | str,
         clip: float | None = None, max_iter: int | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None, n_samples_high: float | None = None,
     ) -> PublicFacts:
         """The public facts an oracle declares (its constants, never its rows)."""
         return cls(
@@ -151,7 +172,10 @@ class PublicFacts:
             max_iter=max_iter,
             total_gradient_sensitivity=oracle.total_gradient_sensitivity(),
             quadratic_constant_hessian=bool(oracle.quadratic_constant_hessian),
+            quadratic_loss=bool(getattr(getattr(oracle, "objective", None), "quadratic_loss",
+                                        False)),
             options=dict(options or {}),
+            n_samples_high=None if n_samples_high is None else float(n_samples_high),
         )
 
     def clip_norm(self) -> float:

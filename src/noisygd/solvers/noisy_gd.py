@@ -53,10 +53,13 @@ class NoisyGDSolver(Solver):
         clip = facts.clip_norm()
         plan = plan_noisy_gd(
             budget.epsilon, budget.delta, facts.n_samples, facts.n_params, facts.constants,
-            clip=clip, relation=facts.relation, mu=budget.mu, **plan_kwargs,
+            clip=clip, relation=facts.relation, mu=budget.mu, n_step=facts.n_step(),
+            quadratic=facts.quadratic_loss or facts.quadratic_constant_hessian,
+            **plan_kwargs,
         )
+        # the run's n sets the step's scale (sum form): the upper bound of a private count
         run_kwargs = {**plan.noisy_gd_kwargs(), **options, "clip": clip,
-                      "n_samples": facts.n_samples, "relation": facts.relation}
+                      "n_samples": facts.n_step(), "relation": facts.relation}
         return plan, run_kwargs
 
     def planned_event(self, plan: tuple[NoisyGDPlan, dict[str, Any]]) -> SelfComposed:

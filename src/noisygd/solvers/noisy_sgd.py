@@ -9,10 +9,31 @@ its default certifier: cheap accountants bracket ``z``, PLD refines and certifie
 Poisson sampling is accounted under add/remove neighbours only. ``accepts_prior_event``: the
 private count released before the run is paid for inside the same calibration.
 
-Defaults (:data:`NoisySGDSolver.defaults`): expected batch 512, 10 epochs, step 0.5 on the
-mean scale, momentum 0.9; fixed public constants (chosen once on Adult, see
-docs/noisy_sgd.md), never tuned on the data being fitted. ``method_options`` override them
-and pass any other keyword of :func:`noisygd.algorithms.noisy_sgd.noisy_sgd`.
+Defaults: planned from public facts (:func:`plan_batch_and_steps`), not constants. In the
+central-limit regime a run of ``T`` steps at rate ``q`` and noise ``z`` is about
+:math:`\mu \approx q\sqrt T/z`-GDP (Bu, Dong, Long and Su 2020, Thm 5), so the privacy noise on
+the *mean* gradient of one step, :math:`zC/(qn) \approx C\sqrt T/(n\mu)` per coordinate, is
+that of NoisyGD with ``T`` steps whatever the batch: the batch only sets the *sampling*
+noise, of variance at most :math:`C^2/b` per step. Hence
+
+* ``T`` = the accelerated NoisyGD plan's :math:`T^*` (:mod:`noisygd.planning`: the minimiser of
+  the accelerated bound with error accumulation) for the same ``n``, ``d``, ``mu``, ``D``, ``C``;
+* the expected batch is the smallest for which the sampling noise does not exceed the privacy
+  noise, :math:`C^2/b \le dC^2T/(n^2\mu^2)`, i.e. :math:`b_1 = n^2\mu^2/(dT)`, and at least
+  :math:`b_2 = n\mu/\sqrt T` so that :math:`z \approx q\sqrt T/\mu \ge 1` (below it the
+  sampled Gaussian loses the amplification the approximation assumes); :math:`b = \min(n,
+  \lceil\max(b_1, b_2)\rceil)`, and the epochs follow, :math:`E = Tb/n`;
+* the step is the smooth step :math:`1/\beta_F` on the mean gradient (normalised by the
+  expected batch :math:`q n_{\rm hi}`, the upper confidence bound of a private ``n``), with
+  the momentum of :func:`noisygd.planning.auto_momentum` of the noise-to-signal ratio
+  :math:`\sqrt d\,z/b`, as NoisyGD.
+
+``mu`` here is the exact Gaussian-DP parameter of the budget (after the count's share); the
+noise itself is then calibrated exactly (PLD/RDP), so the approximation only chooses ``b`` and
+``T``, never the privacy. ``method_options`` override (``expected_batch_size``, ``epochs``,
+``learning_rate``, ``momentum``) and pass any other keyword of
+:func:`noisygd.algorithms.noisy_sgd.noisy_sgd`; without a smoothness constant the former public
+defaults (batch 512, 10 epochs, step 0.5, momentum 0.9) are used.
 """
 
 from __future__ import annotations
@@ -35,7 +56,21 @@ from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
-__all__ = ["NoisySGDPlan", "NoisySGDSolver"]
+__all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
+
+
+def plan_batch_and_steps(*, n: float, d: int, mu: float, clip: float, smoothness: float,
+                         init_distance: float, max_steps: int | None = None) -> tuple[int, int]:
+    """``(expected batch, steps)`` of the module doc's rule (public inputs only)."""
+    from noisygd.planning import DEFAULT_MAX_STEPS_ACCELERATED
+
+    t_star = (4.0 * (n * smoothness * init_distance * mu) ** 2 / (d * clip**2)) ** 0.25
+    steps = max(1, round(t_star))
+    steps = min(steps, DEFAULT_MAX_STEPS_ACCELERATED if max_steps is None else max_steps)
+    b1 = n * n * mu * mu / (d * steps)
+    b2 = n * mu / steps**0.5
+    batch = int(min(max(1.0, n), np.ceil(max(b1, b2, 1.0))))
+    return batch, steps
 
 
 @dataclass(frozen=True)
@@ -58,7 +93,7 @@ class NoisySGDSolver(Solver):
     description = "NoisySGD with Poisson sampling (eqs. 12.2-12.3), PLD/RDP accounting"
     relations = (Neighbouring.ADD_REMOVE,)
     accepts_prior_event = True
-    #: Public defaults (docs/noisy_sgd.md).
+    #: Former public defaults, used only without a smoothness constant (module doc).
     defaults: ClassVar[dict[str, Any]] = {
         "expected_batch_size": 512,
         "epochs": 10,
@@ -70,7 +105,31 @@ class NoisySGDSolver(Solver):
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""
         from noisygd.accounting.calibration import calibrate_noise_multiplier
 
-        settings = {**self.defaults, **facts.options}
+        c = facts.constants
+        clip = facts.clip_norm()
+        if c.smoothness is None or {"expected_batch_size", "epochs"} <= set(facts.options):
+            settings = {**self.defaults, **facts.options}
+        else:
+            from noisygd.accounting.calibration import calibrate_mu
+            from noisygd.planning import DEFAULT_INIT_DISTANCE, auto_momentum
+
+            mu = calibrate_mu(budget.epsilon, budget.delta)
+            if budget.prior_event is not None:  # the count's share, as fit_private splits
+                from noisygd.accounting.gdp import gaussian_mu
+
+                mu = float(np.sqrt(max(mu**2 - gaussian_mu(budget.prior_event) ** 2,
+                                       1e-12 * mu**2)))
+            beta_f = c.smoothness + c.strong_convexity
+            D = (facts.optimum_norm_bound if facts.optimum_norm_bound is not None
+                 else DEFAULT_INIT_DISTANCE)
+            b, t = plan_batch_and_steps(n=facts.n_samples, d=facts.n_params, mu=mu, clip=clip,
+                                        smoothness=beta_f, init_distance=D,
+                                        max_steps=facts.max_iter)
+            z_approx = max(1.0, (b / facts.n_samples) * t**0.5 / mu)
+            planned = {"expected_batch_size": b, "epochs": t * b / facts.n_samples,
+                       "learning_rate": 1.0 / beta_f,
+                       "momentum": auto_momentum(facts.n_params**0.5 * z_approx / b)}
+            settings = {**planned, **facts.options}
         batch = check_positive_int("expected_batch_size", settings.pop("expected_batch_size"))
         epochs = check_positive("epochs", settings.pop("epochs"))
         rate = min(1.0, batch / facts.n_samples)
@@ -85,8 +144,8 @@ class NoisySGDSolver(Solver):
 
         z = calibrate_noise_multiplier(make_event, budget.epsilon, budget.delta, rtol=2e-3)
         return NoisySGDPlan(
-            noise_multiplier=z, sampling_rate=rate, steps=steps, clip=facts.clip_norm(),
-            n_samples=facts.n_samples, calibrated_with_prior_event=prior is not None,
+            noise_multiplier=z, sampling_rate=rate, steps=steps, clip=clip,
+            n_samples=facts.n_step(), calibrated_with_prior_event=prior is not None,
             settings=settings,
         )
 

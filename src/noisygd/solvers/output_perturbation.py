@@ -19,6 +19,7 @@ the sensitivity lemmas are about the unclipped gradient.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,73 @@ from noisygd.algorithms.output_perturbation import OutputPerturbationPlan
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
-__all__ = ["OutputPerturbationSolver"]
+__all__ = ["OutputPerturbationSolver", "choose_l2"]
+
+#: The grid of ridge strengths :func:`choose_l2` evaluates, relative to the smoothness beta.
+L2_GRID = tuple(10.0 ** (k / 8.0) for k in range(-64, 1))
+
+
+def choose_l2(
+    constants: Any, *, n: int, dim: int, epsilon: float, delta: float,
+    reference_norm: float, noise: str = "analytic", sensitivity_bound: str = "contraction",
+) -> tuple[float, float]:
+    r"""The ridge strength :math:`\lambda` of output perturbation from Theorems 2-3.
+
+    Zhang et al. 2017 (seed 002), proof of Theorem 2: for a :math:`\lambda`-strongly convex,
+    :math:`\beta`-smooth objective, Algorithm 1 with ``T`` from Theorem 2 has
+    :math:`\mathbb E F_\lambda(w_{\rm priv}) - F_\lambda(\hat w_\lambda) \le
+    \frac\beta2 e^{-2\lambda\beta T/(\lambda+\beta)^2}D^2 + \frac\beta2\mathbb E\lVert
+    z\rVert^2`, whose first term the plan's ``T`` makes negligible. For the unregularised
+    objective :math:`F_0` (what the user wants small),
+    :math:`F_0(w) - F_0(\hat w_0) \le F_\lambda(w) - F_\lambda(\hat w_\lambda)
+    + \frac\lambda2\lVert\hat w_0\rVert^2`, so the plan minimises over :math:`\lambda`
+
+    .. math::  B(\lambda) = \frac\lambda2 D_0^2 + \frac\beta2\mathbb E\lVert z_\lambda
+               \rVert^2,
+
+    with :math:`\mathbb E\lVert z_\lambda\rVert^2` the exact noise of the plan made at
+    :math:`\lambda` (sensitivity and calibration as the solver runs them) and
+    :math:`D_0 \ge \lVert\hat w_0\rVert` a public reference norm. Small :math:`\lambda`
+    makes the sensitivity :math:`\propto 1/(n\lambda)` and the noise swamp the model (the former
+    default ``l2 = 1e-4``); large :math:`\lambda` biases it. :math:`\lambda` is searched on
+    the public grid :data:`L2_GRID` times :math:`\beta`.
+
+    Parameters
+    ----------
+    constants : ObjectiveConstants
+        The data term's constants (``strong_convexity`` is replaced by each candidate).
+    n, dim, epsilon, delta
+        As for :func:`~noisygd.algorithms.output_perturbation.plan_output_perturbation`.
+    reference_norm : float
+        :math:`D_0`.
+    noise, sensitivity_bound : str
+        The solver's choices (defaults as the solver's).
+
+    Returns
+    -------
+    (lambda, B(lambda)) : tuple of float
+    """
+    import dataclasses
+
+    from noisygd._checks import check_positive
+    from noisygd.algorithms.output_perturbation import plan_output_perturbation
+
+    D0 = check_positive("reference_norm", reference_norm)
+    beta = constants.smoothness
+    if beta is None:
+        from noisygd.exceptions import AssumptionError
+
+        raise AssumptionError("output perturbation's ridge choice needs a smoothness constant")
+    best = (math.inf, math.inf)
+    for rel in L2_GRID:
+        lam = rel * beta
+        plan = plan_output_perturbation(
+            dataclasses.replace(constants, strong_convexity=lam), n=n, dim=dim,
+            epsilon=epsilon, delta=delta, noise=noise, sensitivity_bound=sensitivity_bound)
+        value = 0.5 * lam * D0 * D0 + 0.5 * beta * plan.expected_sq_noise_norm
+        if value < best[1]:
+            best = (lam, value)
+    return best
 
 _OPTIONS = ("noise", "sensitivity_bound", "steps", "learning_rate", "optimum_norm_bound",
             "theta0")

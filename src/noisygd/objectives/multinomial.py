@@ -1,0 +1,413 @@
+r"""Multinomial (softmax) logistic regression: one loss over the full ``K x p`` matrix.
+
+For ``K`` classes with labels :math:`y \in \{0, \dots, K-1\}`, parameters
+:math:`\Theta \in \mathbb R^{K\times p}` and the augmented row
+:math:`\tilde x = [x - c,\ \kappa] \in \mathbb R^p` (``p = d + 1``; ``c`` a public centre,
+zero by default, and :math:`\kappa` the public intercept scale, 1 by default; without an
+intercept :math:`\tilde x = x` and ``p = d``), the margins and the loss are
+
+.. math::
+
+    z = \Theta\tilde x \in \mathbb R^K, \qquad
+    \ell(\Theta; x, y) = \log\sum_{k=1}^K e^{z_k} - z_y ,
+
+and the objective is :math:`F(\Theta) = \frac1n\sum_i \ell(\Theta; x_i, y_i)
++ \frac\mu2\lVert\Theta\rVert_F^2`, the penalty taken **in these coordinates** (on every
+entry, the intercept column included, as :mod:`noisygd.objectives.glm` does). The original
+coordinates are ``coef = W`` and ``intercept = kappa v - W c`` for :math:`\Theta = [W, v]`
+(:meth:`MultinomialLogisticLoss.coefficients`): the same model, so without a penalty the
+same minimum; with one, the penalty is the one written above.
+
+Parameter layout: ``theta`` is :math:`\Theta` flattened in **row-major (C) order**,
+``theta.reshape(K, p)``; row ``k`` is :math:`[w_k, v_k]` (class ``k``'s weights, then its
+intercept parameter).
+
+Per-example gradient (with :math:`\pi = \mathrm{softmax}(z)` and :math:`e_y` the ``y``-th
+unit vector) and its Frobenius norm:
+
+.. math::
+
+    \nabla_\Theta\ell = (\pi - e_y)\,\tilde x^\top, \qquad
+    \lVert\nabla_\Theta\ell\rVert_F = \lVert\pi - e_y\rVert_2\,\lVert\tilde x\rVert_2 ,
+
+a rank-one matrix, so clipping it to norm ``C`` is scaling the residual ``K``-vector
+:math:`r = \pi - e_y` by :math:`\min(1, C/(\lVert r\rVert\,\lVert\tilde x\rVert))`, and the
+clipped sum of Lecture 12, eq. (12.1) is :math:`R^\top\tilde X` for the ``(n, K)`` matrix
+``R`` of clipped residuals: no ``(n, K, p)`` tensor.
+
+Constants, for rows with :math:`\lVert x - c\rVert \le B` and
+:math:`\tilde B = \sqrt{B^2 + \kappa^2}` (``B`` without an intercept):
+
+* **Lipschitz** :math:`L = \sqrt2\,\tilde B`. Since :math:`\sum_{k\ne y}\pi_k = 1 - \pi_y`,
+  :math:`\lVert\pi - e_y\rVert^2 = (1-\pi_y)^2 + \sum_{k\ne y}\pi_k^2
+  \le 2(1-\pi_y)^2 \le 2`; the supremum is approached as :math:`\pi` puts all its mass on
+  one wrong class.
+* **Smoothness** :math:`\beta = \tilde B^2/2`. The Hessian is
+  :math:`\nabla^2\ell = (\mathrm{diag}\,\pi - \pi\pi^\top)\otimes\tilde x\tilde x^\top`, with
+  operator norm :math:`\lambda_{\max}(\mathrm{diag}\,\pi - \pi\pi^\top)\lVert\tilde x\rVert^2`.
+  For a unit :math:`u`, :math:`u^\top(\mathrm{diag}\,\pi - \pi\pi^\top)u = \mathrm{Var}(U)`
+  for :math:`U = u_k` with probability :math:`\pi_k`; a variable with values in
+  :math:`[a, b]` has variance at most :math:`(b-a)^2/4` (Popoviciu's inequality), and
+  :math:`(u_i - u_j)^2 \le 2(u_i^2 + u_j^2) \le 2`, so the variance is at most ``1/2``. It
+  is attained (``K >= 2``): :math:`\pi = (\frac12, \frac12, 0, \dots)`,
+  :math:`u = (1, -1, 0, \dots)/\sqrt2`. (For ``K = 2`` this is the redundant two-row
+  parametrisation of binary logistic regression, whose one-row form has
+  :math:`\tilde B^2/4`.)
+* **Strong convexity** ``mu`` (= ``l2``); the data term is convex but not strongly convex
+  (adding one vector to every row of :math:`\Theta` leaves it unchanged).
+* :math:`F(0) = \log K` for every dataset (:meth:`MultinomialLogisticLoss.loss_at_zero_bound`),
+  hence :math:`\lVert\Theta^*\rVert_F \le \sqrt{2\log K/\mu}` when ``mu > 0``.
+
+:class:`~noisygd.oracles.array.ArrayOracle` evaluates the loss through
+:meth:`MultinomialLogisticLoss.margin_model` (a :class:`MultiMarginModel` with ``K``
+outputs): margins :math:`Z_b = X_b W^\top` for each block of rows, the residual matrix,
+its rows clipped, and :math:`R_b^\top X_b`, one read of ``X`` per call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from noisygd._checks import check_bool, check_nonnegative, check_positive, check_positive_int
+from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+
+__all__ = [
+    "RESIDUAL_NORM_BOUND",
+    "MultiMarginModel",
+    "MultinomialLogisticLoss",
+    "softmax",
+    "softmax_loss",
+    "softmax_residual",
+]
+
+#: :math:`\sup\lVert\pi - e_y\rVert_2 = \sqrt2` (module doc): the residual bound behind ``L``.
+RESIDUAL_NORM_BOUND = math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class MultiMarginModel(MarginModel):
+    r"""A loss of ``K`` margins :math:`z = W(x - c) + \kappa v \in \mathbb R^K`.
+
+    The ``K``-output form of :class:`~noisygd.objectives.base.MarginModel`: parameters
+    :math:`\Theta = [W, v]` (``K`` rows, flattened row-major), per-example gradient
+    :math:`r\,[x - c, \kappa]^\top` with the residual ``K``-vector
+    :math:`r = \partial\phi/\partial z`, so clipping the gradient to Frobenius norm ``C`` is
+    scaling ``r`` by :math:`\min(1, C/(\lVert r\rVert\lVert[x - c, \kappa]\rVert))`.
+    A consumer that handles scalar margins only must check for this class (it is a
+    declared type, not a capability to probe).
+
+    Attributes
+    ----------
+    loss : callable ``(Z, y) -> ndarray (m,)``
+        :math:`\phi(z_i, y_i)` for each row of the ``(m, K)`` margins ``Z``.
+    residual : callable ``(Z, y) -> ndarray (m, K)``
+        :math:`\partial\phi/\partial z` for each row (a new array the caller may modify).
+    centre, intercept_scale
+        As in :class:`~noisygd.objectives.base.MarginModel`.
+    n_outputs : int
+        ``K``, the number of margins (rows of :math:`\Theta`).
+    """
+
+    n_outputs: int = 2
+
+
+def _check_margins(Z: np.ndarray) -> np.ndarray:
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.ndim != 2:
+        raise ValueError(f"margins must be a 2-D (rows, classes) array, got shape {Z.shape}")
+    return Z
+
+
+def _shifted_exp(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(M, E, S)``: row max, :math:`e^{Z - M}` and its row sums (no overflow; ``S >= 1``)."""
+    M = Z.max(axis=1)
+    E = np.exp(Z - M[:, None])
+    return M, E, E.sum(axis=1)
+
+
+def softmax(Z: np.ndarray) -> np.ndarray:
+    r"""Row-wise :math:`\mathrm{softmax}(z)_k = e^{z_k}/\sum_j e^{z_j}` (overflow-free).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (m, K)
+
+    Returns
+    -------
+    ndarray of shape (m, K)
+        Rows of non-negative entries summing to 1.
+    """
+    _, E, S = _shifted_exp(_check_margins(Z))
+    return E / S[:, None]
+
+
+def softmax_loss(Z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    r""":math:`\log\sum_k e^{z_{ik}} - z_{i y_i}` for each row (computed as
+    :math:`M_i + \log\sum_k e^{z_{ik} - M_i} - z_{iy_i}`, :math:`M_i = \max_k z_{ik}`)."""
+    Z = _check_margins(Z)
+    M, _, S = _shifted_exp(Z)
+    return (M - Z[np.arange(Z.shape[0]), y]) + np.log(S)
+
+
+def softmax_residual(Z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    r""":math:`r_i = \pi_i - e_{y_i}`, shape ``(m, K)``.
+
+    The true-class entry is formed as :math:`-\sum_{k\ne y_i}\pi_{ik}` (not
+    :math:`\pi_{iy_i} - 1`), accurate to relative rounding even when :math:`\pi_{iy_i}`
+    is within an ulp of 1; every row sums to 0 up to rounding.
+    """
+    Z = _check_margins(Z)
+    _, E, S = _shifted_exp(Z)
+    R = E / S[:, None]
+    idx = np.arange(Z.shape[0])
+    R[idx, y] = 0.0
+    R[idx, y] = -R.sum(axis=1)
+    return R
+
+
+class MultinomialLogisticLoss(Objective):
+    r"""Softmax cross-entropy over ``K`` classes (module doc), labels ``0..K-1``.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``K >= 2`` (public: the declared label set's size).
+    l2 : float, default=0.0
+        ``mu`` in :math:`\frac\mu2\lVert\Theta\rVert_F^2`, every entry of the optimised
+        :math:`\Theta` (intercept column included).
+    fit_intercept : bool, default=True
+    intercept_scale : float, default=1.0
+        Public :math:`\kappa > 0`, the constant column of :math:`\tilde x` (with an intercept).
+    centre : array_like of shape (n_features,), optional
+        Public centre ``c`` (needs ``fit_intercept``, which absorbs the shift). Behind
+        :class:`~noisygd.oracles.array.ArrayOracle` the declared ``row_norm_bound`` then
+        bounds the *centred* rows :math:`\lVert x - c\rVert`.
+    radius : float, optional
+        Radius of the Frobenius ball :meth:`project` projects onto.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noisygd.objectives import MultinomialLogisticLoss
+    >>> obj = MultinomialLogisticLoss(3, l2=0.1)
+    >>> X = np.array([[0.5, -0.2], [0.1, 0.3]]); y = np.array([0, 2])
+    >>> bool(np.allclose(obj.per_example_loss(np.zeros(9), X, y), np.log(3)))
+    True
+    >>> k = obj.constants(1.0)  # B = 1, kappa = 1: L = sqrt(2) sqrt(2), beta = 2 / 2
+    >>> round(k.lipschitz, 12), round(k.smoothness, 12)
+    (2.0, 1.0)
+    """
+
+    supports_sparse = True
+
+    def __init__(
+        self,
+        n_classes: int,
+        l2: float = 0.0,
+        fit_intercept: bool = True,
+        intercept_scale: float = 1.0,
+        centre: ArrayLike | None = None,
+        radius: float | None = None,
+    ) -> None:
+        K = check_positive_int("n_classes", n_classes)
+        if K < 2:
+            raise ValueError(f"n_classes must be at least 2, got {K}")
+        self.n_classes = K
+        self.l2 = check_nonnegative("l2", l2)
+        self.fit_intercept = check_bool("fit_intercept", fit_intercept)
+        self.intercept_scale = check_positive("intercept_scale", intercept_scale)
+        if centre is None:
+            self.centre: np.ndarray | None = None
+        else:
+            if not self.fit_intercept:
+                raise ValueError("a centre needs an intercept (fit_intercept=True): the shift "
+                                 "by c is absorbed into it")
+            c = np.asarray(centre, dtype=np.float64)
+            if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
+                raise ValueError("centre must be a finite non-empty 1-D vector, got shape "
+                                 f"{c.shape}")
+            self.centre = c
+        self.radius = None if radius is None else check_positive("radius", radius)
+
+    # ---------------------------------------------------------------- layout
+    def n_params(self, n_features: int) -> int:
+        """``K * (n_features + 1)`` with an intercept, else ``K * n_features``."""
+        d = int(n_features)
+        if self.centre is not None and d != self.centre.size:
+            raise ValueError(f"{d} features but the centre has {self.centre.size}")
+        return self.n_classes * (d + int(self.fit_intercept))
+
+    def _matrix(self, theta: np.ndarray, n_features: int) -> np.ndarray:
+        r""":math:`\Theta` = ``theta.reshape(K, p)`` (a view), after a shape check."""
+        theta = np.asarray(theta, dtype=np.float64)
+        p = self.n_params(n_features)
+        if theta.shape != (p,):
+            raise ValueError(f"theta must have shape ({p},) for {n_features} features and "
+                             f"{self.n_classes} classes, got {theta.shape}")
+        return theta.reshape(self.n_classes, p // self.n_classes)
+
+    def coefficients(self, theta: ArrayLike, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(coef, intercept)`` of shapes ``(K, d)`` and ``(K,)`` in the original coordinates.
+
+        Scores ``x @ coef.T + intercept`` equal the margins :math:`\Theta\tilde x`:
+        ``coef = W`` and ``intercept = kappa v - W c`` (zeros without an intercept).
+        """
+        T = self._matrix(np.asarray(theta), n_features)
+        d = int(n_features)
+        W = T[:, :d].copy()
+        if not self.fit_intercept:
+            return W, np.zeros(self.n_classes)
+        b = self.intercept_scale * T[:, d]
+        if self.centre is not None:
+            b = b - W @ self.centre
+        return W, b
+
+    def from_coefficients(self, coef: ArrayLike, intercept: ArrayLike | None = None
+                          ) -> np.ndarray:
+        """``theta`` for ``coef`` (K, d) and ``intercept`` (K,): the inverse of
+        :meth:`coefficients`."""
+        W = np.asarray(coef, dtype=np.float64)
+        if W.ndim != 2 or W.shape[0] != self.n_classes:
+            raise ValueError(f"coef must have shape ({self.n_classes}, d), got {W.shape}")
+        if not self.fit_intercept:
+            return W.ravel().copy()
+        b = np.zeros(self.n_classes) if intercept is None else np.asarray(
+            intercept, dtype=np.float64)
+        if b.shape != (self.n_classes,):
+            raise ValueError(f"intercept must have shape ({self.n_classes},), got {b.shape}")
+        if self.centre is not None:
+            b = b + W @ self.centre
+        return np.hstack([W, (b / self.intercept_scale)[:, None]]).ravel()
+
+    # ---------------------------------------------------------------- model
+    def margin_model(self) -> MultiMarginModel:
+        r""":math:`z = W(x - c) + \kappa v` with :func:`softmax_loss` and
+        :func:`softmax_residual` (``K`` outputs)."""
+        return MultiMarginModel(
+            loss=softmax_loss, residual=softmax_residual, centre=self.centre,
+            intercept_scale=self.intercept_scale if self.fit_intercept else None,
+            n_outputs=self.n_classes)
+
+    def margins(self, theta: np.ndarray, X: np.ndarray | sp.sparray) -> np.ndarray:
+        r""":math:`Z = \tilde X\Theta^\top`, shape ``(n, K)``, for rows ``X`` as given."""
+        d = X.shape[1]
+        T = self._matrix(theta, d)
+        W = T[:, :d]
+        Z = np.asarray(X @ W.T, dtype=np.float64)
+        if self.centre is not None:
+            Z = Z - W @ self.centre
+        if self.fit_intercept:
+            Z = Z + self.intercept_scale * T[:, d]
+        return Z
+
+    def predict_proba(self, theta: np.ndarray, X: np.ndarray | sp.sparray) -> np.ndarray:
+        """Class probabilities :func:`softmax` of :meth:`margins`, shape ``(n, K)``."""
+        return softmax(self.margins(theta, X))
+
+    # ---------------------------------------------------------------- Objective protocol
+    def check_targets(self, y: np.ndarray) -> np.ndarray:
+        """Labels as ``intp`` in ``0..K-1`` (integral floats accepted; never names a label)."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+        if y.dtype == bool or not np.issubdtype(y.dtype, np.number) or np.issubdtype(
+                y.dtype, np.complexfloating):
+            raise ValueError(f"multinomial labels must be integers in 0..{self.n_classes - 1}, "
+                             f"got dtype {y.dtype}")
+        if np.issubdtype(y.dtype, np.integer):
+            out = y.astype(np.intp, copy=False)
+        else:
+            with np.errstate(invalid="ignore"):
+                if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
+                    raise ValueError("multinomial labels must be integers in "
+                                     f"0..{self.n_classes - 1}; other values were found")
+            out = y.astype(np.intp)
+        if out.size and (int(out.min()) < 0 or int(out.max()) >= self.n_classes):
+            raise ValueError(f"multinomial labels must be integers in 0..{self.n_classes - 1}; "
+                             "other values were found")
+        return out
+
+    def per_example_loss(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Vector of :math:`\\ell(\\Theta; x_i, y_i)`, shape ``(n,)``; ``y`` checked."""
+        return softmax_loss(self.margins(theta, X), y)
+
+    def augmented_row_norms(self, X: np.ndarray | sp.sparray) -> np.ndarray:
+        r""":math:`\lVert\tilde x_i\rVert = (\lVert x_i - c\rVert^2 + \kappa^2)^{1/2}`
+        (:math:`\lVert x_i\rVert` without an intercept)."""
+        if sp.issparse(X):
+            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+            if self.centre is not None:
+                c = self.centre
+                sq = np.maximum(sq - 2.0 * np.asarray(X @ c).ravel() + float(c @ c), 0.0)
+        else:
+            D = np.asarray(X, dtype=np.float64)
+            if self.centre is not None:
+                D = D - self.centre
+            sq = np.einsum("ij,ij->i", D, D)
+        return np.sqrt(sq + self.intercept_scale**2) if self.fit_intercept else np.sqrt(sq)
+
+    def clipped_gradient_sum(
+        self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
+    ) -> np.ndarray:
+        r""":math:`\sum_i\mathrm{clip}_C((\pi_i - e_{y_i})\tilde x_i^\top)`, flattened row-major.
+
+        Each residual row is scaled by
+        :math:`\min(1, C/(\lVert r_i\rVert\lVert\tilde x_i\rVert))`; ``clip=None`` gives the
+        unclipped sum. ``y`` must already be checked (:meth:`check_targets`).
+        """
+        R = softmax_residual(self.margins(theta, X), y)
+        if clip is not None:
+            C = check_positive("clip", clip)
+            norm = np.linalg.norm(R, axis=1) * self.augmented_row_norms(X)
+            with np.errstate(divide="ignore"):
+                R *= np.minimum(1.0, C / norm)[:, None]  # C / 0 = inf: factor 1
+        G = np.asarray(X.T @ R, dtype=np.float64).T  # (K, d)
+        if not self.fit_intercept:
+            return G.ravel()
+        total = R.sum(axis=0)
+        if self.centre is not None:
+            G = G - np.outer(total, self.centre)
+        return np.hstack([G, (self.intercept_scale * total)[:, None]]).ravel()
+
+    # ---------------------------------------------------------------- constants
+    def data_constants(self, bt: float) -> tuple[float, float]:
+        r"""``(L, beta) = (sqrt(2) bt, bt^2 / 2)`` for augmented rows of norm at most ``bt``."""
+        return RESIDUAL_NORM_BOUND * bt, bt * bt / 2.0
+
+    def augmented_bound(self, row_norm_bound: float) -> float:
+        r""":math:`\tilde B = \sqrt{B^2 + \kappa^2}` (``B`` without an intercept)."""
+        B = check_positive("row_norm_bound", row_norm_bound)
+        return math.hypot(B, self.intercept_scale) if self.fit_intercept else B
+
+    def constants(self, row_norm_bound: float) -> ObjectiveConstants:
+        r""":math:`L = \sqrt2\tilde B`, :math:`\beta = \tilde B^2/2`, strong convexity ``mu``
+        for rows with :math:`\lVert x - c\rVert \le B` (module doc)."""
+        lipschitz, smoothness = self.data_constants(self.augmented_bound(row_norm_bound))
+        return ObjectiveConstants(lipschitz=lipschitz, smoothness=smoothness,
+                                  strong_convexity=self.l2, convex=True,
+                                  row_norm_bound=float(row_norm_bound))
+
+    def loss_at_zero_bound(self) -> float:
+        r""":math:`F(0) = \log K` for every dataset (uniform probabilities)."""
+        return math.log(self.n_classes)
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""The radius if set; else :math:`\sqrt{2\log K/\mu}` when ``mu > 0``
+        (:math:`\frac\mu2\lVert\Theta^*\rVert^2 \le F(\Theta^*) \le F(0) = \log K`); else None."""
+        if self.radius is not None:
+            return self.radius
+        if self.l2 <= 0:
+            return None
+        return math.sqrt(2.0 * self.loss_at_zero_bound() / self.l2)
+
+    def __repr__(self) -> str:
+        centre = None if self.centre is None else f"<{self.centre.size} values>"
+        return (f"MultinomialLogisticLoss(n_classes={self.n_classes!r}, l2={self.l2!r}, "
+                f"fit_intercept={self.fit_intercept!r}, "
+                f"intercept_scale={self.intercept_scale!r}, centre={centre}, "
+                f"radius={self.radius!r})")
