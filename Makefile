@@ -5,7 +5,15 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DATA_DIR ?= ../shared/data/uci
 
-.PHONY: run test test-slow test-all bench bench-env bench-scale bench-scale-quick bench-utility \
+# Peer libraries for the benchmarks (bench_scale: diffprivlib; bench_utility: torch, opacus)
+# live in their own environment, never as dependencies of noisygd. The pins and their reasons
+# are in benchmarks/peers/requirements.txt (scikit-learn 1.6.1: diffprivlib 0.6.6 imports
+# sklearn.tree._tree.DOUBLE, which scikit-learn 1.7 removed).
+PEERS_VENV  := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PEERS_REQS  := benchmarks/peers/requirements.txt
+
+.PHONY: run test test-slow test-all postgres bench bench-env bench-scale bench-scale-quick bench-utility \
         bench-utility-quick lint reproduce clean venv
 
 venv: $(STAMP)
@@ -29,6 +37,16 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
+# PostgreSQL server binaries for the ledger's PostgreSQL tests (Debian's `postgresql` package).
+# The tests start their own server on 127.0.0.1 and skip, with the reason, when none is installed.
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "PostgreSQL server binaries present"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql \
+	  || echo "could not install postgresql: the PostgreSQL ledger tests will be skipped"; \
+	else echo "no apt-get: the PostgreSQL ledger tests will be skipped"; fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks experiments
 
@@ -37,13 +55,6 @@ lint: $(STAMP)
 bench: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/run_all.py --data-dir $(DATA_DIR)
 
-# Peer libraries for the benchmarks (bench_scale: diffprivlib; bench_utility: torch, opacus)
-# live in their own environment, never as dependencies of noisygd. The pins and their reasons
-# are in benchmarks/peers/requirements.txt (scikit-learn 1.6.1: diffprivlib 0.6.6 imports
-# sklearn.tree._tree.DOUBLE, which scikit-learn 1.7 removed).
-PEERS_VENV  := .venv-peers
-PEERS_STAMP := $(PEERS_VENV)/.installed
-PEERS_REQS  := benchmarks/peers/requirements.txt
 
 bench-env: $(PEERS_STAMP)
 
