@@ -329,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
 
     problems = tuple(args.problems or (QUICK_PROBLEMS if args.quick else FULL_PROBLEMS))
     name = args.name or ("bench_scale_quick" if args.quick else "bench_scale")
+    env = environment()  # load average at the start of the run
     peers, peers_note = peers_python(args.peers_python)
     t_start = time.perf_counter()
     print(f"bench_scale: {', '.join(problems)}; peers: {peers_note}", flush=True)
@@ -357,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
             "diffprivlib 0.6.6 LogisticRegression(epsilon=1, data_norm=1) from .venv-peers."
         ),
         "command": "python " + " ".join(["benchmarks/bench_scale.py", *sys.argv[1:]]),
-        "environment": environment(), "peers": peers_note, "problems": list(problems),
+        "environment": env, "load_average_at_end": os.getloadavg(), "peers": peers_note,
+        "problems": list(problems),
         "targets": {"passes_per_step": TARGET_PASSES, "step_over_read": TARGET_STEP_READS,
                     "peak_rss": "1.2 * X.nbytes + 200 MB", "best_seconds": TARGET_BEST_SECONDS,
                     "sgd_over_gd": TARGET_SGD_OVER_GD},

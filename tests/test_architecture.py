@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("accounting",),
     ("ledger",),
     ("objectives",),
-    ("oracles", "backends"),
+    ("oracles",),
     ("mechanisms",),
     ("algorithms",),
     ("solvers", "planning", "planning_langevin", "training", "tuning"),
