@@ -351,3 +351,18 @@ def test_environment_is_not_read_by_the_estimator(sqlite_path, monkeypatch):
     X, y = _data()
     DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
     assert not os.path.exists(sqlite_path)
+
+
+def test_clone_of_an_estimator_holding_a_ledger_object_shares_it(sqlite_path):
+    from sklearn.base import clone
+
+    _budget(sqlite_path)
+    with Ledger(sqlite_path) as ledger:
+        model = DPLogisticRegression(classes=[0, 1], ledger=ledger, dataset="d", random_state=0)
+        twin = clone(model)
+        assert twin.get_params()["ledger"] is ledger
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(300, 3)) / 3
+        y = (X[:, 0] > 0).astype(int)
+        twin.fit(X, y)
+        assert len(ledger.releases("d")) == 1

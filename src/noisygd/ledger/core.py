@@ -221,6 +221,15 @@ class Ledger:
     def __repr__(self) -> str:
         return f"Ledger({self.url!r})"
 
+    def __copy__(self) -> Ledger:
+        """The same ledger: a copy of the handle would still spend against the same store."""
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Ledger:
+        """The same ledger (so ``sklearn.base.clone`` of an estimator with ``ledger=Ledger(...)``
+        spends against the one store, as a path or URL does)."""
+        return self
+
     def _tx(self, *, write: bool):
         return storage.transaction(self._engine, write=write, timeout=self._timeout)
 
