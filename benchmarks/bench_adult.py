@@ -58,8 +58,8 @@ def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
 
     specs = [
         ("noisy_sgd", "add_remove", NoisySGDSolver.defaults["epochs"],
-         "Poisson q=512/n, 10 epochs, momentum 0.9; noisy count (1% of mu^2); "
-         "noise calibrated on count + SGD jointly"),
+         "Poisson sampling, rate and steps planned from the sampled Gaussian's trade-off; "
+         "noisy count (1% of mu^2); noise calibrated on count + SGD jointly"),
         ("dp_ftrl", "replace_one", DPFTRLSolver.defaults["epochs"],
          "Honaker tree, batch 256, lambda from the slides' regret bound, 4 epochs, restart "
          "per epoch, averaged; replace-one (the tree needs it), n public"),
@@ -83,6 +83,11 @@ def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
         if method == "dp_ftrl":
             lam = est.fit_info_["plans"][0]["plan"].get("l2_ftrl")
             note = f"{note} (lambda = {lam:.4g})" if lam is not None else note
+        if method == "noisy_sgd":  # the last seed's plan (it depends on the noisy count)
+            plan = est.fit_info_["plans"][0]["plan"]
+            rate, steps = plan["sampling_rate"], plan["steps"]
+            epochs = rate * steps
+            note = f"{note} (q = {rate:.3g}, {steps} steps, {epochs:.3g} epochs)"
         rows.append({
             "method": f"noisygd DPLogisticRegression ({method})",
             "epsilon": max(eps), "delta": args.delta,
