@@ -241,13 +241,7 @@ def fit_sklearn(X: Any, y: np.ndarray) -> dict[str, Any]:
     import sklearn
     from sklearn.linear_model import LogisticRegression
 
-    est = LogisticRegression(solver="lbfgs")
-    t0 = time.perf_counter()
-    est.fit(X, y)
-    wall = time.perf_counter() - t0
-    steps = int(np.max(est.n_iter_))
-    return {"fit_seconds": wall, "steps": steps, "seconds_per_step": wall / max(steps, 1),
-            "version": sklearn.__version__}
+    return _timed_fit(LogisticRegression(solver="lbfgs"), X, y, sklearn.__version__)
 
 
 def fit_diffprivlib(X: Any, y: np.ndarray) -> dict[str, Any]:
@@ -256,12 +250,17 @@ def fit_diffprivlib(X: Any, y: np.ndarray) -> dict[str, Any]:
     from diffprivlib.models import LogisticRegression
 
     est = LogisticRegression(epsilon=EPSILON, data_norm=1.0, random_state=0)
+    return _timed_fit(est, X, y, diffprivlib.__version__)
+
+
+def _timed_fit(est: Any, X: Any, y: np.ndarray, version: str) -> dict[str, Any]:
+    """Fit a peer's estimator; its wall time, steps (``max(n_iter_)``) and version."""
     t0 = time.perf_counter()
     est.fit(X, y)
     wall = time.perf_counter() - t0
     steps = int(np.max(est.n_iter_))
     return {"fit_seconds": wall, "steps": steps, "seconds_per_step": wall / max(steps, 1),
-            "version": diffprivlib.__version__}
+            "version": version}
 
 
 CONTENDERS = {"noisygd": fit_noisygd, "sklearn": fit_sklearn, "diffprivlib": fit_diffprivlib}

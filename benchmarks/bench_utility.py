@@ -130,21 +130,17 @@ class Problem:
         return min(1e-5, self.X.shape[0] ** -1.1)
 
 
-def _split(n: int, seed: int = 0, test_size: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded split depending on ``n`` and the seed only (as ``noisygd.data.load_uci``)."""
-    perm = np.random.default_rng(seed).permutation(n)
-    k = math.ceil(test_size * n)
-    return perm[k:], perm[:k]
-
-
 def _by_bounds(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Clip to the public bounds, map onto [0, 1], multiply by 1/sqrt(k): ||row|| <= 1."""
-    Z = (np.clip(X, lo, hi) - lo) / (hi - lo)
-    return np.ascontiguousarray(Z / math.sqrt(X.shape[1]))
+    from noisygd.data import scale_by_bounds
+
+    return scale_by_bounds(X, lo, hi) / math.sqrt(X.shape[1])
 
 
 def _sklearn_problem(name: str) -> Problem:
     from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
+
+    from noisygd.data.uci._common import seeded_split
 
     if name == "breast_cancer":
         from noisygd.cli import _breast_cancer_public_bounds
@@ -173,7 +169,7 @@ def _sklearn_problem(name: str) -> Problem:
     else:
         raise ValueError(name)
     Z = _by_bounds(X, lo, hi)
-    tr, te = _split(Z.shape[0])
+    tr, te = seeded_split(Z.shape[0], test_size=0.2, split_seed=0)  # as load_uci splits
     d = Z.shape[1]
     return Problem(name, task, Z[tr], y[tr], Z[te], y[te], np.zeros(d),
                    np.full(d, 1.0 / math.sqrt(d)), n_classes=k,

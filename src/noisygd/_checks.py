@@ -29,7 +29,6 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_real",
-    "check_real_positive",
 ]
 
 
@@ -51,10 +50,6 @@ def check_positive(name: str, value: Any) -> float:
     if not (v > 0.0) or not math.isfinite(v):
         raise ValueError(f"{name} must be positive and finite, got {_show(value)}")
     return v
-
-
-#: Kept for the modules that imported the stricter name first; the same check.
-check_real_positive = check_positive
 
 
 def check_nonnegative(name: str, value: Any) -> float:

@@ -125,7 +125,8 @@ class _DPLinearModel(BaseEstimator):
         (:func:`noisygd.solvers.output_perturbation.choose_l2`) for the public ``n``, the
         declared constants, the budget and a reference norm ``D0`` (the ``radius``, else
         ``method_options["optimum_norm_bound"]``, else the planner's nominal 1.0)."""
-        if self.l2 is not None or self._solver.name != "output_perturbation":
+        if (self.l2 is not None or self._solver.name != "output_perturbation"
+                or getattr(self, "_l2_used", None) is not None):  # given, or chosen in this fit
             return
         n = self._public_n(n_rows)
         if n is None:
@@ -268,7 +269,9 @@ class _DPLinearModel(BaseEstimator):
         centre, bound, scale = self._conditioning(X.shape[1])
         self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
                               "intercept_scale": scale}
-        oracles = [ArrayOracle(objective, X, y_k, row_norm_bound=bound) for y_k in targets]
+        # one pass over X (scan, partition); the other problems share it (with_targets)
+        first = ArrayOracle(objective, X, targets[0], row_norm_bound=bound)
+        oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
         fit = fit_private(
             oracles,
             method=self._solver,
@@ -315,6 +318,10 @@ class _DPLinearModel(BaseEstimator):
             coef, intercept = thetas, np.zeros(thetas.shape[0])
         self.coef_ = coef if coef.shape[0] > 1 else coef[0]
         self.intercept_ = intercept if intercept.shape[0] > 1 else float(intercept[0])
+        self._store_fit(fit)
+
+    def _store_fit(self, fit: PrivateFit) -> None:
+        """The fitted attributes besides the coefficients (all public: module doc)."""
         self.privacy_ = fit.privacy
         self.n_iter_ = np.array([r.n_iter for r in fit.results])
         self.fit_info_ = fit.info
@@ -528,11 +535,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         coef, intercept = objective.coefficients(fit.thetas[0], self.n_features_in_)
         self.coef_ = coef
         self.intercept_ = intercept
-        self.privacy_ = fit.privacy
-        self.n_iter_ = np.array([r.n_iter for r in fit.results])
-        self.fit_info_ = fit.info
-        self.n_samples_used_ = fit.n_samples
-        self.ledger_release_ = fit.release
+        self._store_fit(fit)
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
         """Fit the model privately; returns ``self``.

@@ -26,6 +26,7 @@ only.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,11 +34,11 @@ from typing import Any
 import numpy as np
 
 from noisygd._checks import (
+    check_bool,
     check_choice,
     check_generator,
     check_positive,
     check_probability,
-    check_real,
 )
 from noisygd.accounting import registry as _registry  # assembles the rdp accountant's table
 from noisygd.accounting.base import AccountingResult
@@ -49,7 +50,7 @@ from noisygd.accounting.events import (
     Neighbouring,
     RandomStoppingSelection,
 )
-from noisygd.accounting.rdp import DEFAULT_ORDERS, RDPAccountant, rdp_curve
+from noisygd.accounting.rdp import RDPAccountant
 
 __all__ = [
     "SelectionReport",
@@ -62,12 +63,18 @@ __all__ = [
     "selection_event",
 ]
 
-_ORDERS = np.asarray(DEFAULT_ORDERS, dtype=float)
 #: Relative slack of the check that a run performed no more than its planned event.
 _DOMINANCE_RTOL = 1e-9
 
 
 # --------------------------------------------------------------- the number of runs K
+def _mass_at_one(eta: float, gamma: float) -> float:
+    r""":math:`\Pr[K = 1]` under :math:`\mathcal D_{\eta,\gamma}` (the recurrence's start)."""
+    if eta == 0.0:
+        return (1.0 - gamma) / -math.log(gamma)
+    return (1.0 - gamma) * eta / math.expm1(-eta * math.log(gamma))
+
+
 def runs_pmf(event: RandomStoppingSelection, kmax: int) -> np.ndarray:
     r""":math:`\Pr[K = k]` for :math:`k = 0, \dots, k_{\max}` under ``event``'s law.
 
@@ -89,10 +96,7 @@ def runs_pmf(event: RandomStoppingSelection, kmax: int) -> np.ndarray:
     p = np.zeros(kmax + 1)
     if kmax < 1:
         return p
-    if eta == 0.0:
-        p[1] = (1.0 - gamma) / -math.log(gamma)
-    else:
-        p[1] = (1.0 - gamma) * eta / math.expm1(-eta * math.log(gamma))
+    p[1] = _mass_at_one(eta, gamma)
     for j in range(1, kmax):
         p[j + 1] = p[j] * (1.0 - gamma) * (j + eta) / (j + 1)
     return p
@@ -111,10 +115,7 @@ def sample_runs(event: RandomStoppingSelection, rng: np.random.Generator) -> int
         return int(rng.poisson(event.mean))
     eta, gamma = float(event.eta), float(event.gamma)
     u = float(rng.random())
-    if eta == 0.0:
-        p = (1.0 - gamma) / -math.log(gamma)
-    else:
-        p = (1.0 - gamma) * eta / math.expm1(-eta * math.log(gamma))
+    p = _mass_at_one(eta, gamma)
     k, cum = 1, p
     while cum < u and p > 0.0:
         p *= (1.0 - gamma) * (k + eta) / (k + 1)
@@ -248,8 +249,9 @@ def selection_event(
 
 
 def _check_dominated(actual: DpEvent, planned: DpEvent, index: int) -> None:
-    a = np.asarray(rdp_curve(actual, _ORDERS), dtype=float)
-    p = np.asarray(rdp_curve(planned, _ORDERS), dtype=float)
+    # RDP curves at the default orders (cached by the rdp module for recent events).
+    rdp = RDPAccountant()
+    a, p = rdp.curve(actual), rdp.curve(planned)
     if not np.all(a <= p * (1.0 + _DOMINANCE_RTOL) + 1e-15):
         raise RuntimeError(
             f"the run of candidate {index} performed {actual.describe()}, which is not within "
@@ -341,8 +343,7 @@ def private_select(
     dlt = check_probability("delta", delta)
     rng = check_generator("rng", rng)
     check_choice("distribution", distribution, SELECTION_DISTRIBUTIONS)
-    if not isinstance(public_score, bool):
-        raise TypeError(f"public_score must be True or False, got {public_score!r}")
+    public_score = check_bool("public_score", public_score)
     if score_event is None and not public_score:
         raise ValueError(
             "the score of a run must be private: give score_event (the event of score_one, "
@@ -400,9 +401,14 @@ def private_select(
         if not isinstance(performed, DpEvent):
             raise TypeError(f"fit_one must return (model, DpEvent), got {type(performed).__name__}")
         _check_dominated(performed, run_event(cand, knob), idx)
-        score = check_real("score", score_one(model, knob, rng))
+        raw = score_one(model, knob, rng)
+        # The score of a run that may not be released: no message shows it.
+        if isinstance(raw, bool | np.bool_) or not isinstance(raw, numbers.Real):
+            raise TypeError("score_one must return a real number (the value is not shown: it "
+                            "is a statistic of a run that may not be released)")
+        score = float(raw)
         if math.isnan(score):
-            raise ValueError("score_one returned NaN")
+            raise ValueError("score_one must not return NaN")
         if best_index is None or score > best_score:
             best_model, best_score, best_index = model, score, idx
     report = SelectionReport(

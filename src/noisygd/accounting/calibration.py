@@ -369,12 +369,15 @@ def calibrate_noise_multiplier(
             raise ValueError(f"upper must be finite and > lower={lower}, got {upper!r}")
     certifier = _resolve(accountant)
     objective = _Events(make_event)
+    by_certifier_at: dict[float, float] = {}  # the verification search restarts at a known z
 
     def certified(z: float) -> float:
-        ev = objective.event(z)
-        if certifier is None:
-            return best(ev, delta).epsilon
-        return certifier.epsilon(ev, delta)
+        eps = by_certifier_at.get(z)
+        if eps is None:
+            ev = objective.event(z)
+            eps = best(ev, delta).epsilon if certifier is None else certifier.epsilon(ev, delta)
+            by_certifier_at[z] = eps
+        return eps
 
     if upper is not None and certified(upper) > epsilon:
         raise ValueError(

@@ -133,12 +133,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             text = _format_history(result)
         elif command == "export":
             export = ledger.export(args.dataset)
+            text = json.dumps(export, indent=2, allow_nan=False)
             if args.out is None:
                 result = export
-                text = json.dumps(export, indent=2, allow_nan=False)
             else:
-                path = write_regular_file(args.out, json.dumps(export, indent=2,
-                                                               allow_nan=False) + "\n")
+                path = write_regular_file(args.out, text + "\n")
                 result = {"written": str(path), "dataset": export["dataset"],
                           "n_releases": export["n_releases"]}
                 text = f"wrote {path} ({export['n_releases']} releases)"

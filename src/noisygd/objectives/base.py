@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
+import scipy.sparse as sp
 
 
 class Regime(StrEnum):
@@ -115,6 +116,35 @@ class MarginModel:
     residual: Callable[[np.ndarray, np.ndarray], np.ndarray]
     centre: np.ndarray | None
     intercept_scale: float | None
+
+
+def check_centre(centre: object) -> np.ndarray:
+    """A public centre ``c`` as a finite non-empty 1-D float64 vector (message: shape only)."""
+    c = np.asarray(centre, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
+        raise ValueError(f"centre must be a finite non-empty 1-D vector, got shape {c.shape}")
+    return c
+
+
+def augmented_row_norms(
+    X: np.ndarray | sp.sparray, centre: np.ndarray | None, intercept_scale: float | None
+) -> np.ndarray:
+    r""":math:`\lVert[x_i - c,\ \kappa]\rVert = (\lVert x_i - c\rVert^2 + \kappa^2)^{1/2}`
+    for rows as given (``c`` zero when None; no :math:`\kappa` term when None).
+
+    Sparse ``X`` stays sparse: :math:`\lVert x\rVert^2 - 2\langle x, c\rangle + \lVert c\rVert^2`.
+    """
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        if centre is not None:
+            sq = np.maximum(sq - 2.0 * np.asarray(X @ centre).ravel() + float(centre @ centre),
+                            0.0)
+    else:
+        D = np.asarray(X, dtype=np.float64)
+        if centre is not None:
+            D = D - centre
+        sq = np.einsum("ij,ij->i", D, D)
+    return np.sqrt(sq) if intercept_scale is None else np.sqrt(sq + intercept_scale**2)
 
 
 class Objective(ABC):

@@ -58,7 +58,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from noisygd._checks import check_positive
-from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+from noisygd.objectives.base import (
+    MarginModel,
+    Objective,
+    ObjectiveConstants,
+    augmented_row_norms,
+    check_centre,
+)
 from noisygd.objectives.glm import GLMObjective
 
 __all__ = ["CentredGLM"]
@@ -112,9 +118,7 @@ class CentredGLM(Objective):
                              "by c is absorbed into it")
         if base.radius is not None:
             raise ValueError("centring does not preserve the projection ball (radius is set)")
-        c = np.asarray(centre, dtype=float)
-        if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
-            raise ValueError(f"centre must be a finite non-empty 1-D vector, got shape {c.shape}")
+        c = check_centre(centre)
         s = check_positive("intercept_scale", intercept_scale)
         self.base = base
         self.l2 = float(base.l2)  # the penalty l2/2 ||v||^2, in the optimised coordinates
@@ -189,14 +193,7 @@ class CentredGLM(Objective):
 
     def _centred_row_norms(self, X: np.ndarray) -> np.ndarray:
         r""":math:`\lVert x'_i\rVert = (\lVert x_i - c\rVert^2 + s^2)^{1/2}`."""
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            xc = np.asarray(X @ self.centre).ravel()
-            val = sq - 2.0 * xc + float(self.centre @ self.centre)
-        else:
-            diff = np.asarray(X, dtype=float) - self.centre
-            val = np.einsum("ij,ij->i", diff, diff)
-        return np.sqrt(np.maximum(val, 0.0) + self.intercept_scale**2)
+        return augmented_row_norms(X, self.centre, self.intercept_scale)
 
     def clipped_gradient_sum(
         self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None

@@ -74,7 +74,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from noisygd._checks import check_bool, check_nonnegative, check_positive, check_positive_int
-from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+from noisygd.objectives.base import (
+    MarginModel,
+    Objective,
+    ObjectiveConstants,
+    augmented_row_norms,
+    check_centre,
+)
 
 __all__ = [
     "RESIDUAL_NORM_BOUND",
@@ -227,11 +233,7 @@ class MultinomialLogisticLoss(Objective):
             if not self.fit_intercept:
                 raise ValueError("a centre needs an intercept (fit_intercept=True): the shift "
                                  "by c is absorbed into it")
-            c = np.asarray(centre, dtype=np.float64)
-            if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
-                raise ValueError("centre must be a finite non-empty 1-D vector, got shape "
-                                 f"{c.shape}")
-            self.centre = c
+            self.centre = check_centre(centre)
         self.radius = None if radius is None else check_positive("radius", radius)
 
     # ---------------------------------------------------------------- layout
@@ -339,17 +341,8 @@ class MultinomialLogisticLoss(Objective):
     def augmented_row_norms(self, X: np.ndarray | sp.sparray) -> np.ndarray:
         r""":math:`\lVert\tilde x_i\rVert = (\lVert x_i - c\rVert^2 + \kappa^2)^{1/2}`
         (:math:`\lVert x_i\rVert` without an intercept)."""
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-            if self.centre is not None:
-                c = self.centre
-                sq = np.maximum(sq - 2.0 * np.asarray(X @ c).ravel() + float(c @ c), 0.0)
-        else:
-            D = np.asarray(X, dtype=np.float64)
-            if self.centre is not None:
-                D = D - self.centre
-            sq = np.einsum("ij,ij->i", D, D)
-        return np.sqrt(sq + self.intercept_scale**2) if self.fit_intercept else np.sqrt(sq)
+        return augmented_row_norms(X, self.centre,
+                                   self.intercept_scale if self.fit_intercept else None)
 
     def clipped_gradient_sum(
         self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None

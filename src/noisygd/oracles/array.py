@@ -63,6 +63,7 @@ running time and the summation order only, and it is never reported in any ``inf
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -263,6 +264,7 @@ class ArrayOracle(GradientOracle):
         # rows whose entries could overflow a margin: kept as mapped copies (rare)
         self._big = scan.big
         self._big_rows = self._mapped_centred(scan.big)  # s_i (x_i - c), rare
+        self._multi = isinstance(model, MultiMarginModel)  # which fused kernel serves blocks
         self._block = block_rows(A)
         self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
         self.rows_read = 0
@@ -415,6 +417,7 @@ class ArrayOracle(GradientOracle):
         self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None, *, loss: bool
     ) -> list[np.ndarray]:
         """Per-block results (losses or gradient partial sums) in block order."""
+        params = self._params(theta)
         if rows is None:
             self.rows_read += self._n
             def fetch(j: int) -> tuple:
@@ -433,7 +436,7 @@ class ArrayOracle(GradientOracle):
                 Xg = self._X[idx]
                 if not self._csr and Xg.dtype != np.float64:
                     Xg = Xg.astype(np.float64)
-                return [self._block_result(Xg, idx, None, None, theta, clip, loss)]
+                return [self._block_result(Xg, idx, None, None, params, clip, loss)]
             step = self._block
             contiguous = k > 1 and int(idx[-1]) - int(idx[0]) == k - 1 and bool(
                 np.all(np.diff(idx) == 1))
@@ -453,9 +456,27 @@ class ArrayOracle(GradientOracle):
             Xb, sel, a, b = fetch(j)
             if not self._csr and Xb.dtype != np.float64:
                 Xb = Xb.astype(np.float64)
-            return self._block_result(Xb, sel, a, b, theta, clip, loss)
+            return self._block_result(Xb, sel, a, b, params, clip, loss)
 
         return run_blocks(one, n_blocks, self.n_threads)
+
+    def _params(self, theta: np.ndarray) -> tuple | np.ndarray:
+        """What every block's kernel needs of ``theta``, computed once per call.
+
+        Scalar margins: ``(w, kappa v, <c, w>)``; ``K`` margins: ``(W, kappa v, W c)`` with
+        ``W`` contiguous (a strided ``W.T`` would miss the BLAS path); no model: ``theta``.
+        """
+        model, d, kappa, c = self._model, self._d, self._kappa, self._centre
+        if model is None:
+            return theta
+        if isinstance(model, MultiMarginModel):
+            T = theta.reshape(model.n_outputs, self._p // model.n_outputs)
+            W = np.ascontiguousarray(T[:, :d])
+            return (W, None if kappa is None else kappa * T[:, d],
+                    None if c is None else W @ c)
+        w = theta[:d]
+        return (w, 0.0 if kappa is None else kappa * float(theta[d]),
+                None if c is None else float(c @ w))
 
     def _big_in(self, sel: slice | np.ndarray, a: int | None, b: int | None
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -475,24 +496,21 @@ class ArrayOracle(GradientOracle):
         sel: slice | np.ndarray,
         a: int | None,
         b: int | None,
-        theta: np.ndarray,
+        params: tuple | np.ndarray,
         clip: float | None,
         loss: bool,
     ) -> np.ndarray:
+        """One block's result; ``params`` from :meth:`_params` (``theta`` without a model)."""
         yb = self._y[sel]
         sb = None if self._all_inside else self._scale[sel]
         model = self._model
         if model is None:
-            return self._generic_block(Xb, yb, sb, theta, clip, loss)
-        args = (Xb, yb, sb, sel, a, b, theta, clip, loss)
-        if self._big.size:  # margins of overflow-prone rows are recomputed below
-            with np.errstate(over="ignore", invalid="ignore"):
-                if isinstance(model, MultiMarginModel):
-                    return self._multi_margin_block(*args, model)
-                return self._margin_block(*args, model)
-        if isinstance(model, MultiMarginModel):
-            return self._multi_margin_block(*args, model)
-        return self._margin_block(*args, model)
+            return self._generic_block(Xb, yb, sb, params, clip, loss)
+        # margins of overflow-prone rows may overflow here; the kernel recomputes them
+        quiet = np.errstate(over="ignore", invalid="ignore") if self._big.size else nullcontext()
+        with quiet:
+            kernel = self._multi_margin_block if self._multi else self._margin_block
+            return kernel(Xb, yb, sb, sel, a, b, params, clip, loss, model)
 
     def _margin_block(
         self,
@@ -502,18 +520,17 @@ class ArrayOracle(GradientOracle):
         sel: slice | np.ndarray,
         a: int | None,
         b: int | None,
-        theta: np.ndarray,
+        params: tuple,
         clip: float | None,
         loss: bool,
         model: MarginModel,
     ) -> np.ndarray:
         """The fused kernel of the module doc for one block (loss or gradient partial sum)."""
         d, kappa, c = self._d, self._kappa, self._centre
-        w = theta[:d]
-        v = 0.0 if kappa is None else kappa * float(theta[d])
+        w, v, cw = params
         z = Xb.matvec(w) if isinstance(Xb, _CSRRows) else Xb @ w
         if c is not None:
-            z -= float(c @ w)
+            z -= cw
         if sb is not None:
             z *= sb
         if v:
@@ -557,7 +574,7 @@ class ArrayOracle(GradientOracle):
         sel: slice | np.ndarray,
         a: int | None,
         b: int | None,
-        theta: np.ndarray,
+        params: tuple,
         clip: float | None,
         loss: bool,
         model: MultiMarginModel,
@@ -565,15 +582,13 @@ class ArrayOracle(GradientOracle):
         """The ``K``-margin kernel of the module doc for one block (loss or gradient sum)."""
         d, kappa, c = self._d, self._kappa, self._centre
         K = model.n_outputs
-        T = theta.reshape(K, self._p // K)
-        W = np.ascontiguousarray(T[:, :d])  # (K, d): a strided W.T would miss the BLAS path
-        v = None if kappa is None else kappa * T[:, d]
+        W, v, Wc = params
         if isinstance(Xb, _CSRRows):
             Z = Xb.matmat(W.T)
         else:
             Z = np.asarray(Xb @ W.T, dtype=np.float64)
         if c is not None:
-            Z -= W @ c
+            Z -= Wc
         if sb is not None:
             Z *= sb[:, None]
         if v is not None:
