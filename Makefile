@@ -19,7 +19,7 @@ PEERS_REQS  := benchmarks/peers/requirements.txt
 venv: $(STAMP)
 
 # No package code needs torch or dask yet, so neither is installed for run or test.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py src/noisygd/oracles/_csr_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
 	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs]"

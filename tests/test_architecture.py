@@ -65,14 +65,31 @@ LAZY_FORWARDS: frozenset[tuple[str, str]] = frozenset({
 })
 
 
+def compiled_modules() -> dict[str, Path]:
+    """Dotted name -> C source of each compiled module that ``setup.py`` builds.
+
+    They import nothing of the package; listing them keeps ``from noisygd.x._kernel import f``
+    an edge to that module (not to its package ``noisygd.x``).
+    """
+    out = {}
+    for node in ast.walk(ast.parse((SRC.parent / "setup.py").read_text())):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Extension"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            sources = next(k.value for k in node.keywords if k.arg == "sources")
+            out[node.args[0].value] = SRC.parent / sources.elts[0].value  # type: ignore[attr-defined]
+    return out
+
+
 def module_files() -> dict[str, Path]:
-    """Dotted module name -> source file, for every module of the package."""
+    """Dotted module name -> source file, for every module of the package (compiled ones
+    included, with their C source)."""
     out = {}
     for path in sorted((SRC / PKG).rglob("*.py")):
         parts = list(path.relative_to(SRC).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         out[".".join(parts)] = path
+    out.update(compiled_modules())
     return out
 
 
@@ -123,6 +140,8 @@ def imports_in(module: str, source: str, is_package: bool = False) -> Iterator[t
 def imports_of(module: str) -> Iterator[tuple[str, int]]:
     """:func:`imports_in` for a module of the package."""
     path = MODULES[module]
+    if path.suffix == ".c":  # a compiled module: no Python imports
+        return iter(())
     return imports_in(module, path.read_text(), path.name == "__init__.py")
 
 

@@ -115,6 +115,12 @@ class MarginModel:
         (logistic: 1; Huber: its threshold), or None (unbounded, e.g. squared loss). With
         it, a clip :math:`C \ge \sup|\phi'|\,\max_i\lVert[x_i - c, \kappa]\rVert` is
         known to change no gradient, and the oracle skips it (the result is bit-identical).
+    compiled_residual : tuple of (str, float) or None, default=None
+        The same :math:`\phi'` as one that the compiled CSR kernel implements
+        (:mod:`noisygd.oracles.array`): ``("logistic", 0.0)`` for
+        :math:`-y\,\sigma(-yz)`, ``("squared", 0.0)`` for :math:`z - y`, ``("huber", t)``
+        for :math:`\mathrm{clip}(z - y, \pm t)`; None (the default) when ``residual`` is
+        none of them, and the oracle then evaluates ``residual`` itself.
     """
 
     loss: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -122,6 +128,7 @@ class MarginModel:
     centre: np.ndarray | None
     intercept_scale: float | None
     residual_bound: float | None = None
+    compiled_residual: tuple[str, float] | None = None
 
 
 def check_centre(centre: object) -> np.ndarray:

@@ -178,7 +178,8 @@ class CentredGLM(Objective):
         return MarginModel(loss=self.base.loss, residual=self.base.residual,
                            centre=self.centre if np.any(self.centre) else None,
                            intercept_scale=self.intercept_scale,
-                           residual_bound=self.base.residual_bound())
+                           residual_bound=self.base.residual_bound(),
+                           compiled_residual=self.base.compiled_residual())
 
     def loss_at_zero_bound(self) -> float | None:
         """The base loss's bound: ``v = 0`` is ``theta = 0`` (every margin is 0)."""

@@ -108,10 +108,16 @@ class GLMObjective(Objective):
         """``z = <w, x> + b`` (``intercept_scale`` 1.0, or None without an intercept)."""
         return MarginModel(loss=self.loss, residual=self.residual, centre=None,
                            intercept_scale=1.0 if self.fit_intercept else None,
-                           residual_bound=self.residual_bound())
+                           residual_bound=self.residual_bound(),
+                           compiled_residual=self.compiled_residual())
 
     def residual_bound(self) -> float | None:
         """A bound on :math:`|\\phi'|` that holds in floating point (None: unbounded)."""
+        return None
+
+    def compiled_residual(self) -> tuple[str, float] | None:
+        """This loss's :math:`\\phi'` as the compiled CSR kernel names it, or None (see
+        :attr:`~noisygd.objectives.base.MarginModel.compiled_residual`)."""
         return None
 
     def _check_theta(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -251,6 +257,11 @@ class LogisticLoss(GLMObjective):
         """1: ``0.5 * (1 - tanh(.))`` is in [0, 1] exactly in floating point."""
         return 1.0
 
+    def compiled_residual(self) -> tuple[str, float]:
+        """``("logistic", 0.0)``: the kernel computes :math:`-y/(1 + e^{yz})`, the same
+        :math:`-y\\sigma(-yz)` (equal up to rounding; also at most 1 in absolute value)."""
+        return ("logistic", 0.0)
+
     def loss_at_zero_bound(self) -> float:
         """``F(0) = log 2`` for every dataset."""
         return math.log(2.0)
@@ -311,6 +322,10 @@ class HuberLoss(GLMObjective):
         """The threshold: the residual is clipped to it exactly."""
         return float(self.threshold)
 
+    def compiled_residual(self) -> tuple[str, float]:
+        """``("huber", threshold)``: :math:`\\mathrm{clip}(z - y, \\pm\\delta)`."""
+        return ("huber", float(self.threshold))
+
     def data_constants(self, bt: float) -> tuple[float | None, float]:
         return self.threshold * bt, bt * bt
 
@@ -360,6 +375,10 @@ class SquaredLoss(GLMObjective):
 
     def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
+
+    def compiled_residual(self) -> tuple[str, float]:
+        """``("squared", 0.0)``: :math:`z - y`."""
+        return ("squared", 0.0)
 
     def data_constants(self, bt: float) -> tuple[float | None, float]:
         if self.radius is None or self.target_bound is None:

@@ -49,6 +49,16 @@ margins and one for the gradient while the block is in cache; CSR blocks by SciP
 ``csr_matvecs``/``csc_matvecs`` on the caller's arrays, no copy); nothing of size
 ``(n, K, p)`` exists.
 
+On CSR storage, for one margin and a residual the compiled kernel implements
+(``MarginModel.compiled_residual``: logistic, squared, Huber), a call over all rows runs
+``_csr_kernels.c`` instead: the same blocks, and per block one pass over its nonzeros that
+computes :math:`z_b`, the clipped :math:`r_b` and :math:`g_b` row group by row group (the
+nonzeros prefetched ahead of the margins, the gradient scattered while they are cached), so
+``X`` is read once with no NumPy temporaries; the partial sums are added in block order as
+above. Subsets of rows, ``K`` margins, overflow-prone rows and installs without the compiled
+module take the SciPy path (results equal up to rounding). docs/noisygd.md says why this one
+kernel is hand-written.
+
 Losses without a margin model (e.g.
 :class:`~noisygd.objectives.distance.SquaredDistanceLoss`) are evaluated by the objective's
 own array methods on each block of mapped rows (a block-sized temporary).
@@ -78,6 +88,17 @@ from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import GradientOracle
 from noisygd.oracles.rows import block_rows, scan_rows
+
+try:  # the compiled kernel (setup.py); optional: without it SciPy's kernels serve CSR blocks
+    from noisygd.oracles._csr_kernels_c import margin_blocks as _margin_blocks
+except ImportError:  # pragma: no cover (an install without a C compiler)
+    _margin_blocks = None
+
+#: Residuals the compiled kernel implements (``MarginModel.compiled_residual`` names).
+COMPILED_RESIDUALS = {"logistic": 0, "squared": 1, "huber": 2}
+
+#: Row blocks per call of the compiled kernel (threads claim such groups in turn).
+_KERNEL_GROUP = 4
 
 __all__ = ["SPARSE_DENSITY", "SPARSE_MODES", "ArrayOracle"]
 
@@ -292,6 +313,7 @@ class ArrayOracle(GradientOracle):
         self._multi = isinstance(model, MultiMarginModel)  # which fused kernel serves blocks
         self._block = block_rows(A)
         self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
+        self._kernel = self._compiled_kernel(model)
         self.rows_read = 0
 
     # ------------------------------------------------------------------ interface
@@ -370,6 +392,8 @@ class ArrayOracle(GradientOracle):
         """
         theta = self._check_theta(theta)
         C = None if clip is None else check_positive("clip", clip)
+        if rows is None and self._kernel is not None:
+            return self._compiled_sum(theta, C)
         total = np.zeros(self._p)
         for part in self._map(theta, C, rows, loss=False):
             total += part
@@ -419,6 +443,63 @@ class ArrayOracle(GradientOracle):
         elif idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self._n):
             raise ValueError("rows holds an index outside the rows held")
         return idx
+
+    def _compiled_kernel(self, model: MarginModel | None) -> tuple | None:
+        """``(kind, parameter, index bytes, block starts)`` when the compiled kernel serves
+        :meth:`clipped_gradient_sum` over all rows, else None.
+
+        It does for CSR storage, a scalar-margin loss whose ``compiled_residual`` it
+        implements, no overflow-prone rows, and index arrays of one width (int32 or int64).
+        """
+        if _margin_blocks is None or not self._csr or model is None or self._multi:
+            return None
+        named = model.compiled_residual
+        if named is None or named[0] not in COMPILED_RESIDUALS or self._big.size:
+            return None
+        X = self._X
+        width = X.indices.dtype.itemsize
+        if (X.indptr.dtype != X.indices.dtype or X.indices.dtype.kind != "i"
+                or width not in (4, 8)):
+            return None
+        starts = np.array([a for a, _ in self._blocks] + [self._n], dtype=np.int64)
+        return COMPILED_RESIDUALS[named[0]], float(named[1]), width, starts
+
+    def _compiled_sum(self, theta: np.ndarray, clip: float | None) -> np.ndarray:
+        r""":meth:`clipped_gradient_sum` over all rows by the compiled kernel.
+
+        The kernel (``_csr_kernels.c``) computes, per row block ``b`` and in one pass over its
+        nonzeros, :math:`G_b = X_b^\top(s_b\odot r_b)`, :math:`\sum_{i\in b} r_i` and
+        :math:`\sum_{i\in b} s_i r_i` with the margins, residuals and clipping of the
+        module doc; the blocks' partial sums are then added in block order (the same fixed
+        partition as the SciPy path, so the result does not depend on ``n_threads``).
+        """
+        kind, param, width, starts = self._kernel
+        w, v, cw = self._params(theta)
+        X, d, c, kappa = self._X, self._d, self._centre, self._kappa
+        n_blocks = starts.size - 1
+        G = np.empty((n_blocks, d))
+        rsum = np.empty(n_blocks)
+        srsum = np.empty(n_blocks)
+        active = clip is not None and not self._clip_is_inactive(clip)
+        inv = self._inv_aug if active else None
+        args = (kind, param, width, X.indptr, X.indices, X.data, self._y, self._scale, inv,
+                np.ascontiguousarray(w), 0.0 if cw is None else cw, v,
+                clip if active else 0.0, starts)
+        groups = -(-n_blocks // _KERNEL_GROUP)
+
+        def group(k: int) -> None:
+            j0 = k * _KERNEL_GROUP
+            _margin_blocks(*args, j0, min(j0 + _KERNEL_GROUP, n_blocks), G, rsum, srsum)
+
+        run_blocks(group, groups, self.n_threads)
+        self.rows_read += self._n
+        if c is not None:
+            G -= np.outer(srsum, c)
+        total = np.empty(self._p)
+        total[:d] = G.sum(axis=0)
+        if kappa is not None:
+            total[d] = (kappa * rsum).sum()
+        return total
 
     def _csr_view(self, a: int, b: int) -> _CSRRows:
         """Rows ``a:b`` of the CSR ``X`` without a copy (see :class:`_CSRRows`)."""

@@ -1,0 +1,28 @@
+"""Build of noisygd's one compiled module (all metadata is in pyproject.toml).
+
+``noisygd.oracles._csr_kernels_c`` is the fused CSR gradient kernel of
+:mod:`noisygd.oracles.array`. It is optional: where no C compiler is available the install
+still succeeds and the oracle uses SciPy's kernels (same results up to rounding, slower).
+"""
+
+import sys
+
+from setuptools import Extension, setup
+
+FLAGS = [] if sys.platform == "win32" else ["-O3", "-fno-math-errno", "-ffp-contract=off"]
+# glibc's libmvec (vector exp) where it exists: Linux; a failed build falls back (optional)
+LIBMVEC = sys.platform.startswith("linux")
+if LIBMVEC:
+    FLAGS += ["-fopenmp-simd", "-DNOISYGD_LIBMVEC"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "noisygd.oracles._csr_kernels_c",
+            sources=["src/noisygd/oracles/_csr_kernels.c"],
+            extra_compile_args=FLAGS,
+            libraries=["mvec", "m"] if LIBMVEC else [],
+            optional=True,
+        )
+    ]
+)
