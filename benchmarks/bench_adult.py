@@ -44,6 +44,9 @@ from noisygd.objectives import LogisticLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.planning import plan_noisy_gd
 
+#: The fixed T of the accelerated plan before issue 10 planned it (MIN_STEPS_ACCELERATED).
+FORMER_STEPS = 100
+
 
 def nonprivate_optimum(
     obj: LogisticLoss, X: np.ndarray, y: np.ndarray
@@ -142,10 +145,18 @@ def main(argv: list[str] | None = None) -> int:
     DPLogisticRegression(epsilon=args.epsilon, delta=args.delta, l2=args.l2, classes=[0, 1],
                          method_options=options, random_state=0).fit(X[:2000], y01[:2000])
     est = None
+    t100_times: list[float] = []
     for seed in range(args.seeds):
         t0 = time.perf_counter()
         sk_model = LogisticRegression(solver="lbfgs", C=1.0 / (n * args.l2)).fit(X, y01)
         sk_times.append(time.perf_counter() - t0)
+        # the same fit capped at T = 100, the planner's fixed T before issue 10 (the fit time
+        # at equal work, to compare with results from before the planned T)
+        t0 = time.perf_counter()
+        DPLogisticRegression(epsilon=args.epsilon, delta=args.delta, l2=args.l2, classes=[0, 1],
+                             method_options=options, max_iter=FORMER_STEPS,
+                             random_state=seed).fit(X, y01)
+        t100_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         est = DPLogisticRegression(epsilon=args.epsilon, delta=args.delta, l2=args.l2,
                                    classes=[0, 1], method_options=options,
@@ -244,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         fit_time_ratio=dp_fit / sk_fit, iteration_to_gradient_ratio=per_iter / per_grad,
         seconds_per_iteration=per_iter, seconds_per_full_gradient=per_grad,
         sklearn_fit_times=sk_times, private_fit_times=dp_times, accuracies=dp_acc,
+        private_fit_times_at_former_steps=t100_times, former_steps=FORMER_STEPS,
         excess_risks=dp_excess, privacy=privacy, fit_info=plan_info, checks=checks,
         per_iteration_plan=plan.noisy_gd_kwargs(), noisy_gd_used_csr=used_sparse,
         median_seconds=med, sklearn_fit_seconds_on_csr=statistics.median(sk_sparse_times),
@@ -252,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         f"Reference optimum of F: {f_star:.6f} (test accuracy {acc_star:.4f}).",
         f"Fit time: private {dp_fit:.3f} s vs scikit-learn {sk_fit:.3f} s "
         f"(ratio {dp_fit / sk_fit:.2f}, target <= 2; medians over {args.seeds} alternating runs).",
+        f"The planner runs T = {int(est.n_iter_[0])} steps here (2 ceil(T*) of the accelerated "
+        f"plan, docs/noisygd.md); the same fit capped at the former fixed T = {FORMER_STEPS} "
+        f"(max_iter={FORMER_STEPS}) takes {statistics.median(t100_times):.3f} s "
+        f"(ratio {statistics.median(t100_times) / sk_fit:.2f} to scikit-learn): the fit time "
+        "grew with the planned T, not with the cost of a step (next line).",
         f"One NoisyGD iteration {per_iter * 1e3:.2f} ms vs one full gradient "
         f"{per_grad * 1e3:.2f} ms (ratio {per_iter / per_grad:.2f}, target <= 1.3; "
         f"noisy_gd stored X as CSR: {used_sparse}, and the gradient is timed on the same "
