@@ -99,4 +99,4 @@ bench-secure: $(STAMP)
 	$(BIN)/python benchmarks/bench_secure.py
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site
+	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_csr_kernels_c.*.so
