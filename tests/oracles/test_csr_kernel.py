@@ -147,3 +147,15 @@ def test_compiled_residual_names_the_loss(loss):
     model = loss.margin_model()
     assert model.compiled_residual is not None
     assert model.compiled_residual[0] in array_module.COMPILED_RESIDUALS
+
+
+def test_strided_targets_and_arrays():
+    X, _, yr, rng = _problem(seed=7)
+    Y = np.stack([yr, -yr], axis=1)  # y = Y[:, 0] is a strided view
+    oracle = ArrayOracle(SquaredLoss(), X, Y[:, 0], row_norm_bound=1.0)
+    theta = rng.standard_normal(oracle.n_params)
+    _close(oracle.clipped_gradient_sum(theta, 0.3), _scipy_path(oracle, theta, 0.3))
+    wide = np.stack([X.data, X.data], axis=1)
+    strided = sp.csr_array((wide[:, 0], X.indices, X.indptr), shape=X.shape, copy=False)
+    other = ArrayOracle(SquaredLoss(), strided, yr, row_norm_bound=1.0)
+    _close(other.clipped_gradient_sum(theta, 0.3), oracle.clipped_gradient_sum(theta, 0.3))

@@ -445,8 +445,9 @@ class ArrayOracle(GradientOracle):
         """``(kind, parameter, index bytes, block starts)`` when the compiled kernel serves
         :meth:`clipped_gradient_sum` over all rows, else None.
 
-        It does for CSR storage, a scalar-margin loss whose ``compiled_residual`` it
-        implements, no overflow-prone rows, and index arrays of one width (int32 or int64).
+        It does for CSR storage with contiguous arrays, a scalar-margin loss whose
+        ``compiled_residual`` it implements, no overflow-prone rows, and index arrays of one
+        width (int32 or int64).
         """
         if _margin_blocks is None or not self._csr or model is None or self._multi:
             return None
@@ -456,7 +457,8 @@ class ArrayOracle(GradientOracle):
         X = self._X
         width = X.indices.dtype.itemsize
         if (X.indptr.dtype != X.indices.dtype or X.indices.dtype.kind != "i"
-                or width not in (4, 8)):
+                or width not in (4, 8)
+                or not all(a.flags.c_contiguous for a in (X.data, X.indices, X.indptr))):
             return None
         starts = np.array([a for a, _ in self._blocks] + [self._n], dtype=np.int64)
         return COMPILED_RESIDUALS[named[0]], float(named[1]), width, starts
@@ -479,7 +481,8 @@ class ArrayOracle(GradientOracle):
         srsum = np.empty(n_blocks)
         active = clip is not None and not self._clip_is_inactive(clip)
         inv = self._inv_aug if active else None
-        args = (kind, param, width, X.indptr, X.indices, X.data, self._y, self._scale, inv,
+        y = self._y if self._y.flags.c_contiguous else np.ascontiguousarray(self._y)
+        args = (kind, param, width, X.indptr, X.indices, X.data, y, self._scale, inv,
                 np.ascontiguousarray(w), 0.0 if cw is None else cw, v,
                 clip if active else 0.0, starts)
 
