@@ -125,7 +125,7 @@ def test_margin_blocks_refuses_short_buffers():
     starts = np.array([0, 100], dtype=np.int64)
     G, rsum, srsum = np.empty((1, 20)), np.empty(1), np.empty(1)
     w = np.zeros(20)
-    args = [1, 0.0, 4, X.indptr, X.indices, X.data, yr, None, None, w, 0.0, 0.0, 0.0, starts,
+    args = [1, 0.0, 4, X.indptr, X.indices, X.data, yr, False, None, None, w, 0.0, 0.0, 0.0, starts,
             0, 1, G, rsum, srsum]
     array_module._margin_blocks(*args)  # well-formed: runs
     bad_y = list(args)
@@ -133,7 +133,7 @@ def test_margin_blocks_refuses_short_buffers():
     with pytest.raises(ValueError, match="y holds"):
         array_module._margin_blocks(*bad_y)
     bad_range = list(args)
-    bad_range[15] = 2
+    bad_range[16] = 2
     with pytest.raises(ValueError, match="block range"):
         array_module._margin_blocks(*bad_range)
     bad_kind = list(args)
@@ -159,3 +159,17 @@ def test_strided_targets_and_arrays():
     strided = sp.csr_array((wide[:, 0], X.indices, X.indptr), shape=X.shape, copy=False)
     other = ArrayOracle(SquaredLoss(), strided, yr, row_norm_bound=1.0)
     _close(other.clipped_gradient_sum(theta, 0.3), oracle.clipped_gradient_sum(theta, 0.3))
+
+
+def test_int8_labels_are_bit_identical_and_follow_new_targets(monkeypatch):
+    X, yb, _, rng = _problem(seed=8)
+    oracle = ArrayOracle(LogisticLoss(), X, yb, row_norm_bound=1.0)
+    theta = rng.standard_normal(oracle.n_params)
+    with_int8 = oracle.clipped_gradient_sum(theta, 0.2)
+    assert oracle._labels8 is not None and oracle._labels8[1].dtype == np.int8
+    monkeypatch.setattr(ArrayOracle, "_kernel_targets", lambda self, kind: (self._y, False))
+    assert np.array_equal(with_int8, oracle.clipped_gradient_sum(theta, 0.2))
+    monkeypatch.undo()
+    flipped = oracle.with_targets(1 - yb)  # other labels: the int8 copy must follow them
+    _close(flipped.clipped_gradient_sum(theta, 0.2), _scipy_path(flipped, theta, 0.2))
+    assert not np.array_equal(flipped.clipped_gradient_sum(theta, 0.2), with_int8)

@@ -18,7 +18,8 @@
  * released for the whole call.
  *
  * Residuals phi' (loss_kind): 0 logistic, -y / (1 + exp(y z)) = -y sigmoid(-y z);
- * 1 squared, z - y; 2 Huber with threshold t, clip(z - y, -t, t).
+ * 1 squared, z - y; 2 Huber with threshold t, clip(z - y, -t, t). Logistic labels, exactly
+ * -1 or +1, may come as int8 (an eighth of the bytes read per step; the same values).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -60,12 +61,13 @@ static inline double residual(int kind, double param, double z, double y)
 
 #define DEFINE_BLOCKS(NAME, ITYPE)                                                         \
 static void NAME(int kind, double param, const ITYPE *indptr, const ITYPE *indices,        \
-                 const double *data, Py_ssize_t nnz, const double *y, const double *scale, \
+                 const double *data, Py_ssize_t nnz, const double *y, const int8_t *y8,    \
+                 const double *scale,                                                      \
                  const double *inv_aug, const double *w, double cw, double v, double clip, \
                  const int64_t *starts, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t d,       \
                  double *G, double *rsum, double *srsum)                                   \
 {                                                                                          \
-    double z[SUB], e[SUB];                                                                 \
+    double z[SUB], e[SUB], yb[SUB];                                                        \
     for (Py_ssize_t j = j0; j < j1; j++) {                                                 \
         double *g = G + j * d;                                                             \
         double rs = 0.0, srs = 0.0;                                                        \
@@ -90,11 +92,17 @@ static void NAME(int kind, double param, const ITYPE *indptr, const ITYPE *indic
                     s *= scale[i];                                                         \
                 z[t] = s + v;                                                              \
             }                                                                              \
-            if (kind == 0)                                                                 \
-                exps(m, y + i0, z, e);                                                     \
+            if (kind == 0) {                                                               \
+                if (y8)                                                                    \
+                    for (int64_t t = 0; t < m; t++)                                        \
+                        yb[t] = (double)y8[i0 + t];                                        \
+                else                                                                       \
+                    memcpy(yb, y + i0, (size_t)m * sizeof(double));                        \
+                exps(m, yb, z, e);                                                         \
+            }                                                                              \
             for (int64_t t = 0; t < m; t++) { /* clipped residuals, their sums */          \
                 const int64_t i = i0 + t;                                                  \
-                double r = kind == 0 ? -y[i] / (1.0 + e[t]) : residual(kind, param, z[t], y[i]); \
+                double r = kind == 0 ? -yb[t] / (1.0 + e[t]) : residual(kind, param, z[t], y[i]); \
                 if (inv_aug) {                                                             \
                     const double b = clip * inv_aug[i];                                    \
                     r = r > b ? b : r;                                                     \
@@ -132,23 +140,24 @@ static int need(Py_buffer *b, Py_ssize_t bytes, const char *name)
 }
 
 PyDoc_STRVAR(margin_blocks_doc,
-"margin_blocks(kind, param, index_bytes, indptr, indices, data, y, scale, inv_aug, w, cw, v,\n"
-"              clip, starts, j0, j1, G, rsum, srsum)\n\n"
-"Blocks j0..j1-1 of the fused CSR kernel (see _csr_kernels.c); scale and inv_aug may be\n"
-"None. Writes G[j] (d doubles each), rsum[j] and srsum[j].");
+"margin_blocks(kind, param, index_bytes, indptr, indices, data, y, labels_int8, scale,\n"
+"              inv_aug, w, cw, v, clip, starts, j0, j1, G, rsum, srsum)\n\n"
+"Blocks j0..j1-1 of the fused CSR kernel (see _csr_kernels.c); y is float64, or int8\n"
+"labels +-1 when labels_int8 (logistic only); scale and inv_aug may be None. Writes G[j]\n"
+"(d doubles each), rsum[j] and srsum[j].");
 
 static PyObject *margin_blocks(PyObject *self, PyObject *args)
 {
     (void)self;
-    int kind, index_bytes;
+    int kind, index_bytes, labels_int8;
     double param, cw, v, clip;
     Py_ssize_t j0, j1;
     Py_buffer indptr, indices, data, y, w, starts, G, rsum, srsum;
     Py_buffer scale = {0}, inv_aug = {0};
     PyObject *scale_obj, *inv_obj;
-    if (!PyArg_ParseTuple(args, "idiy*y*y*y*OOy*dddy*nnw*w*w*", &kind, &param, &index_bytes,
-                          &indptr, &indices, &data, &y, &scale_obj, &inv_obj, &w, &cw, &v,
-                          &clip, &starts, &j0, &j1, &G, &rsum, &srsum))
+    if (!PyArg_ParseTuple(args, "idiy*y*y*y*pOOy*dddy*nnw*w*w*", &kind, &param, &index_bytes,
+                          &indptr, &indices, &data, &y, &labels_int8, &scale_obj, &inv_obj, &w,
+                          &cw, &v, &clip, &starts, &j0, &j1, &G, &rsum, &srsum))
         return NULL;
     PyObject *result = NULL;
     int have_scale = 0, have_inv = 0;
@@ -162,8 +171,10 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
             goto done;
         have_inv = 1;
     }
-    if (kind < 0 || kind > 2 || (index_bytes != 4 && index_bytes != 8)) {
-        PyErr_SetString(PyExc_ValueError, "unknown loss kind or index width");
+    if (kind < 0 || kind > 2 || (index_bytes != 4 && index_bytes != 8)
+        || (labels_int8 && kind != 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "unknown loss kind or index width (int8 labels: logistic only)");
         goto done;
     }
     {
@@ -180,7 +191,7 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "block starts outside the rows");
             goto done;
         }
-        if (!need(&indices, nnz * index_bytes, "indices") || !need(&y, n_rows * 8, "y")
+        if (!need(&indices, nnz * index_bytes, "indices") || !need(&y, n_rows * (labels_int8 ? 1 : 8), "y")
             || !need(&G, n_blocks * d * 8, "G") || !need(&rsum, n_blocks * 8, "rsum")
             || !need(&srsum, n_blocks * 8, "srsum")
             || (have_scale && !need(&scale, n_rows * 8, "scale"))
@@ -189,14 +200,18 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         if (index_bytes == 4)
             blocks_i32(kind, param, (const int32_t *)indptr.buf, (const int32_t *)indices.buf,
-                       (const double *)data.buf, nnz, (const double *)y.buf,
+                       (const double *)data.buf, nnz,
+                       labels_int8 ? NULL : (const double *)y.buf,
+                       labels_int8 ? (const int8_t *)y.buf : NULL,
                        have_scale ? (const double *)scale.buf : NULL,
                        have_inv ? (const double *)inv_aug.buf : NULL, (const double *)w.buf,
                        cw, v, clip, st, j0, j1, d, (double *)G.buf, (double *)rsum.buf,
                        (double *)srsum.buf);
         else
             blocks_i64(kind, param, (const int64_t *)indptr.buf, (const int64_t *)indices.buf,
-                       (const double *)data.buf, nnz, (const double *)y.buf,
+                       (const double *)data.buf, nnz,
+                       labels_int8 ? NULL : (const double *)y.buf,
+                       labels_int8 ? (const int8_t *)y.buf : NULL,
                        have_scale ? (const double *)scale.buf : NULL,
                        have_inv ? (const double *)inv_aug.buf : NULL, (const double *)w.buf,
                        cw, v, clip, st, j0, j1, d, (double *)G.buf, (double *)rsum.buf,
