@@ -19,7 +19,7 @@ PEERS_REQS  := benchmarks/peers/requirements.txt
 venv: $(STAMP)
 
 # No package code needs torch or dask yet, so neither is installed for run or test.
-$(STAMP): pyproject.toml setup.py src/noisygd/oracles/_csr_kernels.c
+$(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
 	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs]"
@@ -99,4 +99,4 @@ bench-secure: $(STAMP)
 	$(BIN)/python benchmarks/bench_secure.py
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_csr_kernels_c.*.so
+	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_margin_kernels_c.*.so

@@ -1,8 +1,8 @@
 """Build of noisygd's one compiled module (all metadata is in pyproject.toml).
 
-``noisygd.oracles._csr_kernels_c`` is the fused CSR gradient kernel of
+``noisygd.oracles._margin_kernels_c`` is the fused gradient kernel (CSR and dense rows) of
 :mod:`noisygd.oracles.array`. It is optional: where no C compiler is available the install
-still succeeds and the oracle uses SciPy's kernels (same results up to rounding, slower).
+still succeeds and the oracle uses SciPy and BLAS (same results up to rounding, slower).
 """
 
 import sys
@@ -18,8 +18,8 @@ if LIBMVEC:
 setup(
     ext_modules=[
         Extension(
-            "noisygd.oracles._csr_kernels_c",
-            sources=["src/noisygd/oracles/_csr_kernels.c"],
+            "noisygd.oracles._margin_kernels_c",
+            sources=["src/noisygd/oracles/_margin_kernels.c"],
             extra_compile_args=FLAGS,
             libraries=["mvec", "m"] if LIBMVEC else [],
             optional=True,

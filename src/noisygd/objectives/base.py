@@ -116,7 +116,7 @@ class MarginModel:
         it, a clip :math:`C \ge \sup|\phi'|\,\max_i\lVert[x_i - c, \kappa]\rVert` is
         known to change no gradient, and the oracle skips it (the result is bit-identical).
     compiled_residual : tuple of (str, float) or None, default=None
-        The same :math:`\phi'` as one that the compiled CSR kernel implements
+        The same :math:`\phi'` as one that the compiled margin kernel implements
         (:mod:`noisygd.oracles.array`): ``("logistic", 0.0)`` for
         :math:`-y\,\sigma(-yz)`, ``("squared", 0.0)`` for :math:`z - y`, ``("huber", t)``
         for :math:`\mathrm{clip}(z - y, \pm t)`; None (the default) when ``residual`` is

@@ -116,7 +116,7 @@ class GLMObjective(Objective):
         return None
 
     def compiled_residual(self) -> tuple[str, float] | None:
-        """This loss's :math:`\\phi'` as the compiled CSR kernel names it, or None (see
+        """This loss's :math:`\\phi'` as the compiled margin kernel names it, or None (see
         :attr:`~noisygd.objectives.base.MarginModel.compiled_residual`)."""
         return None
 

@@ -49,15 +49,16 @@ margins and one for the gradient while the block is in cache; CSR blocks by SciP
 ``csr_matvecs``/``csc_matvecs`` on the caller's arrays, no copy); nothing of size
 ``(n, K, p)`` exists.
 
-On CSR storage, for one margin and a residual the compiled kernel implements
+For one margin and a residual the compiled kernel implements
 (``MarginModel.compiled_residual``: logistic, squared, Huber), a call over all rows runs
-``_csr_kernels.c`` instead: the same blocks, and per block one pass over its nonzeros that
-computes :math:`z_b`, the clipped :math:`r_b` and :math:`g_b` row group by row group (the
-nonzeros prefetched ahead of the margins, the gradient scattered while they are cached), so
-``X`` is read once with no NumPy temporaries; the partial sums are added in block order as
-above. Subsets of rows, ``K`` margins, overflow-prone rows and installs without the compiled
-module take the SciPy path (results equal up to rounding). docs/noisygd.md says why this one
-kernel is hand-written.
+``_margin_kernels.c`` instead, on CSR storage or a C-contiguous float64 dense ``X``: the same
+blocks, and per block one read of its rows that computes :math:`z_b`, the clipped
+:math:`r_b` and :math:`g_b` row group by row group (the rows prefetched ahead of the
+margins, the gradient accumulated while they are cached), with no NumPy temporaries; the
+partial sums are added in block order as above. Subsets of rows, ``K`` margins,
+overflow-prone rows, other dtypes and installs without the compiled module take the
+NumPy/SciPy path (results equal up to rounding). docs/noisygd.md says why this one kernel
+is hand-written.
 
 Losses without a margin model (e.g.
 :class:`~noisygd.objectives.distance.SquaredDistanceLoss`) are evaluated by the objective's
@@ -89,8 +90,8 @@ from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import GradientOracle
 from noisygd.oracles.rows import block_rows, scan_rows
 
-try:  # the compiled kernel (setup.py); optional: without it SciPy's kernels serve CSR blocks
-    from noisygd.oracles._csr_kernels_c import margin_blocks as _margin_blocks
+try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
+    from noisygd.oracles._margin_kernels_c import margin_blocks as _margin_blocks
 except ImportError:  # pragma: no cover (an install without a C compiler)
     _margin_blocks = None
 
@@ -443,37 +444,49 @@ class ArrayOracle(GradientOracle):
         return idx
 
     def _compiled_kernel(self, model: MarginModel | None) -> tuple | None:
-        """``(kind, parameter, index bytes, block starts)`` when the compiled kernel serves
+        """``(kind, parameter, layout, block starts)`` when the compiled kernel serves
         :meth:`clipped_gradient_sum` over all rows, else None.
 
-        It does for CSR storage with contiguous arrays, a scalar-margin loss whose
-        ``compiled_residual`` it implements, no overflow-prone rows, and index arrays of one
-        width (int32 or int64).
+        It does for a scalar-margin loss whose ``compiled_residual`` it implements, with no
+        overflow-prone rows, over CSR storage (contiguous arrays, int32 or int64 indices of
+        one width: layout 4 or 8) or a C-contiguous float64 dense ``X`` (layout 0). The CSR
+        structure the kernel trusts (nondecreasing ``indptr``, indices inside the columns) is
+        checked here once, allocation-free but for ``n`` bytes.
         """
-        if _margin_blocks is None or not self._csr or model is None or self._multi:
+        if _margin_blocks is None or model is None or self._multi:
             return None
         named = model.compiled_residual
         if named is None or named[0] not in COMPILED_RESIDUALS or self._big.size:
             return None
         X = self._X
-        width = X.indices.dtype.itemsize
-        if (X.indptr.dtype != X.indices.dtype or X.indices.dtype.kind != "i"
-                or width not in (4, 8)
-                or not all(a.flags.c_contiguous for a in (X.data, X.indices, X.indptr))):
-            return None
+        if self._csr:
+            layout = X.indices.dtype.itemsize
+            if (X.indptr.dtype != X.indices.dtype or X.indices.dtype.kind != "i"
+                    or layout not in (4, 8)
+                    or not all(a.flags.c_contiguous for a in (X.data, X.indices, X.indptr))):
+                return None
+            ptr = X.indptr
+            if (int(ptr[0]) < 0 or not bool(np.all(ptr[1:] >= ptr[:-1]))
+                    or (X.indices.size and (int(X.indices.min()) < 0
+                                            or int(X.indices.max()) >= self._d))):
+                return None
+        else:
+            if X.dtype != np.float64 or not X.flags.c_contiguous:
+                return None
+            layout = 0
         starts = np.array([a for a, _ in self._blocks] + [self._n], dtype=np.int64)
-        return COMPILED_RESIDUALS[named[0]], float(named[1]), width, starts
+        return COMPILED_RESIDUALS[named[0]], float(named[1]), layout, starts
 
     def _compiled_sum(self, theta: np.ndarray, clip: float | None) -> np.ndarray:
         r""":meth:`clipped_gradient_sum` over all rows by the compiled kernel.
 
-        The kernel (``_csr_kernels.c``) computes, per row block ``b`` and in one pass over its
-        nonzeros, :math:`G_b = X_b^\top(s_b\odot r_b)`, :math:`\sum_{i\in b} r_i` and
+        The kernel (``_margin_kernels.c``) computes, per row block ``b`` and in one read of
+        its rows, :math:`G_b = X_b^\top(s_b\odot r_b)`, :math:`\sum_{i\in b} r_i` and
         :math:`\sum_{i\in b} s_i r_i` with the margins, residuals and clipping of the
         module doc; the blocks' partial sums are then added in block order (the same fixed
-        partition as the SciPy path, so the result does not depend on ``n_threads``).
+        partition as the NumPy/SciPy path, so the result does not depend on ``n_threads``).
         """
-        kind, param, width, starts = self._kernel
+        kind, param, layout, starts = self._kernel
         w, v, cw = self._params(theta)
         X, d, c, kappa = self._X, self._d, self._centre, self._kappa
         n_blocks = starts.size - 1
@@ -483,7 +496,8 @@ class ArrayOracle(GradientOracle):
         active = clip is not None and not self._clip_is_inactive(clip)
         inv = self._inv_aug if active else None
         y, labels8 = self._kernel_targets(kind)
-        args = (kind, param, width, X.indptr, X.indices, X.data, y, labels8, self._scale, inv,
+        rows = (X, None, None) if layout == 0 else (X.indptr, X.indices, X.data)
+        args = (kind, param, layout, *rows, self._n, y, labels8, self._scale, inv,
                 np.ascontiguousarray(w), 0.0 if cw is None else cw, v,
                 clip if active else 0.0, starts)
 
