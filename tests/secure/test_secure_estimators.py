@@ -315,8 +315,15 @@ def test_secure_target_scale_is_a_discrete_gaussian_within_its_zcdp_share(relati
     for name in ("gdp", "pld"):
         with pytest.raises(UnsupportedEventError):
             get_accountant(name).epsilon(model.privacy_.event, DELTA)
-    # the release sets the clip: |t| <= 1 in a range of half-width 2, so V_hat < 1
-    assert 0.0 < model.target_scale_ < 1.0
+    # the release sets the clip; V_hat is capped at 1 (Popoviciu), which a noisy release can
+    # reach: the cap holds always, and below it only where the noise makes that sure.
+    # With |t| <= 1 in a range of half-width 2 (S_2 ~ 33 of n = 300), V_hat = 1 needs
+    # e_2 - e_0 >= 179 for the release's noise e ~ N(0, sigma^2), sigma = 22.2 under add/remove
+    # (5.7 sd: false-failure rate < 1e-8); under replace-one sigma = 44.3 and the cap is
+    # reached in about 8% of fits (40 secure fits: 3), so it is not asserted there.
+    assert 0.0 < model.target_scale_ <= 1.0
+    if relation == "add_remove":
+        assert model.target_scale_ < 1.0
     _, bound, s = model._conditioning(X.shape[1])
     assert model.fit_info_["plans"][0]["clip"] == pytest.approx(
         model.target_scale_ * huber_clip(2.0, bound, s), rel=1e-12)
