@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +45,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("data") is not None:
             item.add_marker(skip)
+
+
+def _uci_file(relative: str) -> Path:
+    """``relative`` (or its ``.gz``) under the UCI folder; the test is skipped when absent."""
+    root = uci_data_dir()
+    for p in (root / relative, root / (relative + ".gz")):
+        if p.exists():
+            return p
+    pytest.skip(f"{relative} not found under {root}")
+
+
+@pytest.fixture
+def uci_file() -> Callable[[str], Path]:
+    """A raw UCI file by its path under the data folder (e.g. ``"adult/adult.data"``)."""
+    return _uci_file

@@ -15,26 +15,17 @@ import pytest
 from _chromium import chromium, rendered_images
 
 from noisygd.cli import main
-from noisygd.data import uci_data_dir
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "examples" / "schemas"
 
 pytest.importorskip("matplotlib")
 
 
-def _file(relative: str) -> Path:
-    root = uci_data_dir()
-    for p in (root / relative, root / (relative + ".gz")):
-        if p.exists():
-            return p
-    pytest.skip(f"{relative} not found under {root}")
-
-
 @pytest.mark.data
 @pytest.mark.parametrize(("name", "relative"), [("adult", "adult/adult.data"),
                                                 ("bank", "bank_marketing/bank-full.csv")])
-def test_report_of_a_raw_uci_fit(name, relative, tmp_path, capsys):
-    data = _file(relative)
+def test_report_of_a_raw_uci_fit(name, relative, tmp_path, capsys, uci_file):
+    data = uci_file(relative)
     model, page = tmp_path / f"{name}.json", tmp_path / f"{name}.html"
     code = main(["fit", str(data), "--schema", str(SCHEMAS / f"{name}.toml"), "--epsilon", "1",
                  "--delta", "1e-6", "--seed", "0", "--out", str(model), "--report", str(page)])

@@ -25,19 +25,10 @@ import pandas as pd
 import pytest
 
 from noisygd.cli import main
-from noisygd.data import uci_data_dir
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "examples" / "schemas"
 #: Largest accepted accuracy cost of paying for bounds and levels (points; module doc).
 MAX_COST_POINTS = 1.0
-
-
-def _file(relative: str) -> Path:
-    root = uci_data_dir()
-    for p in (root / relative, root / (relative + ".gz")):
-        if p.exists():
-            return p
-    pytest.skip(f"{relative} not found under {root}")
 
 
 def _accuracy(schema: Path, data: Path, test: Path, truth: np.ndarray, tmp: Path,
@@ -57,14 +48,14 @@ def _accuracy(schema: Path, data: Path, test: Path, truth: np.ndarray, tmp: Path
 
 @pytest.mark.data
 @pytest.mark.parametrize("name", ["adult", "bank"])
-def test_paid_schema_on_the_raw_file(name, tmp_path, capsys):
+def test_paid_schema_on_the_raw_file(name, tmp_path, capsys, uci_file):
     pytest.importorskip("matplotlib")
     if name == "adult":
-        data, test = _file("adult/adult.data"), _file("adult/adult.test")
+        data, test = uci_file("adult/adult.data"), uci_file("adult/adult.test")
         truth = pd.read_csv(test, header=None, comment="|", skipinitialspace=True)[14]
         truth = truth.str.rstrip(".").to_numpy()
     else:
-        data = test = _file("bank_marketing/bank-full.csv")
+        data = test = uci_file("bank_marketing/bank-full.csv")
         truth = pd.read_csv(data, sep=";")["y"].to_numpy()
     page = tmp_path / "paid.html"
     declared, _ = _accuracy(SCHEMAS / f"{name}.toml", data, test, truth, tmp_path)

@@ -21,25 +21,17 @@ from noisygd.data import uci_data_dir
 SCHEMAS = Path(__file__).resolve().parents[2] / "examples" / "schemas"
 
 
-def _file(relative: str) -> Path:
-    root = uci_data_dir()
-    for p in (root / relative, root / (relative + ".gz")):
-        if p.exists():
-            return p
-    pytest.skip(f"{relative} not found under {root}")
-
-
 def _cli(argv: list[str]) -> None:
     code = main(argv)
     assert code == 0, argv
 
 
 @pytest.mark.data
-def test_adult_cli_matches_the_loader_path(tmp_path, capsys):
+def test_adult_cli_matches_the_loader_path(tmp_path, capsys, uci_file):
     from noisygd.data import load_uci, public_centring
     from noisygd.estimators import DPLogisticRegression
 
-    train, test = _file("adult/adult.data"), _file("adult/adult.test")
+    train, test = uci_file("adult/adult.data"), uci_file("adult/adult.test")
     model, preds = tmp_path / "adult.json", tmp_path / "pred.csv"
     _cli(["fit", str(train), "--schema", str(SCHEMAS / "adult.toml"), "--epsilon", "1",
           "--delta", "1e-5", "--seed", "0", "--out", str(model)])
@@ -62,8 +54,8 @@ def test_adult_cli_matches_the_loader_path(tmp_path, capsys):
 
 
 @pytest.mark.data
-def test_bank_cli_fit_and_predict(tmp_path, capsys):
-    data = _file("bank_marketing/bank-full.csv")
+def test_bank_cli_fit_and_predict(tmp_path, capsys, uci_file):
+    data = uci_file("bank_marketing/bank-full.csv")
     model, preds = tmp_path / "bank.json", tmp_path / "pred.csv.gz"
     _cli(["fit", str(data), "--schema", str(SCHEMAS / "bank.toml"), "--epsilon", "1",
           "--delta", "1e-6", "--seed", "0", "--out", str(model)])
