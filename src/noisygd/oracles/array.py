@@ -267,7 +267,7 @@ class ArrayOracle(GradientOracle):
         A = _check_matrix(X)
         if sp.issparse(A) and sparse == "never":
             A = A.toarray()
-        y = objective.check_targets(y)
+        y = np.ascontiguousarray(objective.check_targets(y))  # no copy unless strided
         if y.shape[0] != A.shape[0]:
             raise ValueError(f"X has {A.shape[0]} rows but y has {y.shape[0]} entries")
         model = objective.margin_model()
@@ -412,7 +412,7 @@ class ArrayOracle(GradientOracle):
     def with_targets(self, y: np.ndarray) -> ArrayOracle:
         """The same rows (same storage, scale factors and partition: no new pass over ``X``)
         with other targets ``y`` (e.g. one-vs-rest labels), checked by the objective."""
-        y = self.objective.check_targets(y)
+        y = np.ascontiguousarray(self.objective.check_targets(y))
         if y.shape[0] != self._n:
             raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
         other = copy.copy(self)
@@ -517,7 +517,7 @@ class ArrayOracle(GradientOracle):
     def _kernel_targets(self, kind: int) -> tuple[np.ndarray, bool]:
         """The targets as the kernel reads them: logistic labels (exactly -1 or +1) as an
         int8 copy made once per target vector (an eighth of the bytes read per step), other
-        targets as contiguous float64."""
+        targets as held (contiguous float64)."""
         y = self._y
         if kind == COMPILED_RESIDUALS["logistic"]:
             cached = self._labels8
@@ -527,7 +527,7 @@ class ArrayOracle(GradientOracle):
                 self._labels8 = cached
             if cached[1] is not None:
                 return cached[1], True
-        return (y if y.flags.c_contiguous else np.ascontiguousarray(y)), False
+        return y, False
 
     def _csr_view(self, a: int, b: int) -> _CSRRows:
         """Rows ``a:b`` of the CSR ``X`` without a copy (see :class:`_CSRRows`)."""
