@@ -14,7 +14,7 @@ PEERS_STAMP := $(PEERS_VENV)/.installed
 PEERS_REQS  := benchmarks/peers/requirements.txt
 
 .PHONY: run test test-slow test-all postgres chromium docs bench bench-env bench-scale bench-scale-quick \
-        bench-utility bench-utility-quick bench-secure lint reproduce clean venv
+        bench-utility bench-utility-quick bench-secure judge-regression lint reproduce clean venv
 
 venv: $(STAMP)
 
@@ -93,6 +93,10 @@ bench-utility: $(STAMP) $(PEERS_STAMP)
 
 bench-utility-quick: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/bench_utility.py --quick --data-dir $(DATA_DIR)
+
+# Held-out synthetic judge of DPLinearRegression's defaults (about 10 s; docs/estimators.md).
+judge-regression: $(STAMP)
+	$(BIN)/python benchmarks/judge_regression.py
 
 # Secure noise (OpenDP's discrete Gaussian) against the default sampler (about 40 s).
 bench-secure: $(STAMP)

@@ -303,21 +303,23 @@ def test_a_clip_given_to_a_method_that_does_not_clip_is_still_refused():
 
 
 def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_scale():
-    # targets in [0, 1] (h = 1/2), rows [x - c, s] of norm <= sqrt(R^2 + s^2) = sqrt(2)
-    # (R = 1, s = R): the residual bound is 2 h sqrt(2) = sqrt(2); the default clip is
-    # Huber's 1.345 times the Popoviciu bound sd(y) <= h, times the row bound:
-    # 1.345 h sqrt(R^2 + s^2) = 0.6725 sqrt(2), i.e. 1.345/2 of the residual bound.
+    # targets in [0, 1] (h = 1/2), rows [x - c, s] of norm <= sqrt(R^2 + s^2) with R = 1 and
+    # the regression's default s = R/sqrt(d): the residual bound is 2 h sqrt(1 + 1/d); the
+    # default clip is Huber's 1.345 times the Popoviciu bound sd(y) <= h, times the row
+    # bound: 1.345 h sqrt(R^2 + s^2), i.e. 1.345/2 of the residual bound.
     from noisygd.estimators import HUBER_K
 
     assert HUBER_K == 1.345
     X, y = _regression()
     y = (y - y.min()) / (y.max() - y.min())
+    row = np.sqrt(1.0 + 1.0 / X.shape[1])  # sqrt(R^2 + s^2), R = 1, s = 1/sqrt(d)
     # scale_share=0: the public-bound clip (the private residual scale is tested below)
     ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0,
                                 scale_share=0.0).fit(X, y)
-    assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * np.sqrt(2.0))
+    assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
+    assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * row)
     symmetric = DPLinearRegression(random_state=0, scale_share=0.0).fit(X, y)  # h = 1
-    assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * np.sqrt(2.0))
+    assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * row)
     box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
                              intercept_scale=0.2, random_state=0, scale_share=0.0).fit(X, y)
     r_c = 0.3 * np.sqrt(X.shape[1])
@@ -343,7 +345,8 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
     X, y = _regression()
     y = (y - y.min()) / (y.max() - y.min())
     model = DPLinearRegression(target_range=(0.0, 1.0), n_samples_public=600, l2=1e-3,
-                               random_state=4, scale_share=0.0).fit(X, y)  # l2 given
+                               intercept_scale=1.0, random_state=4,
+                               scale_share=0.0).fit(X, y)  # l2 given, s = 1: c = 0, v = theta
     plan = model.fit_info_["plans"][0]
     clip = 1.345 * 0.5 * np.sqrt(2.0)  # h = 1/2, R = s = 1 (c = 0: unconditioned coords)
     assert plan["clip"] == pytest.approx(clip)
@@ -378,57 +381,76 @@ def test_target_range_centres_the_targets_and_recovers_a_shifted_model():
 # --- private residual scale (scale_share) ------------------------------------------------
 
 
-def test_private_target_scale_is_the_closed_form_on_the_same_draws():
-    # (N~, S1~, S2~) = sum_i (1, t_i, t_i^2) + N(0, sigma^2 I_3), sigma = sqrt(3) Delta / mu;
-    # V_hat = min(1, max(((S2~)+ + z s)/N- - (((|S1~| - z s)+)/N+)^2, z s/N-)), recomputed by
-    # hand here from the same three normal draws.
-    from noisygd.estimators import private_target_scale
+def test_private_residual_scales_are_the_closed_form_on_the_same_draws():
+    # (N~, S1~, S2~, Su~) = sum_i (1, t_i, t_i^2, u_i) + N(0, sigma^2 I_4), sigma = 2 Delta/mu;
+    # V_hat = min(1, max(((S2~)+ + z s)/N- - (((|S1~| - z s)+)/N+)^2, z s/N-)) and
+    # U_hat = min(1, max(Su~, s)/max(N~, 1)), recomputed by hand here from the same four
+    # normal draws.
+    from noisygd.estimators import SCALE_SUMS, private_residual_scales
 
+    assert SCALE_SUMS == 4
     y = np.linspace(-0.2, 0.3, 101)
+    u = np.linspace(0.0, 1.4, 101)  # squared row norms over R^2: clipped to 1 above it
     h, mu, z = 0.5, 0.7, 2.0
-    factor, nm = private_target_scale(y, h, mu=mu, sensitivity=1.0,
-                                      rng=np.random.default_rng(5), z=z)
-    sigma = np.sqrt(3.0) / mu
-    e = np.random.default_rng(5).normal(0.0, sigma, 3)
+    out = private_residual_scales(y, u, h, mu=mu, sensitivity=1.0,
+                                  rng=np.random.default_rng(5), z=z)
+    sigma = 2.0 / mu
+    e = np.random.default_rng(5).normal(0.0, sigma, 4)
     t = y / h
     n_t, s1, s2 = 101 + e[0], t.sum() + e[1], (t**2).sum() + e[2]
+    s_u = np.minimum(u, 1.0).sum() + e[3]
     n_lo, n_hi = max(n_t - z * sigma, 1.0), max(n_t + z * sigma, 1.0)
     v = min(1.0, max((max(s2, 0.0) + z * sigma) / n_lo
                      - (max(abs(s1) - z * sigma, 0.0) / n_hi) ** 2, z * sigma / n_lo))
-    assert factor == pytest.approx(np.sqrt(v), rel=1e-12)
-    assert nm == pytest.approx(sigma / np.sqrt(3.0), rel=1e-12)  # = Delta / mu
+    assert out.target_scale == pytest.approx(np.sqrt(v), rel=1e-12)
+    assert out.row_scale == pytest.approx(np.sqrt(min(1.0, max(s_u, sigma) / n_t)), rel=1e-12)
+    assert out.noise_multiplier == pytest.approx(sigma / 2.0, rel=1e-12)  # = Delta / mu
     # the event Gaussian(nm, Delta) is exactly mu-GDP (independent: gaussian_mu)
     from noisygd.accounting.gdp import gaussian_mu
 
-    assert gaussian_mu(Gaussian(nm, 1.0)) == pytest.approx(mu, rel=1e-12)
+    assert gaussian_mu(Gaussian(out.noise_multiplier, 1.0)) == pytest.approx(mu, rel=1e-12)
     # replace-one doubles the sensitivity, hence the noise, at the same mu
-    _, nm2 = private_target_scale(y, h, mu=mu, sensitivity=2.0,
-                                  rng=np.random.default_rng(5))
-    assert nm2 == pytest.approx(2.0 * nm)
-    # targets at both ends of the range: variance 1 (Popoviciu's worst case), factor 1
+    out2 = private_residual_scales(y, u, h, mu=mu, sensitivity=2.0,
+                                   rng=np.random.default_rng(5))
+    assert out2.noise_multiplier == pytest.approx(2.0 * out.noise_multiplier)
+    # targets at both ends of the range (variance 1, Popoviciu's worst case) and rows on the
+    # ball's sphere: both factors 1
     ends = np.tile([-3.0, 3.0], 2500)  # clipped to -h, +h
-    f1, _ = private_target_scale(ends, h, mu=50.0, sensitivity=1.0,
+    f1 = private_residual_scales(ends, np.full(5000, 2.0), h, mu=50.0, sensitivity=1.0,
                                  rng=np.random.default_rng(0))
-    assert f1 == pytest.approx(1.0, abs=1e-3)
+    assert f1.target_scale == pytest.approx(1.0, abs=1e-3)
+    assert f1.row_scale == pytest.approx(1.0, abs=1e-3)
+    with pytest.raises(ValueError, match="row_fractions"):
+        private_residual_scales(y, u[:-1], h, mu=mu, sensitivity=1.0,
+                                rng=np.random.default_rng(0))
 
 
-def test_private_target_scale_is_an_upper_confidence_bound():
+def test_private_residual_scales_bound_the_variance_and_estimate_the_row_moment():
     # V_hat >= V = var(t) unless one of four one-sided bounds fails: probability at most
     # 4 Phi(-2) = 0.091 per draw. 2000 seeded draws: failures >= 11% has probability
     # < 1e-3 under Binomial(2000, 0.091) (false-failure rate of this test).
-    from noisygd.estimators import private_target_scale
+    # U_hat is a ratio estimate of U = mean(u): at mu = 0.5, n = 400 its noise is about
+    # sigma/n = 0.01 against U = 0.3; its median over the draws is within 0.01 of U (the
+    # median of 2000 draws moves by about 1.25 sd/sqrt(2000) = 0.0003: failure < 1e-9).
+    from noisygd.estimators import private_residual_scales
 
     y = np.random.default_rng(1).uniform(-0.3, 0.0, 400)  # off-centre: mean far from 0
+    u = np.random.default_rng(4).uniform(0.0, 0.6, 400)
     v = float(np.var(y / 0.5))
     rng = np.random.default_rng(2)
-    below = sum(private_target_scale(y, 0.5, mu=0.5, sensitivity=1.0, rng=rng)[0] ** 2 < v
-                for _ in range(2000))
+    draws = [private_residual_scales(y, u, 0.5, mu=0.5, sensitivity=1.0, rng=rng)
+             for _ in range(2000)]
+    below = sum(d.target_scale ** 2 < v for d in draws)
     assert below / 2000 < 0.11
-    # and it is informative when the noise is small: within 0.1% of sd(t), far below the
-    # second moment about the midpoint (which the mean's square would inflate)
-    f, _ = private_target_scale(y, 0.5, mu=1e5, sensitivity=1.0, rng=np.random.default_rng(3))
-    assert f == pytest.approx(np.sqrt(v), rel=1e-3)
-    assert f < 0.5 * np.sqrt(np.mean((y / 0.5) ** 2))
+    assert np.median([d.row_scale ** 2 for d in draws]) == pytest.approx(u.mean(), abs=0.01)
+    # and both are informative when the noise is small: within 0.1% of sd(t) (far below the
+    # second moment about the midpoint, which the mean's square would inflate) and of
+    # sqrt(mean(u))
+    f = private_residual_scales(y, u, 0.5, mu=1e5, sensitivity=1.0,
+                                rng=np.random.default_rng(3))
+    assert f.target_scale == pytest.approx(np.sqrt(v), rel=1e-3)
+    assert f.target_scale < 0.5 * np.sqrt(np.mean((y / 0.5) ** 2))
+    assert f.row_scale == pytest.approx(np.sqrt(u.mean()), rel=1e-3)
 
 
 def test_private_scale_bounds_the_least_squares_residual_scale():
@@ -454,14 +476,20 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
     X, y = _regression()
     y = 0.5 + 0.1 * y  # targets near the midpoint: M is small
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
+    root_d = np.sqrt(X.shape[1])
     off = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
-    assert off.target_scale_ == 1.0
-    assert off.fit_info_["plans"][0]["clip"] == pytest.approx(huber_clip(0.5, 1.0, 1.0))
+    assert off.target_scale_ == 1.0 and off.row_scale_ == 1.0
+    assert off.fit_info_["plans"][0]["clip"] == pytest.approx(huber_clip(0.5, 1.0, 1 / root_d))
     on = DPLinearRegression(scale_share=0.05, **kw).fit(X, y)
     clip = on.fit_info_["plans"][0]["clip"]
-    public = huber_clip(0.5, 1.0, 1.0)  # h = 1/2, R = s = 1
     assert 0.0 < on.target_scale_ < 0.8
-    assert clip == pytest.approx(on.target_scale_ * public, rel=1e-12)
+    # h = 1/2, R = 1: the row bound's part is R sqrt(U_hat); s = R/sqrt(d) is public
+    row = on.row_scale_
+    assert 0.0 < row <= 1.0
+    assert on.conditioning_["intercept_scale"] == pytest.approx(1 / root_d, rel=1e-12)
+    assert clip == pytest.approx(on.target_scale_ * huber_clip(0.5, row, 1 / root_d),
+                                 rel=1e-12)
+    assert clip <= on.target_scale_ * huber_clip(0.5, 1.0, 1 / root_d)  # never above
     event = on.privacy_.event
     assert isinstance(event, Composed)
     first = event.events[0]  # the scale's release comes first, at sqrt(f) mu
@@ -700,3 +728,76 @@ def test_explicit_l2_and_other_methods_keep_their_ridge():
                                  n_samples_public=600, random_state=0).fit(X, y)
     assert given.fit_info_["plans"][0]["plan"]["l2_planned"] == 2e-3
     assert given.l2_ == pytest.approx(DPLogisticRegression._L2_DEFAULT + 2e-3)  # added to it
+
+
+# --- least squares' own conditioning: intercept scale R/sqrt(d), row moment, horizon -------
+
+
+def _box_regression(n=400, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    half = 0.5 / np.sqrt(d)
+    # features spread over a tenth to all of their box: anisotropic, off the box's sphere
+    X = half + np.geomspace(0.1, 1.0, d) * rng.uniform(-half, half, size=(n, d))
+    y = np.clip(0.4 + (X - half) @ rng.normal(size=d) + 0.1 * rng.normal(size=n), 0.0, 1.0)
+    return X, y, (np.zeros(d), np.full(d, 2 * half))
+
+
+def test_linear_regression_default_intercept_scale_is_r_over_root_d_and_classifiers_keep_r():
+    from noisygd.estimators import DPLogisticRegression
+
+    X, y, box = _box_regression()
+    d = X.shape[1]
+    r = float(np.linalg.norm(box[1] / 2))  # the box's exact radius about its centre: 1/2
+    lin = DPLinearRegression(target_range=(0, 1), feature_bounds=box, random_state=0).fit(X, y)
+    assert lin.conditioning_["row_norm_bound"] == pytest.approx(r)
+    assert lin.conditioning_["intercept_scale"] == pytest.approx(r / np.sqrt(d), rel=1e-12)
+    given = DPLinearRegression(target_range=(0, 1), feature_bounds=box, intercept_scale=0.3,
+                               random_state=0).fit(X, y)
+    assert given.conditioning_["intercept_scale"] == 0.3
+    log = DPLogisticRegression(classes=[0, 1], feature_bounds=box, random_state=0).fit(
+        X, (y > 0.4).astype(int))
+    assert log.conditioning_["intercept_scale"] == pytest.approx(r, rel=1e-12)
+    # coef_/intercept_ are in the original coordinates whatever s: b = s v_b - <c, w>
+    centre = lin.conditioning_["centre"]
+    v_b = (lin.intercept_ - 0.5 + lin.coef_ @ centre) / (r / np.sqrt(d))  # targets centred at 1/2
+    assert lin.predict(X[:3]) == pytest.approx(
+        (X[:3] - centre) @ lin.coef_ + r / np.sqrt(d) * v_b + 0.5, rel=1e-9)
+
+
+def test_linear_regression_row_moment_is_of_the_served_rows_dense_and_sparse():
+    # u_i = min(||x_i - c||, R)^2 / R^2: the rows the fit serves (projected onto the ball)
+    import scipy.sparse as sp
+
+    X, y, box = _box_regression(n=50)
+    X[0] = box[1] * 3.0  # far outside the box: projected, u = 1
+    est = DPLinearRegression(target_range=(0, 1), feature_bounds=box)
+    est.fit(X, y)
+    centre, bound = est.conditioning_["centre"], est.conditioning_["row_norm_bound"]
+    expected = np.minimum(np.linalg.norm(X - centre, axis=1) / bound, 1.0) ** 2
+    np.testing.assert_allclose(est._row_fractions(X), expected, rtol=1e-12)
+    np.testing.assert_allclose(est._row_fractions(sp.csr_matrix(X)), expected, rtol=1e-12)
+    assert est._row_fractions(X)[0] == 1.0
+
+
+def test_linear_regression_runs_to_the_ridge_horizon_unless_told_otherwise():
+    from noisygd.planning import ridge_horizon_steps
+
+    X, y, box = _box_regression()
+    kw = {"target_range": (0, 1), "feature_bounds": box, "random_state": 0}
+    model = DPLinearRegression(**kw).fit(X, y)
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["steps_rule"].startswith("ridge horizon")
+    accelerated = DPLinearRegression(method_options={"horizon": None}, **kw).fit(X, y)
+    t_plan = int(accelerated.n_iter_[0])
+    assert accelerated.fit_info_["plans"][0]["plan"]["l2"] == plan["l2"]  # the same ridge
+    beta = float(np.linalg.norm(box[1] / 2)) ** 2 * (1 + 1 / X.shape[1])  # R^2 + s^2
+    lam = plan["l2"]
+    expected = ridge_horizon_steps(smoothness=beta + lam, strong_convexity=lam,
+                                   planned_steps=t_plan, momentum=plan["momentum"])
+    assert int(model.n_iter_[0]) == expected > t_plan
+    assert model.fit_info_["plans"][0]["averaging"] == "suffix"
+    capped = DPLinearRegression(max_iter=50, **kw).fit(X, y)  # a given T is kept
+    assert int(capped.n_iter_[0]) == 50
+    # the event is the budget's whatever T: the same mu-GDP (its epsilon within the budget)
+    for m in (model, accelerated, capped):
+        assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)

@@ -431,16 +431,17 @@ def test_tuned_fit_with_a_public_n_passes_the_training_part_s_public_size() -> N
 
 
 def test_clip_factor_scales_the_clip_the_run_would_use() -> None:
-    # DPLinearRegression's own clip is Huber's 1.345 h sqrt(R^2 + s^2) = 1.345 sqrt(2) for
-    # target_bound 1, R = s = 1; DPLogisticRegression's is the Lipschitz constant sqrt(2).
+    # DPLinearRegression's own clip is Huber's 1.345 h sqrt(R^2 + s^2) = 1.345 sqrt(1 + 1/d)
+    # for target_bound 1, R = 1 and its default s = R/sqrt(d); DPLogisticRegression's is the
+    # Lipschitz constant sqrt(2) (R = s = 1).
     from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 
     X, y = _est_data(n=600, seed=5)
     yr = np.clip(X[:, 0], -1, 1)
     r = DPLinearRegression(tune=True, tune_candidates=[{"clip_factor": 0.25}],
                            random_state=0).fit(X, yr)
-    assert r.fit_info_["plans"][0]["clip"] == pytest.approx(0.25 * 1.345 * math.sqrt(2),
-                                                           rel=1e-12)
+    assert r.fit_info_["plans"][0]["clip"] == pytest.approx(
+        0.25 * 1.345 * math.sqrt(1 + 1 / X.shape[1]), rel=1e-12)
     c = DPLogisticRegression(classes=[0, 1], tune=True, tune_candidates=[{"clip_factor": 0.5}],
                              random_state=0).fit(X, y)
     assert c.fit_info_["plans"][0]["clip"] == pytest.approx(0.5 * math.sqrt(2), rel=1e-12)

@@ -259,8 +259,9 @@ class _DPLinearModel(BaseEstimator):
 
         ``centre`` is None and the row bound ``row_norm_bound`` without ``feature_bounds``;
         with them, the box's centre and its exact radius :math:`\lVert(u - l)/2\rVert_2`.
-        The intercept scale is ``intercept_scale``, else :math:`R/\sqrt d` (None without
-        an intercept, 1.0 when the problem is not conditioned).
+        The intercept scale is ``intercept_scale``, else a ``PublicCentring``'s own, else
+        :meth:`_default_intercept_scale` (None without an intercept, 1.0 when the problem is
+        not conditioned).
         """
         if not self.fit_intercept:
             return None, float(self.row_norm_bound), None
@@ -275,8 +276,14 @@ class _DPLinearModel(BaseEstimator):
             s = check_positive("feature_bounds.intercept_scale",
                                self.feature_bounds.intercept_scale)  # the schema's argument
         else:
-            s = bound
+            s = self._default_intercept_scale(bound, n_features)
         return centre, bound, s
+
+    def _default_intercept_scale(self, bound: float, n_features: int) -> float:
+        r"""The intercept scale without a declared one: the row bound ``R`` (docs/estimators.md,
+        "Intercept scale": the accelerated plan's bound :math:`DC` with :math:`|b^*| \le
+        R\lVert w^*\rVert`)."""
+        return bound
 
     def _fit_objective(self, n_features: int) -> Objective:
         """The objective optimised: :meth:`_make_objective`, in the conditioned coordinates
@@ -660,7 +667,8 @@ class _DPLinearModel(BaseEstimator):
     def _store(self, fit: PrivateFit) -> None:
         thetas = np.vstack(fit.thetas)
         if self._conditioned():  # v -> theta = [w, s v_b - <c, w>] (CentredGLM.to_base)
-            centre, _, s = self._conditioning(thetas.shape[1] - 1)
+            # the coordinates the fit ran in (its s may be a function of a private release)
+            centre, s = self.conditioning_["centre"], self.conditioning_["intercept_scale"]
             w = thetas[:, :-1]
             b = s * thetas[:, -1] - (0.0 if centre is None else w @ centre)
             thetas = np.column_stack([w, b])
@@ -1292,43 +1300,69 @@ class DPLinearRegression(_DPRegressor):
     (residuals up to 1.345 times the largest possible target standard deviation are fitted
     by least squares), and NoisyGD's privacy is unchanged.
 
-    **Private residual scale** (``scale_share=f``, default 0.1; the factor used is
-    ``target_scale_``). Huber's constant is in units of the residuals' scale, and :math:`h`
-    is only its worst case. With NoisyGD and the default clip the fit first releases, with a
-    share :math:`f` of its Gaussian-DP budget (:math:`\mu_s = \sqrt f\,\mu`), the noisy sums
-    :math:`\sum_i (1, t_i, t_i^2) + \mathcal N(0, \sigma^2 I_3)`, :math:`t_i = (y_i - m)/h
-    \in [-1, 1]` (targets clipped to the range), :math:`\sigma = \sqrt3\,\Delta/\mu_s`: each
-    row adds a vector of norm at most :math:`\sqrt 3`, so this is :math:`\mu_s`-GDP (Dong,
-    Roth and Su 2022, Thm. 2.7), and it composes exactly with the count and the run
-    (``prior_events`` of :func:`noisygd.training.fit_private`: :math:`\mu^2 = \mu_s^2 +
-    \mu_c^2 + \mu_{\rm run}^2`; secure mode, the same split of the zCDP budget
-    :math:`\rho = \mu^2/2`, the release being the discrete Gaussian of
-    :func:`target_scale_noise`, at most :math:`\mu_s^2/2`-zCDP). From it,
-    :func:`private_target_scale` computes an upper confidence bound :math:`\hat V \le 1`
-    of the variance :math:`V` of the :math:`t_i` (:math:`\hat V \ge V` with probability at
-    least :math:`1 - 4\Phi(-2) = 0.909`). :math:`h\sqrt V` bounds the residual scale of the
-    best linear fit: with an intercept,
-    :math:`\frac1n\sum_i(y_i - \hat y_i)^2 \le \frac1n\sum_i(y_i - \bar y)^2 = h^2V`
-    (least squares beats the constant :math:`\bar y`), and Popoviciu's :math:`h` is the
-    worst case :math:`V = 1`. The default clip uses it in place of :math:`h`:
+    **Private residual scale** (``scale_share=f``, default 0.1; the factors used are
+    ``target_scale_`` and ``row_scale_``). Huber's constant is in units of the residuals'
+    scale, and :math:`h` is only its worst case; :math:`R` is only the largest row norm. With
+    NoisyGD and the default clip the fit first releases, with a share :math:`f` of its
+    Gaussian-DP budget (:math:`\mu_s = \sqrt f\,\mu`), the noisy sums
+    :math:`\sum_i (1, t_i, t_i^2, u_i) + \mathcal N(0, \sigma^2 I_4)`, :math:`t_i = (y_i - m)/h
+    \in [-1, 1]` (targets clipped to the range), :math:`u_i = \min(\lVert x_i - c\rVert, R)^2/R^2
+    \in [0, 1]` (the served rows' squared norms), :math:`\sigma = 2\Delta/\mu_s`: each row adds
+    a vector of norm at most 2, so this is :math:`\mu_s`-GDP (Dong, Roth and Su 2022,
+    Thm. 2.7), and it composes exactly with the count and the run (``prior_events`` of
+    :func:`noisygd.training.fit_private`: :math:`\mu^2 = \mu_s^2 + \mu_c^2 +
+    \mu_{\rm run}^2`; secure mode, the same split of the zCDP budget :math:`\rho = \mu^2/2`,
+    the release being the discrete Gaussian of :func:`target_scale_noise`, at most
+    :math:`\mu_s^2/2`-zCDP). From it, :func:`private_residual_scales` computes an upper
+    confidence bound :math:`\hat V \le 1` of the variance :math:`V` of the :math:`t_i`
+    (:math:`\hat V \ge V` with probability at least :math:`1 - 4\Phi(-2) = 0.909`) and the
+    plug-in estimate :math:`\hat U \le 1` of the rows' mean squared norm :math:`U =
+    \frac1n\sum_i u_i`. :math:`h\sqrt V` bounds the residual scale of the best linear fit:
+    with an intercept, :math:`\frac1n\sum_i(y_i - \hat y_i)^2 \le \frac1n\sum_i(y_i - \bar
+    y)^2 = h^2V` (least squares beats the constant :math:`\bar y`), and Popoviciu's :math:`h`
+    is the worst case :math:`V = 1`. The default clip uses both:
 
-    .. math:: C = k\,h\sqrt{\hat V}\,\sqrt{R^2 + s^2},
+    .. math:: C = k\,h\sqrt{\hat V}\,\sqrt{R^2\hat U + s^2},
 
-    a function of the release only, so the run's sensitivity is still :math:`C`. The share
-    :math:`f = 0.1` is a declared budget split, like the count's 0.01 share and the schema's
-    ``preprocessing_share``: a public declaration, not a theorem's value (on the utility
-    benchmark, shares 0.05, 0.1 and 0.2 give mean test :math:`R^2` within 0.006 of each other in
-    11 of 12 cells and the same checks; docs/estimators.md). At :math:`f = 0.1` the run's noise
-    grows by :math:`1/\sqrt{1 - f} = 1.054`; where the statistic is too noisy (small ``n`` or
+    a function of the release only, so the run's sensitivity is still :math:`C`. The second
+    factor is the root-mean-square norm of the rows :math:`x'` in place of their largest: a row
+    of that norm is fitted by least squares up to residuals :math:`k h \sqrt{\hat V}`, and a
+    row of larger norm up to a proportionally smaller residual (clipping :math:`r_i x'_i` at
+    :math:`C` is a Schweppe-type GM estimator, :math:`\psi_C(r_i/w_i)\,w_i x'_i` with Huber's
+    :math:`\psi_C` and weights :math:`w_i = 1/\lVert x'_i\rVert`: Hampel, Ronchetti,
+    Rousseeuw and Stahel 1986, ch. 6). :math:`\hat U` is an estimate, not a bound: a row above it is
+    not assumed away, it is clipped. The share :math:`f = 0.1` is a declared budget split,
+    like the count's 0.01 share and the schema's ``preprocessing_share``: a public
+    declaration, not a theorem's value (on the utility benchmark, shares 0.05, 0.1 and 0.2
+    give mean test :math:`R^2` within 0.006 of each other in 11 of 12 cells and the same
+    checks; docs/estimators.md). At :math:`f = 0.1` the run's noise grows by
+    :math:`1/\sqrt{1 - f} = 1.054`; where the statistic is too noisy (small ``n`` or
     ``epsilon``) :math:`\hat V` nears 1 and the fit is the public-bound one at that cost. With
-    ``ledger=`` the release is recorded as its own release of ``dataset`` before the targets are
-    read, once the ledger admits it composed with the rest of the fit (checked before ``X`` is
-    validated, so a refused fit spends nothing); the fit's own release follows, and the ledger
-    composes the two to ``privacy_.epsilon``. The model does not depend on whether a ledger is
-    attached. It is skipped (``target_scale_ = 1``, nothing spent) with ``scale_share=0``, a
-    given ``clip``, a method other than NoisyGD, and ``tune=True``: a tuned fit is another
-    procedure, a private selection whose default grid scales the clip itself (``clip_factor``),
-    and its runs use the public-bound clip.
+    ``ledger=`` the release is recorded as its own release of ``dataset`` before the rows and
+    targets are read, once the ledger admits it composed with the rest of the fit (checked
+    before ``X`` is validated, so a refused fit spends nothing); the fit's own release follows,
+    and the ledger composes the two to ``privacy_.epsilon``. The model does not depend on
+    whether a ledger is attached. It is skipped (``target_scale_ = row_scale_ = 1``, nothing
+    spent) with ``scale_share=0``, a given ``clip``, a method other than NoisyGD, and
+    ``tune=True``: a tuned fit is another procedure, a private selection whose default grid
+    scales the clip itself (``clip_factor``), and its runs use the public-bound clip.
+
+    **Intercept scale and horizon** (least squares' own choices, docs/estimators.md). Without a
+    declared ``intercept_scale`` (or a ``PublicCentring``'s own), :math:`s = R/\sqrt d`, not the
+    classifiers' :math:`s = R`. The planned ridge's run is noise-limited, and its stationary
+    noise costs :math:`(\mathrm{tr}\,\Sigma + s^2)(\mathrm{tr}\,\Sigma^{-1} + s^{-2})` in the
+    clip's and the curvature's terms (:math:`\Sigma` the rows' second moments about ``c``):
+    its minimiser :math:`s^4 = \mathrm{tr}\,\Sigma/\mathrm{tr}\,\Sigma^{-1}` is at most
+    :math:`(\mathrm{tr}\,\Sigma/d)^2 \le (R^2/d)^2` (Cauchy-Schwarz, :math:`\mathrm{tr}\,
+    \Sigma\,\mathrm{tr}\,\Sigma^{-1} \ge d^2`), with equality for rows that fill their ball
+    isotropically: the intercept weighs as one more feature. (The data's
+    :math:`\mathrm{tr}\,\Sigma = R^2\hat U` would give a smaller :math:`s`, but the ridge
+    penalises the centred intercept as :math:`\lambda(b'/s)^2/2`, which then biases off-centre
+    targets; the public :math:`R/\sqrt d` keeps that bias small.) With the planned ridge,
+    NoisyGD runs to the ridge's horizon (``method_options={"horizon": "ridge"}``,
+    :mod:`noisygd.solvers.noisy_gd`) and releases the suffix average: the run
+    :func:`noisygd.planning.ridge_strength` balanced its ridge for.
+    ``method_options={"horizon": None}`` keeps the accelerated ``T``.
 
     ``clip=2*h*sqrt(R**2 + s**2)`` restores the plain squared loss for residuals inside the
     range (the default before issue 10); any ``clip=`` you give is used as is. The methods
@@ -1371,7 +1405,10 @@ class DPLinearRegression(_DPRegressor):
     coef_, intercept_, n_features_in_, privacy_, n_iter_, ledger_release_, conditioning_
     target_scale_ : float
         sqrt(V_hat) in (0, 1], the released factor of the default clip (1.0 when the
-        private scale was not used).
+        private scales were not used).
+    row_scale_ : float
+        sqrt(U_hat) in (0, 1], the released root-mean-square row norm in units of the row
+        bound (1.0 when the private scales were not used).
     tuning_ : dict
         With ``tune=True`` (see ``DPLogisticRegression``).
     """
@@ -1460,6 +1497,24 @@ class DPLinearRegression(_DPRegressor):
                 "radius=R (a public bound on the parameters' norm), or use a method that "
                 "clips")
 
+    def _default_intercept_scale(self, bound: float, n_features: int) -> float:
+        r""":math:`s = R/\sqrt d` (class doc, "Intercept scale and horizon"): the minimiser of the
+        stationary noise bound :math:`(\mathrm{tr}\,\Sigma + s^2)(\mathrm{tr}\,\Sigma^{-1} +
+        s^{-2})` for rows that fill their ball isotropically (:math:`\mathrm{tr}\,\Sigma =
+        R^2`), an upper bound of the minimiser for any other rows: the intercept as one more
+        feature of the box (as a ``PublicCentring`` makes it one more block). Public: it does
+        not depend on the private scales."""
+        return bound / math.sqrt(n_features)
+
+    def _method_options(self) -> dict | None:
+        """As for every linear model, plus ``"horizon": "ridge"`` with the planned ridge
+        (class doc, "Conditioning"; :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon"),
+        unless ``method_options`` names a horizon."""
+        opts = super()._method_options()
+        if self._plans_ridge() and "horizon" not in (opts or {}):
+            return {**(opts or {}), "horizon": "ridge"}
+        return opts
+
     def _uses_ssp(self) -> bool:
         """Whether the fit runs AdaSSP (:mod:`noisygd.solvers.ssp`)."""
         from noisygd.solvers.ssp import SSPSolver
@@ -1489,12 +1544,16 @@ class DPLinearRegression(_DPRegressor):
 
     def _effective_clip(self, n_features: int) -> float | None:
         r"""The user's clip, else Huber's clip (class doc, "Default clip"):
-        :math:`k\,h\,\sqrt{R^2 + s^2}` with :math:`k` = :data:`HUBER_K` = 1.345."""
+        :math:`k\,h\,\sqrt{R^2 + s^2}` with :math:`k` = :data:`HUBER_K` = 1.345; with the
+        private scales released, :math:`k\,h\sqrt{\hat V}\,\sqrt{R^2\hat U + s^2}`."""
         if self.clip is not None:
             return self.clip
         _, bound, scale = self._conditioning(n_features)
-        return (self.__dict__.get("_target_scale", 1.0)
-                * huber_clip(self._target_centre_half()[1], bound, scale))
+        scales = self.__dict__.get("_scales")
+        if scales is None:
+            return huber_clip(self._target_centre_half()[1], bound, scale)
+        return scales.target_scale * huber_clip(self._target_centre_half()[1],
+                                                bound * scales.row_scale, scale)
 
     def _uses_private_scale(self) -> bool:
         """Whether this fit releases the private residual scale (class doc): NoisyGD, the
@@ -1524,7 +1583,7 @@ class DPLinearRegression(_DPRegressor):
         (``rng`` a :class:`~noisygd.mechanisms.secure.SecureRandom`): :math:`\sqrt{2\rho}`
         with :math:`\rho` = :func:`~noisygd.mechanisms.noise.zcdp_rho_for` ``(epsilon,
         delta)``, the zCDP budget that :func:`noisygd.training.fit_private` splits. The event
-        is ``Gaussian(sigma/sqrt(3), Delta)`` (secure: its
+        is ``Gaussian(sigma/2, Delta)`` (secure: its
         :class:`~noisygd.accounting.events.DiscreteGaussianNoise`, at most
         :math:`\mu_s^2/2`-zCDP; :func:`target_scale_noise`), so ``fit_private``'s split
         :math:`\mu^2 \ge \mu_s^2 + \mu_c^2 + \mu_{\rm run}^2` still meets the budget.
@@ -1543,7 +1602,7 @@ class DPLinearRegression(_DPRegressor):
         mu_s = math.sqrt(float(self.scale_share)) * mu
         sens = rel.clipped_sum_sensitivity
         sigma, inflation = target_scale_noise(mu=mu_s, sensitivity=sens, rng=rng)
-        event = secure_event(Gaussian(sigma / math.sqrt(3.0), sens, rel), rng, inflation)
+        event = secure_event(Gaussian(sigma / SCALE_SUMS ** 0.5, sens, rel), rng, inflation)
         return mu_s, event
 
     def _scale_rest(self, scale_event: Any) -> Any:
@@ -1611,7 +1670,8 @@ class DPLinearRegression(_DPRegressor):
             return opened.spend(
                 self.dataset, event, algorithm=f"{type(self).__name__}/target_scale",
                 parameters={**self._ledger_parameters(), "release": "target_scale",
-                            "sums": "(1, t, t^2), t = clip((y - m)/h, -1, 1)"})
+                            "sums": "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
+                                    "u = min(||x - c||^2/R^2, 1)"})
 
         return self._with_ledger(record)
 
@@ -1620,8 +1680,8 @@ class DPLinearRegression(_DPRegressor):
         """Release the private residual scale (class doc) when it applies, then fit with its
         event composed after any earlier ``prior_events``. With ``ledger=`` the release is
         recorded first (:meth:`_record_scale`); ``fit_private`` then records the rest."""
-        self.__dict__.pop("_target_scale", None)
-        self.target_scale_ = 1.0
+        self.__dict__.pop("_scales", None)
+        self.target_scale_, self.row_scale_ = 1.0, 1.0
         if not self._uses_private_scale():
             return super()._fit_targets(X, targets, previewed)
         if self.secure:
@@ -1635,13 +1695,13 @@ class DPLinearRegression(_DPRegressor):
             self._scale_rest(event)  # refuses an epsilon too small for both, before a read
         release = self._record_scale(event)  # before the targets are read
         rel = Neighbouring(self.neighbouring)
-        scale, _ = private_target_scale(
-            targets[0], self._target_centre_half()[1], mu=mu_s,
+        scales = private_residual_scales(
+            targets[0], self._row_fractions(X), self._target_centre_half()[1], mu=mu_s,
             sensitivity=rel.clipped_sum_sensitivity, rng=rng, z=self._SCALE_Z)
         had_prior = "_prior_events" in self.__dict__
         prior = self.__dict__.get("_prior_events")
         self._prior_events = (*(prior or ()), event)
-        self._target_scale = scale
+        self._scales = scales
         try:
             fit = super()._fit_targets(X, targets, previewed)
         finally:
@@ -1649,11 +1709,20 @@ class DPLinearRegression(_DPRegressor):
                 self._prior_events = prior
             else:
                 del self._prior_events
-            del self._target_scale
+            del self._scales
         if release is not None:
             fit.info["target_scale_release"] = release.id
-        self.target_scale_ = scale
+        self.target_scale_, self.row_scale_ = scales.target_scale, scales.row_scale
         return fit
+
+    def _row_fractions(self, X: Any) -> np.ndarray:
+        r""":math:`u_i = \min(\lVert x_i - c\rVert, R)^2/R^2`: the squared norms of the rows
+        the fit serves (projected onto the ball of radius ``R`` around the public centre
+        ``c``: :meth:`_conditioning`), in units of ``R^2`` (:func:`private_residual_scales`)."""
+        from noisygd.oracles.rows import row_norms
+
+        centre, bound, _ = self._conditioning(X.shape[1])
+        return np.minimum(row_norms(X, centre=centre) / bound, 1.0) ** 2
 
 
 def residual_bound(half_range: float, row_norm_bound: float, intercept_scale: float | None
@@ -1664,82 +1733,140 @@ def residual_bound(half_range: float, row_norm_bound: float, intercept_scale: fl
     return 2.0 * half_range * float(np.hypot(row_norm_bound, intercept_scale or 0.0))
 
 
-def private_target_scale(targets: np.ndarray, half_range: float, *, mu: float,
-                         sensitivity: float, rng: Any, z: float = 2.0
-                         ) -> tuple[float, float]:
-    r"""``(sqrt(V_hat), noise_multiplier)``: :class:`DPLinearRegression`'s private bound on
-    the targets' standard deviation, in units of ``half_range`` (class doc, "Private
-    residual scale").
+#: Number of sums :func:`private_residual_scales` releases, :math:`\sum_i(1, t_i, t_i^2, u_i)`.
+SCALE_SUMS = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class ResidualScales:
+    r"""What :func:`private_residual_scales` computes from its release (post-processing).
+
+    Attributes
+    ----------
+    target_scale : float
+        :math:`\sqrt{\hat V} \in (0, 1]`, the upper confidence bound of the targets' standard
+        deviation in units of the half-range ``h``.
+    row_scale : float
+        :math:`\sqrt{\hat U} \in (0, 1]`, the estimate of the rows' root-mean-square norm
+        :math:`\sqrt{\frac1n\sum_i\lVert x_i - c\rVert^2}` in units of the row bound ``R``.
+    noise_multiplier : float
+        :math:`\sigma/2 = \Delta/\mu`: the release is the event
+        ``Gaussian(noise_multiplier, Delta)``.
+    """
+
+    target_scale: float
+    row_scale: float
+    noise_multiplier: float
+
+
+def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half_range: float,
+                            *, mu: float, sensitivity: float, rng: Any, z: float = 2.0
+                            ) -> ResidualScales:
+    r""":class:`DPLinearRegression`'s private scales of its default clip (class doc, "Private
+    residual scale"): a bound on the targets' standard deviation and an estimate of the rows'
+    root-mean-square norm, from one Gaussian release.
 
     With :math:`t_i = \mathrm{clip}(y_i/h, -1, 1)` (``targets`` centred at the range's
-    midpoint, :math:`h` = ``half_range``), releases
+    midpoint, :math:`h` = ``half_range``) and :math:`u_i = \mathrm{clip}(\lVert x_i - c
+    \rVert^2/R^2, 0, 1)` (``row_fractions``: the squared norms of the centred rows the fit
+    serves, in units of the row bound), releases
 
-    .. math:: (\tilde N, \tilde S_1, \tilde S_2) = \sum_i (1, t_i, t_i^2)
-        + \mathcal N(0, \sigma^2 I_3), \qquad \sigma = \sqrt3\,\Delta/\mu:
+    .. math:: (\tilde N, \tilde S_1, \tilde S_2, \tilde S_u) = \sum_i (1, t_i, t_i^2, u_i)
+        + \mathcal N(0, \sigma^2 I_4), \qquad \sigma = 2\Delta/\mu:
 
-    each row adds a vector of norm at most :math:`\sqrt3` (:math:`\Delta` = ``sensitivity``,
-    the relation's ``clipped_sum_sensitivity``), so it is exactly :math:`\mu`-GDP, the event
-    ``Gaussian(noise_multiplier, sensitivity)`` with ``noise_multiplier`` =
-    :math:`\sigma/\sqrt3`. With :math:`N_\pm = \max(\tilde N \pm z\sigma, 1)`,
+    each row adds a vector of norm at most :math:`\sqrt{1 + 1 + 1 + 1} = 2`
+    (:math:`\Delta` = ``sensitivity``, the relation's ``clipped_sum_sensitivity``), so it is
+    exactly :math:`\mu`-GDP (Dong, Roth and Su 2022, Thm. 2.7), the event
+    ``Gaussian(noise_multiplier, sensitivity)`` with ``noise_multiplier`` = :math:`\sigma/2`.
+    With :math:`N_\pm = \max(\tilde N \pm z\sigma, 1)`,
 
     .. math:: \hat V = \min\Big(1,\ \max\Big(\frac{(\tilde S_2)_+ + z\sigma}{N_-}
         - \Big(\frac{(|\tilde S_1| - z\sigma)_+}{N_+}\Big)^2,\ \frac{z\sigma}{N_-}\Big)\Big),
+        \qquad
+        \hat U = \min\Big(1,\ \frac{\max(\tilde S_u, \sigma)}{\max(\tilde N, 1)}\Big).
 
-    an upper confidence bound of the variance :math:`V = \frac1n\sum_i t_i^2 - (\frac1n
-    \sum_i t_i)^2 \le 1` (Popoviciu): when the four one-sided bounds :math:`\tilde N - z\sigma
-    \le n \le \tilde N + z\sigma`, :math:`\tilde S_2 + z\sigma \ge S_2`, :math:`|\tilde S_1|
-    - z\sigma \le |S_1|` hold (probability :math:`\ge 1 - 4\Phi(-z) = 0.909` for
-    :math:`z = 2`), :math:`\hat V \ge V`. Post-processing of the release.
+    :math:`\hat V` is an upper confidence bound of the variance :math:`V = \frac1n\sum_i
+    t_i^2 - (\frac1n\sum_i t_i)^2 \le 1` (Popoviciu): when the four one-sided bounds
+    :math:`\tilde N - z\sigma \le n \le \tilde N + z\sigma`, :math:`\tilde S_2 + z\sigma \ge
+    S_2`, :math:`|\tilde S_1| - z\sigma \le |S_1|` hold (probability :math:`\ge 1 - 4\Phi(-z)
+    = 0.909` for :math:`z = 2`), :math:`\hat V \ge V`. :math:`\hat U` is the plug-in (ratio)
+    estimate of :math:`U = \frac1n\sum_i u_i`, floored at the release's resolution
+    :math:`\sigma/\tilde N`: a scale, not a bound (class doc: the clip treats it as the
+    typical row's norm, and a row above it is clipped at a lower residual). Both are
+    post-processing of the release.
 
     The noise goes through :func:`noisygd.mechanisms.noise.add_gaussian_noise`: with a
-    :class:`numpy.random.Generator` the three draws ``sigma * rng.standard_normal(3)``; with a
+    :class:`numpy.random.Generator` the four draws ``sigma * rng.standard_normal(4)``; with a
     :class:`~noisygd.mechanisms.secure.SecureRandom` (secure mode) the sums rounded to the grid
     :math:`\gamma` plus discrete Gaussian noise, with :math:`\sigma` from
     :func:`target_scale_noise` (its event is
     :class:`~noisygd.accounting.events.DiscreteGaussianNoise`, at most :math:`\mu^2/2`-zCDP).
     The confidence statement then holds up to the grid: the rounding moves each sum by at
-    most :math:`\gamma/2 \le 2^{-b-1}\sigma/\sqrt3` (``b`` = ``grid_bits``), and the
-    discrete Gaussian's tails on a grid that fine are the continuous ones to that precision
-    (utility only; the privacy is the event's).
+    most :math:`\gamma/2 \le 2^{-b-1}\sigma/2` (``b`` = ``grid_bits``), and the discrete
+    Gaussian's tails on a grid that fine are the continuous ones to that precision (utility
+    only; the privacy is the event's).
+
+    Parameters
+    ----------
+    targets : ndarray of shape (n,)
+        Targets centred at the declared range's midpoint.
+    row_fractions : ndarray of shape (n,)
+        :math:`\lVert x_i - c\rVert^2/R^2` (clipped to [0, 1] here).
+    half_range : float
+        :math:`h > 0`.
+    mu, sensitivity : float
+        Gaussian-DP share of the release and the relation's :math:`\Delta`.
+    rng : numpy.random.Generator or SecureRandom
+    z : float, default=2.0
+        Confidence multiplier of :math:`\hat V`.
+
+    Returns
+    -------
+    ResidualScales
     """
     h = check_positive("half_range", half_range)
     sigma, _ = target_scale_noise(mu=mu, sensitivity=sensitivity, rng=rng)
     zz = check_positive("z", z)
     t = np.clip(np.asarray(targets, dtype=np.float64) / h, -1.0, 1.0)
-    n_t, s1, s2 = add_gaussian_noise(
-        np.array([float(t.size), float(t.sum()), float(np.dot(t, t))]), sigma, rng)
+    u = np.clip(np.asarray(row_fractions, dtype=np.float64), 0.0, 1.0)
+    if u.shape != t.shape:
+        raise ValueError(f"row_fractions must have the targets' shape {t.shape}, got {u.shape}")
+    n_t, s1, s2, s_u = add_gaussian_noise(
+        np.array([float(t.size), float(t.sum()), float(np.dot(t, t)), float(u.sum())]),
+        sigma, rng)
     n_lo, n_hi = max(n_t - zz * sigma, 1.0), max(n_t + zz * sigma, 1.0)
     second = (max(s2, 0.0) + zz * sigma) / n_lo
     first = max(abs(s1) - zz * sigma, 0.0) / n_hi
     v_hat = min(1.0, max(second - first * first, zz * sigma / n_lo))
-    return math.sqrt(v_hat), sigma / math.sqrt(3.0)
+    u_hat = min(1.0, max(s_u, sigma) / max(n_t, 1.0))
+    return ResidualScales(math.sqrt(v_hat), math.sqrt(u_hat), sigma / SCALE_SUMS ** 0.5)
 
 
 def target_scale_noise(*, mu: float, sensitivity: float, rng: Any) -> tuple[float, float]:
-    r"""``(sigma, inflation)`` of :func:`private_target_scale`'s release at Gaussian-DP
+    r"""``(sigma, inflation)`` of :func:`private_residual_scales`'s release at Gaussian-DP
     ``mu``, known before any data is read (``mu``, the sensitivity and the grid are public).
 
-    The released vector :math:`\sum_i (1, t_i, t_i^2)` has L2 sensitivity
-    :math:`\sqrt3\,\Delta` (each row adds a vector of norm at most :math:`\sqrt3`;
-    :math:`\Delta` = ``sensitivity``, the relation's ``clipped_sum_sensitivity``), so
-    :math:`\sigma = \sqrt3\,\Delta/\mu` and ``inflation`` = 1: the event
-    ``Gaussian(sigma/sqrt(3), Delta)`` is exactly :math:`\mu`-GDP. Secure mode (``rng`` a
+    The released vector :math:`\sum_i (1, t_i, t_i^2, u_i)` has L2 sensitivity
+    :math:`2\Delta` (each row adds a vector of norm at most 2; :math:`\Delta` =
+    ``sensitivity``, the relation's ``clipped_sum_sensitivity``), so
+    :math:`\sigma = 2\Delta/\mu` and ``inflation`` = 1: the event
+    ``Gaussian(sigma/2, Delta)`` is exactly :math:`\mu`-GDP. Secure mode (``rng`` a
     :class:`~noisygd.mechanisms.secure.SecureRandom`): rounding to the grid :math:`\gamma`
-    enlarges the sensitivity to :math:`\kappa\sqrt3\Delta` with :math:`\kappa` =
-    :func:`~noisygd.mechanisms.noise.sensitivity_inflation` ``(rng, sigma, 3, sqrt(3) Delta)``,
-    and the discrete Gaussian is :math:`(\kappa\sqrt3\Delta/\sigma)^2/2`-zCDP (Canonne,
+    enlarges the sensitivity to :math:`2\kappa\Delta` with :math:`\kappa` =
+    :func:`~noisygd.mechanisms.noise.sensitivity_inflation` ``(rng, sigma, 4, 2 Delta)``,
+    and the discrete Gaussian is :math:`(2\kappa\Delta/\sigma)^2/2`-zCDP (Canonne,
     Kamath and Steinke 2020); ``sigma`` is then the smallest (to :math:`10^{-12}` relative)
-    with :math:`\kappa\sqrt3\Delta/\sigma \le \mu`, so the event
-    ``DiscreteGaussianNoise(Gaussian(sigma/sqrt(3), Delta), kappa)`` is at most
+    with :math:`2\kappa\Delta/\sigma \le \mu`, so the event
+    ``DiscreteGaussianNoise(Gaussian(sigma/2, Delta), kappa)`` is at most
     :math:`\mu^2/2`-zCDP, the share it was given.
     """
-    sens = math.sqrt(3.0) * check_positive("sensitivity", sensitivity)
+    sens = SCALE_SUMS ** 0.5 * check_positive("sensitivity", sensitivity)
     mu = check_positive("mu", mu)
     sigma = sens / mu
     if not is_secure(rng):
         return sigma, 1.0
     for _ in range(64):
-        kappa = sensitivity_inflation(rng, sigma, 3, sens)
+        kappa = sensitivity_inflation(rng, sigma, SCALE_SUMS, sens)
         if kappa * sens / sigma <= mu:
             return sigma, kappa
         sigma = kappa * sens / mu * (1.0 + 1e-12)
@@ -1757,12 +1884,14 @@ __all__ = [
     "DEFAULT_SCALE_SHARE",
     "EXPECTED_FAILED_CHECKS",
     "HUBER_K",
+    "SCALE_SUMS",
     "DPHuberRegressor",
     "DPLinearRegression",
     "DPLogisticRegression",
     "EstimatorPrivacy",
+    "ResidualScales",
     "huber_clip",
-    "private_target_scale",
+    "private_residual_scales",
     "residual_bound",
     "target_scale_noise",
 ]

@@ -385,22 +385,30 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     _budget(sqlite_path)
     X, y = _regression_data()
     seen = []
-    real = est_mod.private_target_scale
+    real = est_mod.private_residual_scales
+    real_rows = DPLinearRegression._row_fractions
 
     def watching(targets, *args, **kwargs):  # what the ledger holds when the targets are read
         with Ledger(sqlite_path) as ledger:
             seen.append(ledger.releases("d"))
         return real(targets, *args, **kwargs)
 
+    def watching_rows(self, X):  # ... and when the rows' norms are read
+        with Ledger(sqlite_path) as ledger:
+            seen.append(ledger.releases("d"))
+        return real_rows(self, X)
+
     class Watching(LedgerWatchingSolver):
         name = "noisy_gd"  # the private scale is NoisyGD's
 
-    monkeypatch.setattr(est_mod, "private_target_scale", watching)
+    monkeypatch.setattr(est_mod, "private_residual_scales", watching)
+    monkeypatch.setattr(DPLinearRegression, "_row_fractions", watching_rows)
     solver = Watching(sqlite_path)
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
-    (at_scale,) = seen
+    at_rows, at_scale = seen
     scale_event = model.privacy_.event.events[0]
+    assert at_rows == at_scale
     assert len(at_scale) == 1 and at_scale[0].event == scale_event
     assert at_scale[0].algorithm == "DPLinearRegression/target_scale"
     (at_run,) = solver.seen

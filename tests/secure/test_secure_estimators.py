@@ -305,7 +305,7 @@ def test_secure_target_scale_is_a_discrete_gaussian_within_its_zcdp_share(relati
     rho = zcdp_rho_for(EPS, DELTA)
     mu_s = math.sqrt(0.1 * 2.0 * rho)
     sigma, kappa = target_scale_noise(mu=mu_s, sensitivity=delta_s, rng=SecureRandom())
-    assert scale.event.noise_multiplier == pytest.approx(sigma / math.sqrt(3.0), rel=1e-12)
+    assert scale.event.noise_multiplier == pytest.approx(sigma / 2.0, rel=1e-12)  # 4 sums
     assert scale.sensitivity_inflation == kappa
     # its share, met from below to the 1e-12 search and the grid's rounding margin
     assert 0.1 * rho * (1.0 - 1e-6) <= zcdp_rho(scale) <= 0.1 * rho
@@ -318,31 +318,38 @@ def test_secure_target_scale_is_a_discrete_gaussian_within_its_zcdp_share(relati
     # the release sets the clip; V_hat is capped at 1 (Popoviciu), which a noisy release can
     # reach: the cap holds always, and below it only where the noise makes that sure.
     # With |t| <= 1 in a range of half-width 2 (S_2 ~ 33 of n = 300), V_hat = 1 needs
-    # e_2 - e_0 >= 179 for the release's noise e ~ N(0, sigma^2), sigma = 22.2 under add/remove
-    # (5.7 sd: false-failure rate < 1e-8); under replace-one sigma = 44.3 and the cap is
-    # reached in about 8% of fits (40 secure fits: 3), so it is not asserted there.
+    # (33 + e_2 + 2 sigma) / (300 + e_0 - 2 sigma) >= 1, i.e. e_2 - e_0 >= 267 - 4 sigma = 165
+    # for the release's noise e ~ N(0, sigma^2), sigma = 2 Delta / mu_s = 25.6 under
+    # add/remove (e_2 - e_0 has sd 36.2: 4.5 sd, false-failure rate < 3e-6); under
+    # replace-one sigma = 51.2 and the cap is reached in a few percent of fits, so it is not
+    # asserted there.
     assert 0.0 < model.target_scale_ <= 1.0
     if relation == "add_remove":
         assert model.target_scale_ < 1.0
-    _, bound, s = model._conditioning(X.shape[1])
+    # and the row moment: R sqrt(U_hat) in the clip (s = R/sqrt(d), public)
+    bound, s = model.conditioning_["row_norm_bound"], model.conditioning_["intercept_scale"]
+    assert 0.0 < model.row_scale_ <= 1.0
+    assert s == pytest.approx(bound / math.sqrt(X.shape[1]), rel=1e-12)
     assert model.fit_info_["plans"][0]["clip"] == pytest.approx(
-        model.target_scale_ * huber_clip(2.0, bound, s), rel=1e-12)
+        model.target_scale_ * huber_clip(2.0, bound * model.row_scale_, s), rel=1e-12)
 
 
 def test_secure_target_scale_noise_meets_its_share_and_estimates_the_scale():
-    from noisygd.estimators import private_target_scale, target_scale_noise
+    from noisygd.estimators import private_residual_scales, target_scale_noise
 
     rng = SecureRandom()
     for mu in (0.05, 0.7, 30.0):
         sigma, kappa = target_scale_noise(mu=mu, sensitivity=1.0, rng=rng)
-        # the rounded query's sensitivity kappa sqrt(3) Delta over sigma is at most mu
-        assert kappa * math.sqrt(3.0) / sigma <= mu
-        assert kappa * math.sqrt(3.0) / sigma >= mu * (1.0 - 1e-9)
-        assert kappa >= 1.0 + rng.rounding_distance(sigma, 3) / math.sqrt(3.0)
+        # the rounded query's sensitivity kappa 2 Delta (four sums) over sigma is at most mu
+        assert kappa * 2.0 / sigma <= mu
+        assert kappa * 2.0 / sigma >= mu * (1.0 - 1e-9)
+        assert kappa >= 1.0 + rng.rounding_distance(sigma, 4) / 2.0
     y = np.random.default_rng(1).uniform(-0.3, 0.0, 400)
+    u = np.random.default_rng(2).uniform(0.0, 0.5, 400)
     v = float(np.var(y / 0.5))
-    factor, _ = private_target_scale(y, 0.5, mu=1e5, sensitivity=1.0, rng=SecureRandom())
-    assert factor == pytest.approx(math.sqrt(v), rel=1e-3)
+    out = private_residual_scales(y, u, 0.5, mu=1e5, sensitivity=1.0, rng=SecureRandom())
+    assert out.target_scale == pytest.approx(math.sqrt(v), rel=1e-3)
+    assert out.row_scale == pytest.approx(math.sqrt(u.mean()), rel=1e-3)
 
 
 def test_a_secure_ledger_regression_records_the_discrete_target_scale_first(tmp_path):

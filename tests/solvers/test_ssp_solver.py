@@ -193,7 +193,8 @@ def test_linear_regression_default_ridges():
     ssp = DPLinearRegression(method="ssp", **kw).fit(X, y)
     assert ssp.l2_ == 0.0
     gd = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
-    clip = huber_clip(1.0, 1.0, 1.0)  # h = 1, R = 1, s = R (no feature_bounds: c = 0)
+    # h = 1, R = 1, s = R/sqrt(d) (no feature_bounds: c = 0; the regression's default s)
+    clip = huber_clip(1.0, 1.0, 1.0 / np.sqrt(X.shape[1]))
     expected = ridge_strength(n=600, n_params=4, clip=clip, mu=calibrate_mu(1.0, 1e-5),
                               loss_at_zero=0.5)
     assert gd.l2_ == pytest.approx(expected, rel=1e-9)

@@ -137,7 +137,8 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
         ``model="linear"`` with NoisyGD: the share of ``mu^2`` the fit spends on its private
         target scale first (``DPLinearRegression(scale_share=...)``; default its default,
         :data:`noisygd.estimators.DEFAULT_SCALE_SHARE`). The run is planned for the rest; its
-        clip is then an upper bound on the fit's (the fit scales it by ``target_scale_``).
+        clip is then an upper bound on the fit's (the fit's uses ``target_scale_`` and
+        ``row_scale_``, both at most 1; its planned ridge and horizon follow its clip).
     """
     if scale_share is None:
         from noisygd.estimators import DEFAULT_SCALE_SHARE
@@ -190,8 +191,11 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     if (model in ("logistic", "linear") and solver.name == "noisy_gd" and l2 is None
             and radius is None and "l2" not in options):
         # as the estimators' l2=None with NoisyGD (``_plans_ridge``): the solver plans the
-        # ridge (noisygd.planning.ridge_strength) on an unregularised objective
+        # ridge (noisygd.planning.ridge_strength) on an unregularised objective;
+        # DPLinearRegression also runs to the ridge's horizon (its ``_method_options``)
         l2_used, options = 0.0, {**options, "l2": "auto"}
+        if model == "linear":
+            options.setdefault("horizon", "ridge")
     op_bound = None
     if solver.name == "output_perturbation" and l2 is None:
         base = _objective(model, 0.0, radius, half)
@@ -207,8 +211,9 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         if centring is not None:
             centre = np.asarray(centring.centre, dtype=float)
             bound, s = float(centring.radius), float(centring.intercept_scale)
-        else:
-            centre, bound, s = np.zeros(d), B, B
+        else:  # the estimators' default intercept scale: R, and R/sqrt(d) for least squares
+            centre, bound = np.zeros(d), B
+            s = B / math.sqrt(d) if model == "linear" else B
         objective = CentredGLM(base, centre, s)
     else:
         objective, bound, s = base, B, None
@@ -224,11 +229,13 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         _, _, mu_k = split_gaussian_budget(epsilon, delta, 1, 0.0)
         if (model == "linear" and solver.name == "noisy_gd" and clip is not None
                 and scale_share > 0):
-            # DPLinearRegression's private target scale takes scale_share of mu^2 first; the
-            # fit's clip is target_scale_ (<= 1) times this one
+            # DPLinearRegression's private scales take scale_share of mu^2 first; the fit's
+            # clip is at most this one (target_scale_ and row_scale_ are at most 1), and its
+            # planned ridge, hence its horizon, follows its clip
             mu_k *= math.sqrt(1.0 - scale_share)
-            note = "; ".join(x for x in (note, f"clip <= {clip:.3g} (x target_scale_, "
-                                         f"released at {scale_share:g} of mu^2)") if x)
+            note = "; ".join(x for x in (note, f"clip <= {clip:.3g} (x target_scale_ and "
+                                         f"row_scale_, released at {scale_share:g} of mu^2; "
+                                         "steps for this clip)") if x)
         budget = Budget(gdp_epsilon(mu_k, delta), delta, mu=mu_k)
     else:
         budget = Budget(epsilon, delta)
