@@ -190,6 +190,9 @@ class _DPLinearModel(BaseEstimator):
     #: Whether ``l2=None`` with NoisyGD asks the solver for the planned ridge
     #: (:func:`noisygd.planning.ridge_strength`; ``DPLogisticRegression``).
     _PLANS_RIDGE: ClassVar[bool] = False
+    #: Whether a fit with the planned ridge runs to the ridge's horizon
+    #: (``method_options["horizon"] = "ridge"`` unless given; ``DPLinearRegression``).
+    _RUNS_TO_RIDGE_HORIZON: ClassVar[bool] = False
 
     def _plans_ridge(self) -> bool:
         """Whether this fit's ridge is NoisyGD's planned one (``l2=None``, ``method`` NoisyGD,
@@ -202,7 +205,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _method_options(self) -> dict | None:
         """``method_options``, plus ``{"l2": "auto"}`` when :meth:`_plans_ridge` (and a
-        tuning run's ``l2_factor``, a multiple of the planned ridge)."""
+        tuning run's ``l2_factor``, a multiple of the planned ridge; and ``"horizon":
+        "ridge"`` unless given, for the classes that run to the ridge's horizon)."""
         factor = getattr(self, "_l2_factor", None)
         if not self._plans_ridge():
             if factor is not None:
@@ -212,6 +216,8 @@ class _DPLinearModel(BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
+        if self._RUNS_TO_RIDGE_HORIZON:
+            opts.setdefault("horizon", "ridge")
         return opts
 
     def _l2(self) -> float:
@@ -279,7 +285,8 @@ class _DPLinearModel(BaseEstimator):
             s = self._default_intercept_scale(bound, n_features)
         return centre, bound, s
 
-    def _default_intercept_scale(self, bound: float, n_features: int) -> float:
+    @staticmethod
+    def _default_intercept_scale(bound: float, n_features: int) -> float:
         r"""The intercept scale without a declared one: the row bound ``R`` (docs/estimators.md,
         "Intercept scale": the accelerated plan's bound :math:`DC` with :math:`|b^*| \le
         R\lVert w^*\rVert`)."""
@@ -667,7 +674,7 @@ class _DPLinearModel(BaseEstimator):
     def _store(self, fit: PrivateFit) -> None:
         thetas = np.vstack(fit.thetas)
         if self._conditioned():  # v -> theta = [w, s v_b - <c, w>] (CentredGLM.to_base)
-            # the coordinates the fit ran in (its s may be a function of a private release)
+            # the coordinates the fit ran in, as _fit_targets recorded them
             centre, s = self.conditioning_["centre"], self.conditioning_["intercept_scale"]
             w = thetas[:, :-1]
             b = s * thetas[:, -1] - (0.0 if centre is None else w @ centre)
@@ -1497,7 +1504,12 @@ class DPLinearRegression(_DPRegressor):
                 "radius=R (a public bound on the parameters' norm), or use a method that "
                 "clips")
 
-    def _default_intercept_scale(self, bound: float, n_features: int) -> float:
+    #: With the planned ridge, run to its horizon (class doc, "Intercept scale and horizon";
+    #: :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon").
+    _RUNS_TO_RIDGE_HORIZON: ClassVar[bool] = True
+
+    @staticmethod
+    def _default_intercept_scale(bound: float, n_features: int) -> float:
         r""":math:`s = R/\sqrt d` (class doc, "Intercept scale and horizon"): the minimiser of the
         stationary noise bound :math:`(\mathrm{tr}\,\Sigma + s^2)(\mathrm{tr}\,\Sigma^{-1} +
         s^{-2})` for rows that fill their ball isotropically (:math:`\mathrm{tr}\,\Sigma =
@@ -1505,15 +1517,6 @@ class DPLinearRegression(_DPRegressor):
         feature of the box (as a ``PublicCentring`` makes it one more block). Public: it does
         not depend on the private scales."""
         return bound / math.sqrt(n_features)
-
-    def _method_options(self) -> dict | None:
-        """As for every linear model, plus ``"horizon": "ridge"`` with the planned ridge
-        (class doc, "Conditioning"; :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon"),
-        unless ``method_options`` names a horizon."""
-        opts = super()._method_options()
-        if self._plans_ridge() and "horizon" not in (opts or {}):
-            return {**(opts or {}), "horizon": "ridge"}
-        return opts
 
     def _uses_ssp(self) -> bool:
         """Whether the fit runs AdaSSP (:mod:`noisygd.solvers.ssp`)."""

@@ -54,6 +54,15 @@ class PlanRow:
         return dataclasses.asdict(self)
 
 
+def _estimator_class(model: str) -> Any:
+    """The estimator class a ``model`` name plans for (imported here: estimators sit above
+    the schema layer)."""
+    from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
+
+    return {"logistic": DPLogisticRegression, "huber": DPHuberRegressor,
+            "linear": DPLinearRegression}[model]
+
+
 def _objective(model: str, l2: float, radius: float | None, target_half: float | None):
     from noisygd.objectives.glm import HuberLoss, LogisticLoss, SquaredLoss
 
@@ -186,15 +195,16 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     from noisygd.solvers import Budget, PublicFacts
     from noisygd.solvers.output_perturbation import choose_l2
 
+    estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
     note = ""
     l2_used = L2_DEFAULTS[model] if l2 is None else float(l2)
     if (model in ("logistic", "linear") and solver.name == "noisy_gd" and l2 is None
             and radius is None and "l2" not in options):
         # as the estimators' l2=None with NoisyGD (``_plans_ridge``): the solver plans the
-        # ridge (noisygd.planning.ridge_strength) on an unregularised objective;
-        # DPLinearRegression also runs to the ridge's horizon (its ``_method_options``)
+        # ridge (noisygd.planning.ridge_strength) on an unregularised objective, and
+        # DPLinearRegression runs to the ridge's horizon (``_method_options``)
         l2_used, options = 0.0, {**options, "l2": "auto"}
-        if model == "linear":
+        if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
     op_bound = None
     if solver.name == "output_perturbation" and l2 is None:
@@ -211,9 +221,9 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         if centring is not None:
             centre = np.asarray(centring.centre, dtype=float)
             bound, s = float(centring.radius), float(centring.intercept_scale)
-        else:  # the estimators' default intercept scale: R, and R/sqrt(d) for least squares
+        else:  # the estimator's own default intercept scale
             centre, bound = np.zeros(d), B
-            s = B / math.sqrt(d) if model == "linear" else B
+            s = estimator._default_intercept_scale(B, d)
         objective = CentredGLM(base, centre, s)
     else:
         objective, bound, s = base, B, None
