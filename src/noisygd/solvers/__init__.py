@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 from noisygd.solvers.dp_ftrl import DPFTRLSolver
+from noisygd.solvers.dynamic import DynamicSolver
 from noisygd.solvers.langevin import LangevinSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver
 from noisygd.solvers.noisy_sgd import NoisySGDSolver
@@ -22,6 +23,7 @@ __all__ = [
     "SOLVERS",
     "Budget",
     "DPFTRLSolver",
+    "DynamicSolver",
     "LangevinSolver",
     "NoisyGDSolver",
     "NoisySGDSolver",
@@ -37,7 +39,7 @@ __all__ = [
 SOLVERS: dict[str, type[Solver]] = {
     cls.name: cls
     for cls in (NoisyGDSolver, NoisySGDSolver, DPFTRLSolver, LangevinSolver,
-                OutputPerturbationSolver, RRPSGDSolver, SSPSolver)
+                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, DynamicSolver)
 }
 
 #: The method ``method="auto"`` means.

@@ -1,0 +1,179 @@
+"""``method="dynamic"``: Hong-Wang-Zhou Algorithms 1-2 as a solver (seed 003)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from noisygd.accounting import best
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.events import Neighbouring
+from noisygd.algorithms.schedules import (
+    dynamic_noisy_gd,
+    dynamic_optimal_steps,
+    momentum_weights,
+    noise_schedule,
+)
+from noisygd.objectives.glm import LogisticLoss
+from noisygd.oracles import ArrayOracle
+from noisygd.solvers import SOLVERS, Budget, DynamicSolver, PublicFacts, get_solver
+from noisygd.solvers.dynamic import momentum_step_limit, momentum_zeta
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(11)
+    n, d = 400, 3
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ (2 * rng.normal(size=d)))), 1.0, -1.0)
+    obj = LogisticLoss(l2=0.05, fit_intercept=False)
+    return obj, X, y, ArrayOracle(obj, X, y, row_norm_bound=1.0)
+
+
+def _facts(oracle, n, **kw):
+    return PublicFacts.from_oracle(oracle, n_samples=n, relation="add_remove", **kw)
+
+
+def _hand_loop(X, y, *, sigmas, clip, eta, n, l2, momentum, rng):
+    """Algorithm 2 written out: clipped per-example logistic gradients, Gaussian noise of
+    std C sigma_t / N on their mean, the ridge's gradient, debiased momentum."""
+    theta = np.zeros(X.shape[1])
+    v = np.zeros_like(theta)
+    for t, s in enumerate(sigmas, start=1):
+        margins = y * (X @ theta)
+        per = (-y / (1.0 + np.exp(margins)))[:, None] * X
+        norms = np.linalg.norm(per, axis=1)
+        per *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+        g = per.sum(axis=0) / n
+        g = g + clip * s / n * rng.standard_normal(theta.size) + l2 * theta
+        v = momentum * v + (1.0 - momentum) * g
+        theta = theta - eta * v / (1.0 - momentum**t)
+    return theta
+
+
+def test_registered_and_resolved_by_name():
+    assert SOLVERS["dynamic"] is DynamicSolver
+    assert isinstance(get_solver("dynamic"), DynamicSolver)
+
+
+def test_debiased_momentum_matches_a_hand_written_loop_over_several_steps(problem):
+    obj, X, y, o = problem
+    n = X.shape[0]
+    sig = noise_schedule("dynamic", 2.0, 7, q=momentum_weights(7, 0.8, 0.9))
+    kw = dict(sigmas=sig, budget=2.0, clip=0.3, learning_rate=0.7, n_samples=n)
+    got = dynamic_noisy_gd(o, momentum=0.8, rng=np.random.default_rng(5), **kw)
+    want = _hand_loop(X, y, sigmas=sig, clip=0.3, eta=0.7, n=n, l2=0.05, momentum=0.8,
+                      rng=np.random.default_rng(5))
+    assert got.n_iter == 7
+    np.testing.assert_allclose(got.theta, want, rtol=1e-10, atol=1e-13)
+    # and the solver's run is the same algorithm with the planned settings
+    solver = DynamicSolver()
+    plan = solver.plan(_facts(o, n, clip=0.3, options={"momentum": 0.8, "steps": 7}),
+                       Budget(1.0, 1e-5, mu=math.sqrt(2.0)))
+    res = solver.run(plan, o, np.random.default_rng(5))
+    want = _hand_loop(X, y, sigmas=plan.sigmas, clip=0.3, eta=plan.learning_rate, n=n, l2=0.05,
+                      momentum=0.8, rng=np.random.default_rng(5))
+    np.testing.assert_allclose(res.theta, want, rtol=1e-10, atol=1e-13)
+
+
+def test_plan_is_lemma_3_2_and_lemma_3_1_and_spends_exactly_the_budget(problem):
+    obj, X, _y, o = problem
+    n = X.shape[0]
+    solver = DynamicSolver()
+    mu = calibrate_mu(1.0, 1e-5)
+    plan = solver.plan(_facts(o, n), Budget(1.0, 1e-5, mu=mu))
+    c = o.constants()
+    M = c.smoothness + 0.05
+    kappa, gamma = M / 0.05, 1 - 0.05 / M
+    R = mu**2  # add/remove: the run is sqrt(R)-GDP
+    alpha = o.n_params * c.lipschitz**2 / (2 * R * M * n**2 * math.log(2))  # Eq. (5)
+    assert plan.budget == pytest.approx(R, rel=1e-12)
+    assert plan.details["alpha"] == pytest.approx(alpha, rel=1e-12)
+    assert plan.steps == min(1000, dynamic_optimal_steps(kappa, alpha))
+    # Eq. (10): sigma_t^2 proportional to 1 / sqrt(q_t) = gamma^(-(T-t)/2)
+    ratio = plan.sigmas[:-1] ** 2 / plan.sigmas[1:] ** 2
+    np.testing.assert_allclose(ratio, gamma**-0.5, rtol=1e-10)
+    assert math.fsum(plan.sigmas**-2.0) <= R
+    assert math.fsum(plan.sigmas**-2.0) == pytest.approx(R, rel=1e-11)
+    assert plan.bound_covers_run  # clip = L, eta = 1/M
+    event = solver.planned_event(plan)
+    res = solver.run(plan, o, np.random.default_rng(0))
+    assert res.event == event and res.n_iter == plan.steps
+    assert best(event, 1e-5).epsilon <= 1.0 + 1e-9
+
+
+def test_replace_one_halves_the_budget_unit(problem):
+    _obj, X, _y, o = problem
+    facts = PublicFacts.from_oracle(o, n_samples=X.shape[0], relation=Neighbouring.REPLACE_ONE)
+    plan = DynamicSolver().plan(facts, Budget(1.0, 1e-5, mu=2.0))
+    assert plan.budget == pytest.approx(1.0)  # R = (mu / Delta)^2 with Delta = 2
+
+
+def test_momentum_plan_uses_eq17_weights_and_reports_zeta(problem):
+    _obj, X, _y, o = problem
+    n = X.shape[0]
+    plan = DynamicSolver().plan(_facts(o, n, options={"momentum": 0.5}),
+                                Budget(1.0, 1e-5, mu=1.0))
+    gamma = plan.details["gamma"]
+    q = momentum_weights(plan.steps, 0.5, gamma)
+    s2 = plan.sigmas**2
+    np.testing.assert_allclose(s2 / s2[-1], np.sqrt(q[-1] / q), rtol=1e-10)  # Eq. (10)
+    # zeta of Eq. (17) at the planned step, and the covering rule
+    M = plan.details["smoothness_M"]
+    z = momentum_zeta(momentum=0.5, gamma=gamma, smoothness=M, learning_rate=1 / M)
+    assert plan.details["zeta"] == pytest.approx(z)
+    assert plan.bound_covers_run == (z <= 0)
+    # T minimises Eq. (16)'s data-free terms: no other T in 1..200 does better
+    from noisygd.solvers.dynamic import momentum_eer_bound
+
+    def bound(T):
+        qq = momentum_weights(T, 0.5, gamma)
+        return momentum_eer_bound(noise_schedule("dynamic", plan.budget, T, q=qq), q=qq,
+                                  gamma=gamma, loss_gap=math.log(2), learning_rate=1 / M,
+                                  n_params=3, clip=plan.clip, n_samples=n)
+
+    best_T = min(range(1, 201), key=bound)
+    assert plan.steps == best_T
+    assert plan.bound_value == pytest.approx(bound(best_T), rel=1e-9)
+
+
+def test_zeta_closed_form_and_step_limit():
+    # Eq. (17) at M = 1, beta = 0.5, gamma = 0.9, eta = 0.01
+    z = momentum_zeta(momentum=0.5, gamma=0.9, smoothness=1.0, learning_rate=0.01)
+    assert z == pytest.approx(4 * 0.5 * 0.9 / (0.4**2 * 0.5**3) * 1e-4 + 0.005 - 1)
+    lim = momentum_step_limit(momentum=0.5, smoothness=2.0)
+    c = 0.5 * 0.5**3
+    assert lim == pytest.approx(c / 16 * (math.sqrt(0.25 + 16 / c) - 1))
+    assert momentum_step_limit(momentum=0.0, smoothness=1.0) == math.inf
+
+
+def test_refuses_without_strong_convexity_and_unknown_options(problem):
+    from noisygd.exceptions import AssumptionError
+
+    _obj, X, y, _o = problem
+    flat = ArrayOracle(LogisticLoss(l2=0.0, fit_intercept=False), X, y, row_norm_bound=1.0)
+    with pytest.raises(AssumptionError, match="strongly convex"):
+        DynamicSolver().plan(_facts(flat, X.shape[0]), Budget(1.0, 1e-5))
+    o = ArrayOracle(LogisticLoss(l2=0.1, fit_intercept=False), X, y, row_norm_bound=1.0)
+    with pytest.raises(ValueError, match="unknown method_options"):
+        DynamicSolver().plan(_facts(o, X.shape[0], options={"momentun": 0.9}),
+                             Budget(1.0, 1e-5))
+
+
+def test_estimators_fit_with_method_dynamic(problem):
+    from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+
+    _obj, X, y, _o = problem
+    clf = DPLogisticRegression(epsilon=2.0, method="dynamic", l2=0.05, classes=[-1.0, 1.0],
+                               n_samples_public=len(X), random_state=0).fit(X, y)
+    again = DPLogisticRegression(epsilon=2.0, method="dynamic", l2=0.05, classes=[-1.0, 1.0],
+                                 n_samples_public=len(X), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, again.coef_)  # same seed, same model
+    assert clf.score(X, y) > 0.6
+    t = X @ np.array([1.0, -0.5, 0.25]) + 0.1 * np.random.default_rng(0).normal(size=len(X))
+    reg = DPLinearRegression(epsilon=2.0, method="dynamic", target_range=(-3, 3),
+                             random_state=0).fit(X, np.clip(t, -3, 3))
+    assert np.all(np.isfinite(reg.coef_))
