@@ -28,6 +28,7 @@ from noisygd.solvers import (
     SOLVERS,
     Budget,
     DPFTRLSolver,
+    DynamicSolver,
     LangevinSolver,
     NoisyGDSolver,
     NoisySGDSolver,
@@ -67,6 +68,8 @@ CASES = [
     pytest.param(LangevinSolver(), REPLACE, {}, 200, id="langevin"),
     pytest.param(OutputPerturbationSolver(), REPLACE, {}, None, id="output_perturbation"),
     pytest.param(RRPSGDSolver(), REPLACE, {}, 3000, id="rrpsgd"),
+    pytest.param(DynamicSolver(), ADD, {}, None, id="dynamic"),
+    pytest.param(DynamicSolver(), REPLACE, {"momentum": 0.9}, 50, id="dynamic-momentum"),
 ]
 
 
