@@ -175,8 +175,7 @@ def test_online_to_batch_on_a_simulated_stream():
         w, ws, reg = np.zeros(2), [], 0.0
         for t in range(T):
             ws.append(w.copy())
-            loss = lambda v, t=t: 0.5 * (X[t] @ v - y[t]) ** 2  # noqa: E731
-            reg += loss(w) - loss(w_star)
+            reg += 0.5 * (X[t] @ w - y[t]) ** 2 - 0.5 * (X[t] @ w_star - y[t]) ** 2
             w = w - 0.5 / math.sqrt(t + 1) * (X[t] @ w - y[t]) * X[t]
         wb = np.mean(ws, axis=0)
         # L_P(w) - L_P(w*) = 0.5 (w - w*)^T E[x x^T] (w - w*), E[x x^T] = I / 4
