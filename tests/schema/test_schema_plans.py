@@ -217,3 +217,22 @@ def test_plan_on_the_uci_five_prints_every_assumption_and_ranks_only_comparable_
     for p in plans:
         for a in p["assumptions"]:
             assert f"assumes {a}" in text
+
+
+def test_strongly_convex_plan_lists_the_1_over_lambda_t_variant_unranked():
+    # with a radius, NoisyGD's 12.2.4 candidate applies; the plan also reports the notes'
+    # other schedule, eta_t = 1/(lambda t) with the uniform average and its (1 + log T) factor
+    from noisygd.bounds import strongly_convex_uniform_average_bound
+
+    rows = plan_table(model="logistic", n_samples=5000, n_features=3, epsilon=1.0, delta=1e-5,
+                      relations=("add_remove",), radius=5.0, l2=0.01, max_iter=200)
+    gd = next(r for r in rows if r.method == "noisy_gd")
+    (other,) = [b for b in gd.other_bounds if "1/(lambda t)" in b["reference"]]
+    assert other["covers_run"] is False and other["comparator"] == gd.comparator
+    from noisygd.objectives.glm import LogisticLoss
+
+    c = LogisticLoss(l2=0.01, fit_intercept=True, radius=5.0).constants(1.0)
+    want = strongly_convex_uniform_average_bound(
+        n=5000, d=4, lipschitz=c.lipschitz + 0.01 * 5.0, noise_std=gd.noise * 1.0 * c.lipschitz,
+        strong_convexity=0.01, steps=gd.steps)
+    assert other["value"] == pytest.approx(want, rel=1e-9)

@@ -95,9 +95,9 @@ def _objective(model: str, l2: float, radius: float | None, target_half: float |
     from noisygd.objectives.glm import HuberLoss, LogisticLoss, SquaredLoss
 
     if model == "logistic":
-        return LogisticLoss(l2=l2, fit_intercept=True)
+        return LogisticLoss(l2=l2, fit_intercept=True, radius=radius)
     if model == "huber":
-        return HuberLoss(threshold=1.0, l2=l2, fit_intercept=True)
+        return HuberLoss(threshold=1.0, l2=l2, fit_intercept=True, radius=radius)
     return SquaredLoss(l2=l2, fit_intercept=True, radius=radius, target_bound=target_half)
 
 
