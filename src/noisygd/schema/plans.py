@@ -369,6 +369,14 @@ def _clip_premise(clip: float | None, lipschitz: float | None) -> Any:
                       "declared", "" if clip is None else f"C = {clip:.4g}")
 
 
+def _f0_origin(facts: Any) -> str:
+    """Where a derived bound on the optimum's norm comes from."""
+    f0 = facts.loss_at_zero_bound
+    if f0 is None:
+        return "the objective's optimum_norm_bound"
+    return f"sqrt(2 F0 / l2) with F0 = {f0:.4g} (the loss at zero)"
+
+
 def _reference_norm(name: str, value: float, source: str, origin: str) -> Any:
     from noisygd.bounds import Assumption
 
@@ -398,7 +406,7 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         elif src == "radius" or (facts.radius is not None and det["init_distance"] == facts.radius):
             source, origin = "declared", "the projection radius"
         else:
-            source, origin = "derived", f"sqrt(2 F0 / l2) with F0 = {facts.loss_at_zero_bound:.4g}"
+            source, origin = "derived", _f0_origin(facts)
         premises = [_reference_norm("D >= ||theta_1 - theta*||", det["init_distance"], source,
                                     origin), _clip_premise(det.get("clip"), c.lipschitz),
                     *_declared(ctx, "L", "beta")]
@@ -428,7 +436,7 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         if plan.bound_value is None:
             return None, [], plan.bound_details.get("bound_reason")
         bd = plan.bound_details
-        origin = {"derived": f"sqrt(2 F0 / l2) with F0 = {facts.loss_at_zero_bound:.4g}",
+        origin = {"derived": _f0_origin(facts),
                   "declared": "the projection radius",
                   "nominal": "the planner's DEFAULT_INIT_DISTANCE"}[bd["init_distance_source"]]
         premises = (_reference_norm("D >= ||theta_1 - theta*||", bd["init_distance"],
