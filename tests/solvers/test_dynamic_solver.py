@@ -218,3 +218,15 @@ def test_cli_fit_method_dynamic_on_raw_adult(tmp_path, capsys, uci_file):
     assert code == 0
     payload = json.loads(out.read_text())
     assert payload["privacy"]["epsilon"] <= 1.0 + 1e-9
+
+
+def test_momentum_bound_covers_the_run_only_below_theorem_3_4s_step(problem):
+    _obj, X, _y, o = problem
+    M = o.constants().smoothness + 0.05
+    limit = momentum_step_limit(momentum=0.5, smoothness=M)
+    facts = _facts(o, X.shape[0], options={"momentum": 0.5, "learning_rate": 0.9 * limit})
+    small = DynamicSolver().plan(facts, Budget(1.0, 1e-5, mu=1.0))
+    assert small.details["zeta"] <= 0 and small.bound_covers_run
+    big = DynamicSolver().plan(_facts(o, X.shape[0], options={"momentum": 0.5}),
+                               Budget(1.0, 1e-5, mu=1.0))
+    assert 1 / M > limit and big.details["zeta"] > 0 and not big.bound_covers_run
