@@ -19,7 +19,7 @@ from noisygd.algorithms.schedules import (
 from noisygd.objectives.glm import LogisticLoss
 from noisygd.oracles import ArrayOracle
 from noisygd.solvers import SOLVERS, Budget, DynamicSolver, PublicFacts, get_solver
-from noisygd.solvers.dynamic import momentum_step_limit, momentum_zeta
+from noisygd.solvers.dynamic import momentum_step_limit, momentum_zeta, momentum_zeta_step
 
 
 @pytest.fixture(scope="module")
@@ -220,13 +220,101 @@ def test_cli_fit_method_dynamic_on_raw_adult(tmp_path, capsys, uci_file):
     assert payload["privacy"]["epsilon"] <= 1.0 + 1e-9
 
 
-def test_momentum_bound_covers_the_run_only_below_theorem_3_4s_step(problem):
+def test_momentum_bound_covers_the_run_only_below_the_zeta_root(problem):
     _obj, X, _y, o = problem
     M = o.constants().smoothness + 0.05
-    limit = momentum_step_limit(momentum=0.5, smoothness=M)
-    facts = _facts(o, X.shape[0], options={"momentum": 0.5, "learning_rate": 0.9 * limit})
+    root = momentum_zeta_step(momentum=0.5, smoothness=M, pl_constant=0.05)
+    facts = _facts(o, X.shape[0], options={"momentum": 0.5, "learning_rate": 0.99 * root})
     small = DynamicSolver().plan(facts, Budget(1.0, 1e-5, mu=1.0))
     assert small.details["zeta"] <= 0 and small.bound_covers_run
-    big = DynamicSolver().plan(_facts(o, X.shape[0], options={"momentum": 0.5}),
-                               Budget(1.0, 1e-5, mu=1.0))
-    assert 1 / M > limit and big.details["zeta"] > 0 and not big.bound_covers_run
+    assert small.details["zeta_step"] == pytest.approx(root, rel=1e-12)
+    facts = _facts(o, X.shape[0], options={"momentum": 0.5, "learning_rate": 1.01 * root})
+    big = DynamicSolver().plan(facts, Budget(1.0, 1e-5, mu=1.0))
+    assert big.details["zeta"] > 0 and not big.bound_covers_run
+
+
+@pytest.mark.parametrize(("beta", "zeta_at_limit"), [(0.5, 0.384), (0.7, 6.85), (0.9, 107.5)])
+def test_the_papers_noise_dominates_step_is_not_zeta_le_0(beta, zeta_at_limit):
+    # Eq. (17) at M = mu = 1 and Theorem 3.4's "noise dominates" step: zeta > 0 there, so
+    # that step is not the coverage condition; the root of zeta is (and zeta changes sign)
+    limit = momentum_step_limit(momentum=beta, smoothness=1.0)
+    at_limit = momentum_zeta(momentum=beta, gamma=1 - limit, smoothness=1.0, learning_rate=limit)
+    assert at_limit == pytest.approx(zeta_at_limit, rel=2e-3)
+    root = momentum_zeta_step(momentum=beta, smoothness=1.0, pl_constant=1.0)
+    assert 0 < root < limit < 1 - beta
+
+    def zeta(eta):
+        return momentum_zeta(momentum=beta, gamma=1 - eta, smoothness=1.0, learning_rate=eta)
+
+    assert abs(zeta(root)) < 1e-9
+    assert zeta(root * (1 - 1e-6)) < 0 < zeta(root * (1 + 1e-6))
+    grid = np.linspace(1e-6, 1 - beta, 2000, endpoint=False)  # gamma > beta on the grid
+    assert all((zeta(e) <= 0) == (e <= root) for e in grid)
+    assert momentum_zeta_step(momentum=0.0, smoothness=4.0, pl_constant=1.0) == 0.5
+
+
+def test_momentum_plan_names_the_noise_dominates_step_apart_from_the_coverage_step(problem):
+    _obj, X, _y, o = problem
+    plan = DynamicSolver().plan(_facts(o, X.shape[0], options={"momentum": 0.7}),
+                                Budget(1.0, 1e-5, mu=1.0))
+    M = plan.details["smoothness_M"]
+    assert "step_limit" not in plan.details
+    assert plan.details["noise_dominates_step"] == momentum_step_limit(momentum=0.7,
+                                                                        smoothness=M)
+    assert plan.details["zeta_step"] == momentum_zeta_step(momentum=0.7, smoothness=M,
+                                                           pl_constant=0.05)
+
+
+def _regularised_mean(X, y, l2):
+    def f(theta):
+        return float(np.mean(np.logaddexp(0.0, -y * (X @ theta))) + l2 / 2 * theta @ theta)
+
+    def grad(theta):
+        r = -y / (1.0 + np.exp(y * (X @ theta)))
+        return X.T @ r / X.shape[0] + l2 * theta
+
+    return f, grad
+
+
+@pytest.mark.parametrize("momentum", [None, 0.5])
+def test_projected_run_is_not_covered_by_the_unconstrained_theorems(momentum):
+    # the reviewer's case: radius 0.05, l2 = 0.01, n = 5000, d = 10. Every point of the ball
+    # is farther above F* than the reported bound, so no output of the projected run meets it
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    n, d, l2, radius = 5000, 10, 0.01, 0.05
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ (8 * rng.normal(size=d)))), 1.0, -1.0)
+    o = ArrayOracle(LogisticLoss(l2=l2, fit_intercept=False, radius=radius), X, y,
+                    row_norm_bound=1.0)
+    options = {} if momentum is None else {"momentum": momentum}
+    plan = DynamicSolver().plan(_facts(o, n, options=options), Budget(1.0, 1e-5, mu=1.0))
+    f, grad = _regularised_mean(X, y, l2)
+    f_star = minimize(f, np.zeros(d), jac=grad, method="L-BFGS-B", tol=1e-12).fun
+    theta = np.zeros(d)  # projected GD: the minimum of F over the ball
+    for _ in range(3000):
+        theta = theta - grad(theta) / plan.details["smoothness_M"]
+        theta *= min(1.0, radius / np.linalg.norm(theta))
+    assert f(theta) - f_star > plan.bound_value
+    assert plan.details["projection_radius"] == radius
+    assert not plan.bound_covers_run
+    free = DynamicSolver().plan(_facts(ArrayOracle(LogisticLoss(l2=l2, fit_intercept=False),
+                                                   X, y, row_norm_bound=1.0), n,
+                                       options=options), Budget(1.0, 1e-5, mu=1.0))
+    assert free.details["projection_radius"] is None
+    assert free.bound_covers_run == (momentum is None or free.details["zeta"] <= 0)
+
+
+def test_private_count_is_not_covered_a_public_one_is(problem):
+    # with n_lo < n_hi the run divides by n_hi and descends (n / n_hi) F_data + l2/2 ||.||^2,
+    # not the regularised mean objective the bound's comparator minimises
+    _obj, X, _y, o = problem
+    n = X.shape[0]
+    public = DynamicSolver().plan(_facts(o, n, n_samples_high=n), Budget(1.0, 1e-5, mu=1.0))
+    assert public.details["n_public"] and public.bound_covers_run
+    private = DynamicSolver().plan(_facts(o, n - 20, n_samples_high=n + 20),
+                                   Budget(1.0, 1e-5, mu=1.0))
+    assert private.n_samples == n + 20
+    assert not private.details["n_public"] and not private.bound_covers_run

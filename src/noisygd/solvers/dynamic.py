@@ -41,17 +41,30 @@ private count) and :math:`f(\theta_1) - f^* \le F_0` (``loss_at_zero_bound``, or
 
   (Lemma 3.1 gives the second form) over :math:`1 \le T \le T_{\max}`. Eq. (16)'s third term
   :math:`\eta\zeta\sum_t\gamma^{T-t}\lVert v_{t+1}\rVert^2` is :math:`\le 0` iff
-  :math:`\zeta \le 0` (Eq. (17)), which holds for
-  :math:`\eta \le \frac{\beta(1-\beta)^3}{8M}[\sqrt{1/4 + 16/(\beta(1-\beta)^3)} - 1]`; then
-  :math:`B(T)` is a bound on the run, otherwise it is reported for reference
-  (``bound_covers_run`` false).
+  :math:`\zeta \le 0` (Eq. (17); ``details["zeta"]``); then :math:`B(T)` is a bound on the
+  run, otherwise it is reported for reference (``bound_covers_run`` false). With
+  :math:`\gamma = 1 - \eta\lambda`, :math:`\zeta` is :math:`-1` at :math:`\eta = 0` and
+  increases with :math:`\eta` while :math:`\gamma > \beta`, so there :math:`\zeta \le 0`
+  exactly up to its root (:func:`momentum_zeta_step`, ``details["zeta_step"]``). The paper's
+  step :math:`\eta \le \frac{\beta(1-\beta)^3}{8M}[\sqrt{1/4 + 16/(\beta(1-\beta)^3)} - 1]`
+  (:func:`momentum_step_limit`, ``details["noise_dominates_step"]``) is another condition:
+  below it "the noise variance dominates the bound", :math:`EER =
+  O(\frac{2\eta D}{N^2}\sum_tq_t(C\sigma_t)^2)`, an order statement without constants. It
+  does **not** give :math:`\zeta \le 0` (at that step :math:`\zeta` is 0.38 for
+  :math:`\beta = 0.5`, 6.9 for 0.7, 107 for 0.9, with :math:`M = \lambda = 1`) and the
+  coverage flag does not use it.
 
 ``T`` is capped at :data:`MAX_STEPS` (1000, the NoisyGD planner's compute cap) or at
 ``max_iter`` when given (a cap: the theorem's ``T`` is a minimiser, and fewer steps with the
 Lemma 3.1 schedule for that ``T`` is still that ``T``'s optimal schedule). The bound covers the
 run when the clipping norm is at least the declared Lipschitz constant ``G`` (Theorems 3.2
-and 3.4 assume no clipping) and, with momentum, :math:`\zeta \le 0`; its comparator is the
-minimiser of the regularised mean objective the run descends.
+and 3.4 assume no clipping), the objective has **no projection radius** (the theorems are for
+unconstrained GD under PL; a projected run stays in the ball while the comparator, the
+minimiser of the regularised mean objective, need not), the row count is **public** (with a
+private count the run divides by its upper confidence bound :math:`N_{hi}` and so descends
+:math:`\frac{n}{N_{hi}}F_{data} + \frac\lambda2\lVert\theta\rVert^2`, not the regularised mean
+objective) and, with momentum, :math:`\zeta \le 0`. ``details`` names each premise
+(``projection_radius``, ``n_public``).
 
 ``method_options``: ``momentum`` (:math:`\beta \in [0, 1)`, Algorithm 2), ``learning_rate``
 (:math:`\eta`, default :math:`1/M`), ``loss_gap`` (a public :math:`F_0`), ``steps`` (a fixed
@@ -74,7 +87,7 @@ from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["MAX_STEPS", "DynamicPlan", "DynamicSolver", "momentum_eer_bound",
-           "momentum_step_limit", "momentum_zeta"]
+           "momentum_step_limit", "momentum_zeta", "momentum_zeta_step"]
 
 #: Compute cap on ``T`` when ``max_iter`` is not given (every step is a full pass).
 MAX_STEPS = 1000
@@ -104,12 +117,17 @@ def momentum_zeta(*, momentum: float, gamma: float, smoothness: float,
 
 
 def momentum_step_limit(*, momentum: float, smoothness: float) -> float:
-    r"""Theorem 3.4's step condition: for :math:`\eta_0` at most
+    r"""Theorem 3.4's "noise dominates" step: for :math:`\eta_0` at most
 
     .. math::  \frac{\beta(1-\beta)^3}{8M}\Big[\sqrt{\frac14 + \frac{16}{\beta(1-\beta)^3}}
                - 1\Big]
 
-    the noise variance dominates Eq. (16) (``inf`` for :math:`\beta = 0`).
+    the paper states :math:`EER = O(\frac{2\eta_0D}{N^2}\sum_tq_t(C_t\sigma_t)^2)`, the noise
+    variance dominating Eq. (16) up to constants it does not give (``inf`` for
+    :math:`\beta = 0`). This is **not** the condition :math:`\zeta \le 0` under which Eq. (16)
+    without its third term bounds the run: at this step :math:`\zeta > 0` for
+    :math:`M = \mu = 1` and :math:`\beta \in \{0.5, 0.7, 0.9\}`; that condition is
+    :func:`momentum_zeta_step`.
     """
     b = check_real("momentum", momentum)
     if not 0.0 <= b < 1.0:
@@ -119,6 +137,41 @@ def momentum_step_limit(*, momentum: float, smoothness: float) -> float:
         return math.inf
     c = b * (1.0 - b) ** 3
     return c / (8.0 * M) * (math.sqrt(0.25 + 16.0 / c) - 1.0)
+
+
+def momentum_zeta_step(*, momentum: float, smoothness: float, pl_constant: float) -> float:
+    r"""The step :math:`\eta^\star` with :math:`\zeta(\eta) \le 0` exactly for
+    :math:`0 < \eta \le \eta^\star` among steps with :math:`\gamma = 1 - \eta\mu > \beta`.
+
+    With :math:`\gamma = 1 - \eta\mu` (Eq. (17)), :math:`\zeta(0) = -1` and on
+    :math:`0 < \eta < (1 - \beta)/\mu` (where :math:`\gamma > \beta`) :math:`\zeta` is
+    increasing: :math:`\gamma/(\gamma - \beta)^2` has derivative
+    :math:`-(\gamma + \beta)/(\gamma - \beta)^3 < 0` in :math:`\gamma`, and :math:`\gamma`
+    decreases with :math:`\eta`. It tends to :math:`+\infty` as :math:`\gamma \downarrow \beta`
+    (:math:`\beta > 0`), so :math:`\eta^\star` is its unique root there (Brent's method);
+    for :math:`\beta = 0`, :math:`\zeta = M\eta/2 - 1` and
+    :math:`\eta^\star = \min(2/M, 1/\mu)`.
+    """
+    from scipy.optimize import brentq
+
+    b = check_real("momentum", momentum)
+    if not 0.0 <= b < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    M = check_positive("smoothness", smoothness)
+    mu = check_positive("pl_constant", pl_constant)
+    if b == 0.0:
+        return min(2.0 / M, 1.0 / mu)
+    top = (1.0 - b) / mu
+
+    def zeta(eta: float) -> float:
+        g = 1.0 - eta * mu
+        return 4.0 * M * M * b * g / ((g - b) ** 2 * (1.0 - b) ** 3) * eta * eta \
+            + 0.5 * M * eta - 1.0
+
+    hi = top * (1.0 - 1e-12)
+    if not zeta(hi) > 0.0:  # (gamma - beta)^2 = ((1 - beta) 1e-12)^2: only for beta ~ 0
+        return hi
+    return float(brentq(zeta, 0.0, hi, xtol=1e-15 * top, rtol=1e-14))
 
 
 def momentum_eer_bound(sigmas: np.ndarray, *, q: np.ndarray, gamma: float, loss_gap: float,
@@ -266,10 +319,16 @@ class DynamicSolver(Solver):
         fixed = options.pop("steps", None)
         lipschitz = c.lipschitz
         clip_covers = lipschitz is not None and C >= float(lipschitz)
+        # Theorems 3.2-3.4 are for unconstrained GD on the objective the run descends: no
+        # projection, and n public (a private count's N_hi scales the data term by n / N_hi)
+        radius = facts.radius
+        n_public = facts.n_step() == float(facts.n_samples)  # n_hi = n_lo: a public n
+        premises_hold = clip_covers and radius is None and n_public
         details: dict[str, Any] = {"kappa": kappa, "smoothness_M": M, "pl_constant": lam,
                                    "loss_gap": gap, "loss_gap_source": gap_source,
                                    "zcdp_rho": sens * sens * R / 2.0, "gdp_mu": mu,
-                                   "clip_covers_lipschitz": clip_covers, "steps_cap": cap}
+                                   "clip_covers_lipschitz": clip_covers, "steps_cap": cap,
+                                   "projection_radius": radius, "n_public": n_public}
         if momentum is None:
             gamma = 1.0 - 1.0 / kappa  # Eq. (5)
             if not gamma > 0.0:
@@ -281,7 +340,7 @@ class DynamicSolver(Solver):
                      else int(min(cap, max(1, t_star))))
             sigmas = noise_schedule("dynamic", R, steps, q=noise_weights(steps, gamma, alpha))
             value = gap * eer_bound(sigmas, R, kappa, alpha)
-            covers = clip_covers and eta == 1.0 / M
+            covers = premises_hold and eta == 1.0 / M
             name = "Theorem 3.2, Eq. (6) (Hong, Wang and Zhou), dynamic schedule of Lemma 3.1"
             details.update(alpha=alpha, gamma=gamma, lemma_3_2_T=t_star,
                            steps_rule=("fixed by method_options['steps']" if fixed is not None
@@ -307,11 +366,14 @@ class DynamicSolver(Solver):
                                        learning_rate=eta, n_params=D, clip=C, n_samples=N)
             zeta = momentum_zeta(momentum=momentum, gamma=gamma, smoothness=M,
                                  learning_rate=eta)
-            covers = clip_covers and zeta <= 0.0
+            covers = premises_hold and zeta <= 0.0
             name = ("Theorem 3.4, Eq. (16) without its zeta term (Hong, Wang and Zhou), "
                     "momentum weights of Eq. (17) in the Lemma 3.1 schedule")
             details.update(gamma=gamma, zeta=zeta,
-                           step_limit=momentum_step_limit(momentum=momentum, smoothness=M),
+                           zeta_step=momentum_zeta_step(momentum=momentum, smoothness=M,
+                                                        pl_constant=lam),
+                           noise_dominates_step=momentum_step_limit(momentum=momentum,
+                                                                    smoothness=M),
                            steps_rule=("fixed by method_options['steps']" if fixed is not None
                                        else "argmin over 1..T_cap of Eq. (16)'s data-free "
                                             "terms"),
