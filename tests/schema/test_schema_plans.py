@@ -236,3 +236,38 @@ def test_strongly_convex_plan_lists_the_1_over_lambda_t_variant_unranked():
         n=5000, d=4, lipschitz=c.lipschitz + 0.01 * 5.0, noise_std=gd.noise * 1.0 * c.lipschitz,
         strong_convexity=0.01, steps=gd.steps)
     assert other["value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_langevin_bound_covers_the_run_only_where_public_facts_put_the_minimiser_inside():
+    # Lemma 6 assumes the minimiser in the interior of the ball: derived from
+    # (l2/2)||theta*||^2 <= F(0) <= log 2, i.e. ||theta*|| <= sqrt(2 log 2 / l2) = 3.72 here
+    bound = math.sqrt(2 * math.log(2) / 0.1)
+    kw = dict(model="logistic", n_samples=5000, n_features=10, epsilon=1.0, delta=1e-5,
+              relations=("replace_one",), l2=0.1)
+    inside = next(r for r in plan_table(**kw, radius=5.0) if r.method == "langevin")
+    outside = next(r for r in plan_table(**kw, radius=1.0) if r.method == "langevin")
+    (premise,) = [a for a in inside.assumptions if "interior" in a]
+    assert inside.bound_covers_run and f"= {bound:.4g} [derived" in premise
+    assert not inside.nominal
+    (premise,) = [a for a in outside.assumptions if "interior" in a]
+    assert not outside.bound_covers_run and "[nominal: not shown" in premise
+    assert outside.nominal
+
+
+def test_dynamic_row_names_projection_and_public_n_and_a_derived_m():
+    kw = dict(model="logistic", n_samples=5000, n_features=10, epsilon=1.0, delta=1e-5,
+              relations=("add_remove",), l2=0.1)
+    projected = next(r for r in plan_table(**kw, radius=1.0) if r.method == "dynamic")
+    free = next(r for r in plan_table(**{**kw, "n_features": 4},
+                                      centring=public_centring(SCHEMA))
+                if r.method == "dynamic")
+    assert projected.refused is None and free.refused is None
+    for row in (projected, free):
+        assert any(a.startswith("M = beta + l2") and "[derived" in a for a in row.assumptions)
+        assert any(a.startswith("N public") and "= holds" in a for a in row.assumptions)
+    assert any(a.startswith("no projection") and "= fails" in a
+               for a in projected.assumptions)
+    assert not projected.bound_covers_run
+    assert any(a.startswith("no projection") and "= holds" in a for a in free.assumptions)
+    clip_holds = any(a.startswith("clip C >= L") and "= holds" in a for a in free.assumptions)
+    assert free.bound_covers_run == clip_holds

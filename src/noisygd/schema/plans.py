@@ -383,6 +383,26 @@ def _reference_norm(name: str, value: float, source: str, origin: str) -> Any:
     return Assumption(name, float(value), source, origin)
 
 
+def _interior_premise(facts: Any) -> Any:
+    r"""Lemma 6's premise that the minimiser lies in the interior of the ball, from public
+    facts: :math:`\frac\lambda2\lVert\theta^*\rVert^2 \le F(\theta^*) \le F(0) \le F_0` bounds
+    the unconstrained minimiser by :math:`\sqrt{2F_0/\lambda}`; below the radius it is in the
+    open ball (and is the constrained minimiser). Source "derived" when that proves it, else
+    "nominal" (nothing public proves it; the bound then does not cover the run)."""
+    from noisygd.bounds import Assumption
+
+    name = "||theta*|| < R (minimiser in the interior of the ball)"
+    f0, l2, radius = facts.loss_at_zero_bound, float(facts.l2), facts.radius
+    if f0 is None or not l2 > 0.0:
+        return Assumption(name, None, "nominal", "no public bound on ||theta*|| (needs l2 > 0 "
+                                                 "and a bound on the loss at zero)")
+    norm = math.sqrt(2.0 * float(f0) / l2)
+    if radius is not None and norm < float(radius):
+        return Assumption(name, norm, "derived", f"||theta*|| <= {_f0_origin(facts)} < R")
+    return Assumption(name, None, "nominal", f"not shown: {_f0_origin(facts)} = {norm:.4g} "
+                                             f">= R")
+
+
 def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], str | None]:
     """The primary bound of a solver's plan, its further bounds, and why there is none.
 
@@ -450,12 +470,21 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         det = plan.details
         gap_source = "given" if det["loss_gap_source"].startswith("method_options") \
             else "declared"
+        radius = det.get("projection_radius")
         premises = (Assumption("PL constant mu = l2 (strong convexity)", det["pl_constant"],
                                "declared", "the objective's ridge"),
-                    Assumption("M (smoothness)", det["smoothness_M"], "declared", "the loss"),
+                    Assumption("M = beta + l2 (smoothness of the regularised objective)",
+                               det["smoothness_M"], "derived",
+                               "the loss's declared beta plus the ridge"),
                     Assumption("F0 >= f(theta_1) - f*", det["loss_gap"], gap_source,
                                det["loss_gap_source"]),
-                    _clip_premise(plan.clip, c.lipschitz))
+                    _clip_premise(plan.clip, c.lipschitz),
+                    Assumption("no projection (Theorems 3.2-3.4: unconstrained GD under PL)",
+                               "holds" if radius is None else "fails", "declared",
+                               "no radius" if radius is None else f"radius = {radius:.4g}"),
+                    Assumption("N public (the run divides by the N the bound uses)",
+                               "holds" if det.get("n_public", False) else "fails", "declared",
+                               "the row count"))
         return Bound(plan.bound_value, EXCESS_RISK, _comparator_of(ctx, float(facts.l2)),
                      IN_EXPECTATION, plan.bound_name, premises, plan.bound_covers_run), [], None
     if method == "dp_ftrl":
@@ -504,14 +533,13 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
     if method == "langevin":
         if getattr(plan, "excess_risk_bound", None) is None:
             return None, [], getattr(plan, "excess_risk_bound_reason", None)
+        interior = _interior_premise(facts)
         premises = (Assumption("radius R of the constraint ball", facts.radius, "declared",
-                               "the objective"),
-                    Assumption("minimiser in the relative interior of the ball", None,
-                               "nominal", "a property of the data, not checked"),
-                    *_declared(ctx, "L", "beta"))
+                               "the objective"), interior, *_declared(ctx, "L", "beta"))
         return Bound(float(plan.excess_risk_bound), EXCESS_RISK,
                      _comparator_of(ctx, float(facts.l2)), IN_EXPECTATION,
-                     "Chourasia-Ye-Shokri 2021, Lemma 6", premises, True), [], None
+                     "Chourasia-Ye-Shokri 2021, Lemma 6", premises,
+                     interior.source == "derived"), [], None
     if method == "rrpsgd":
         b = plan.bounds
         if not b:
