@@ -88,6 +88,18 @@ def test_dp_ftrl_option_checks(options, exc):
         DPFTRLSolver().plan(_facts(LogisticLoss(l2=1e-4), options=options), Budget(1.0, 1e-5))
 
 
+def test_dp_ftrl_regret_is_per_gradient_term_when_b_does_not_divide_n():
+    # n = 30000, b = 256: T_e = 118 leaves, the last of 48 rows, so T b = 120832 > E n = 120000
+    # gradient terms; sum ||g_t||^2 <= b E n G^2 and sum ||g_t|| ||Z_t|| <= b G T Z_bar
+    kw = dict(batch_size=256, epochs=4, restart_every_epoch=True, n_params=11, clip=1.0,
+              gradient_bound=1.5, noise_multiplier=2.0, distance=3.0)
+    a, b, terms = ftrl_regret_terms(n_samples=30000.0, **kw)
+    T, z_bar = terms["steps"], terms["noise_norm_bound"]
+    assert T == 4 * 118
+    assert a == pytest.approx(9.0 / (2 * 4 * 30000))
+    assert b == pytest.approx(256 * 1.5**2 / 2 + T * 256 / (4 * 30000) * 1.5 * z_bar)
+
+
 def test_random_leaves_second_moment_is_binomials():
     # E sum_t |B_t|^2 / n = m + 1 - 1/T_e for rows assigned to T_e leaves uniformly at random
     # (m = n / T_e); a 5-standard-error test (false-failure rate < 1e-6, fixed seed)

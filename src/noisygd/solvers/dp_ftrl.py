@@ -20,13 +20,18 @@ prefix sum adds at most ``k`` nodes of :math:`\mathcal N(0, (zC)^2 I_p)`:
 :math:`k = \lfloor\log_2 T\rfloor + 1` for one tree, :math:`k = E(\lfloor\log_2 T_e\rfloor + 1)`
 with a restart per epoch (the previous trees' last releases are carried); the Honaker
 estimator has no larger variance, so :math:`E\lVert Z_t\rVert \le \bar Z = zC\sqrt{pk}`.
-Per gradient term (divide by ``T b``), the expected average regret is at most
+Per gradient term (divide by the ``E n`` terms; with :math:`|B_t| \le b`,
+:math:`\sum_t\lVert g_t\rVert^2 \le bEnG^2` and :math:`\sum_t\lVert g_t\rVert\lVert Z_t\rVert
+\le bG\sum_t\lVert Z_t\rVert`, and ``T b`` exceeds ``E n`` when ``b`` does not divide ``n``),
+the expected average regret is at most
 
 .. math::
 
-    R(\lambda) = \frac{D^2}{2Tb}\,\lambda + \Big(\frac{bG^2}{2} + G\bar Z\Big)\frac1\lambda,
-    \qquad \lambda^* = \sqrt{\frac{bG^2/2 + G\bar Z}{D^2/(2Tb)}},\qquad
-    R(\lambda^*) = 2\sqrt{\frac{D^2}{2Tb}\Big(\frac{bG^2}{2} + G\bar Z\Big)}.
+    R(\lambda) = \frac{D^2}{2En}\,\lambda + \Big(\frac{bG^2}{2}
+    + \frac{Tb}{En}G\bar Z\Big)\frac1\lambda,
+    \qquad \lambda^* = \sqrt{B/A},\qquad R(\lambda^*) = 2\sqrt{AB}
+
+with :math:`A` and :math:`B` the coefficients of :math:`\lambda` and :math:`1/\lambda`.
 
 Every quantity is public: ``n``, ``b``, ``E``, ``p``, ``C``, ``z`` (from the budget) and
 ``D``: the objective's ``optimum_norm_bound()`` (e.g. :math:`\sqrt{2F(0)/\mu}` for a
@@ -151,7 +156,8 @@ def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
         size_ratio = n_hi / per_epoch + 1.0 - 1.0 / per_epoch
         terms["leaf_size_second_moment_ratio"] = size_ratio
         return D * D / (2.0 * E * n_lo), size_ratio * G * G / 2.0 + G * z_bar, terms
-    return D * D / (2.0 * T * b), b * G * G / 2.0 + G * z_bar, terms
+    n = float(n_samples)  # E n gradient terms; T b >= E n (the last leaf may be short)
+    return D * D / (2.0 * E * n), b * G * G / 2.0 + T * b / (E * n) * G * z_bar, terms
 
 
 @dataclass(frozen=True)
