@@ -306,3 +306,29 @@ def test_every_release_is_one_gaussian_in_release_order():
     zs = [e.noise_multiplier for e in plan.event.events]
     assert zs[0] == zs[2] == plan.hessian_noise[0]
     assert zs[1] == plan.gradient_noise[0] and zs[4] == plan.gradient_noise[2]
+
+
+# ----------------------------------------------------------------- the empirical audit
+@pytest.mark.parametrize("relation", [ADD, REPLACE])
+def test_audit_canary_is_the_worst_case(relation):
+    from noisygd.audit.problems import newton_problem
+
+    p = newton_problem(epsilon=1.0, relation=relation)
+    # the canary's clipped gradient and curvature, from the datasets' own sums
+    runs = [p.run(k, np.random.default_rng(0)) for k in (0, 1)]
+    assert runs[0].event == runs[1].event
+    assert best(runs[0].event, 1e-5).epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("relation", [ADD, REPLACE])
+def test_audit_finds_no_violation(relation):
+    from noisygd.audit.problems import newton_problem
+    from noisygd.audit.runner import run_audit
+
+    # a violation at confidence 0.95 has probability <= 5% when the accountant is right;
+    # fixed seed
+    res = run_audit(newton_problem(epsilon=1.0, relation=relation), runs=1000, delta=1e-5,
+                    confidence=0.95, seed=0)
+    assert res.bound == "clopper_pearson"
+    assert res.sound
+    assert res.accountant_epsilon == pytest.approx(1.0, rel=1e-6)
