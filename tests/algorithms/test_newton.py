@@ -200,6 +200,9 @@ def test_the_budget_split_follows_the_rule():
     assert g[:6] == pytest.approx([0.25 * rest / 6] * 6)
     assert g[6:] == pytest.approx([0.75 * rest / 4] * 4)
     assert plan.details["hessian_noise_ratio"] == pytest.approx(0.1)
+    sparse = plan_newton(mu, relation=ADD, n_params=51, n_samples=1e6, n_step=1e6, clip=1.0,
+                         curvature_clip=0.5, steps=10, hessian_every=0)
+    assert sparse.hessian_steps == (0, 5)
     small = plan_newton(mu, relation=ADD, n_params=51, n_samples=1000, n_step=1000, clip=1.0,
                         curvature_clip=0.5)
     assert sum(small.mu_squares()[1]) == pytest.approx(0.5 * mu * mu)  # the cap binds

@@ -149,3 +149,24 @@ def test_planned_mu_meets_a_split_budget():
     plan = NewtonSolver().plan(_facts(), Budget(1.0, 1e-5, mu=0.3))
     assert plan.summary()["mu"] == pytest.approx(0.3, rel=1e-12)
     assert plan.relation is Neighbouring.ADD_REMOVE
+
+
+def test_planned_ridge_option():
+    solver = NewtonSolver()
+    budget = Budget(1.0, 1e-5)
+    assert solver.plan(_facts(), budget).ridge == 0.0
+    assert solver.plan(_facts(options={"l2": 0.01}), budget).ridge == 0.01
+    auto = solver.plan(_facts(options={"l2": "auto"}), budget)
+    # ridge_strength at the tail's mu: sqrt(d) C Delta / (n mu D_0), D_0 = sqrt(2 n F_0)
+    d0 = math.sqrt(2 * 1000 * math.log(2))
+    expected = math.sqrt(5) * math.sqrt(2) / (1000 * auto.tail_mu() * d0)
+    assert auto.ridge == pytest.approx(expected, rel=1e-12)
+    assert auto.summary()["l2_planned"] == auto.ridge
+    assert solver.plan(_facts(options={"l2": "auto", "l2_factor": 0.5}), budget).ridge == \
+        pytest.approx(0.5 * auto.ridge)
+    with pytest.raises(ValueError, match="'auto' or a number"):
+        solver.plan(_facts(options={"l2": "big"}), budget)
+    X, y = _well_specified(n=3000, d=4)
+    model = DPLogisticRegression(epsilon=1.0, method="newton", l2=0.0, classes=[0, 1],
+                                 method_options={"l2": "auto"}, random_state=0).fit(X, y)
+    assert model.l2_ == pytest.approx(model.fit_info_["plans"][0]["plan"]["l2_planned"])

@@ -474,7 +474,7 @@ def newton_problem(
     clip: float = 1.0,
     relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
     n_ordinary: int = 4,
-    eigenvalue_rule: str = "add",
+    eigenvalue_rule: str = "clip",
     secure: bool = False,
 ) -> AuditProblem:
     r"""The private Newton method (:mod:`noisygd.algorithms.newton`) on the canary problem.
