@@ -335,3 +335,26 @@ def test_audit_finds_no_violation(relation):
     assert res.bound == "clopper_pearson"
     assert res.sound
     assert res.accountant_epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_diagonal_preconditioner_majorises_on_sparse_rows():
+    import scipy.sparse as sp
+
+    # one-hot rows (3 fields) plus an intercept: m = 4 nonzeros, H <= 4 diag(H)
+    rng = np.random.default_rng(5)
+    n, levels = 6000, 20
+    cols = np.column_stack([rng.integers(0, levels, n) + levels * k for k in range(3)])
+    X = sp.csr_array((np.full(3 * n, 0.5), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                     shape=(n, 3 * levels))
+    w = rng.standard_normal(3 * levels)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-(X @ w))), 1.0, -1.0)
+    o = ArrayOracle(LogisticLoss(l2=1e-3), X, y, row_norm_bound=1.0)
+    H = o.clipped_curvature_sum(np.zeros(o.n_params), None)
+    assert np.linalg.eigvalsh(4 * np.diag(np.diag(H)) - H)[0] >= -1e-9
+    with pytest.raises(ValueError, match="row_nonzeros"):
+        _plan_for(o, hessian="diagonal")
+    plan = _plan_for(o, eps=1e6, hessian="diagonal", row_nonzeros=4, steps=60)
+    res = newton(o, plan, np.random.default_rng(0))
+    _, best_value = o.minimize()
+    value = o.value(res.theta)
+    assert value - best_value <= 0.02 * (o.value(np.zeros(o.n_params)) - best_value)

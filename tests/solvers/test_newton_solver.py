@@ -16,7 +16,7 @@ from noisygd.exceptions import AssumptionError
 from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.solvers import Budget, NewtonSolver, PublicFacts, get_solver
-from noisygd.solvers.newton import MAX_FULL_PARAMS
+from noisygd.solvers.newton import DEFAULT_DIAGONAL_STEPS, MAX_FULL_PARAMS
 from noisygd.training import fit_private
 
 
@@ -128,8 +128,11 @@ def test_plan_options():
         solver.plan(_facts(options={"stepz": 3}), budget)
     # the declared smoothness is the curvature clip (logistic: (B^2 + 1) / 4)
     assert solver.plan(_facts(), budget).curvature_clip == pytest.approx(0.5)
-    wide = solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
-    assert wide.hessian == "diagonal"
+    with pytest.raises(ValueError, match="row_nonzeros"):
+        solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
+    wide = solver.plan(_facts(d=MAX_FULL_PARAMS, options={"row_nonzeros": 11}), budget)
+    assert wide.hessian == "diagonal" and wide.step_scale == pytest.approx(1 / 11)
+    assert wide.steps == DEFAULT_DIAGONAL_STEPS and wide.hessian_steps == (0, 12)
     assert solver.plan(_facts(d=MAX_FULL_PARAMS - 1), budget).hessian == "full"
     squared = solver.plan(_facts(SquaredLoss(l2=1e-3, target_bound=1.0), clip=1.0), budget)
     assert squared.hessian_steps == (0,)

@@ -62,8 +62,12 @@ most a factor 2 and the iteration never expands. ``"add"`` shifts the
 eigenvalues by :math:`\tau` and floors them at :math:`n\lambda` (or at :math:`\tau`
 without a ridge): then :math:`\hat H_t \succeq H(\theta_t)`, a majoriser of the curvature
 (never overshoots, slower where :math:`\tau` is not small against the curvature). The
-diagonal variant (``hessian="diagonal"``) releases only the diagonal
-(:math:`\tau = \sigma_H\sqrt{2\log(p/\varrho)}`) and preconditions by it.
+diagonal preconditioner (``hessian="diagonal"``, for many parameters) releases only the
+diagonal (:math:`\tau = \sigma_H\sqrt{2\log(p/\varrho)}`). A row with at most :math:`m`
+nonzero coordinates has :math:`aa^\top \preceq m\,\mathrm{diag}(aa^\top)` (Cauchy-Schwarz
+on its support), so :math:`H \preceq m\,\mathrm{diag}(H)` and the step
+:math:`-\frac1m\hat D^{-1}\tilde g` is a (noisy) majorisation step: ``row_nonzeros``
+:math:`m` is a declared public bound (a utility assumption: privacy does not depend on it).
 
 **The damped step** (Bach 2010, Proposition 1). For a loss with
 :math:`|\phi'''| \le \phi''\cdot k`, :math:`g(s) = F(\theta + s\Delta)` satisfies
@@ -214,6 +218,9 @@ class NewtonPlan:
     ridge : float
         A public ridge added to the oracle's ``l2`` for this run (data-independent: the
         releases and the event do not change).
+    step_scale : float
+        Multiplies every step: :math:`1/m` for the diagonal preconditioner of rows with at
+        most :math:`m` nonzero coordinates (module doc), 1 otherwise.
     details : dict
         Public facts of the planning rule (for reports).
     """
@@ -233,6 +240,7 @@ class NewtonPlan:
     secure: bool = False
     damping: str = "none"
     ridge: float = 0.0
+    step_scale: float = 1.0
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -319,6 +327,7 @@ class NewtonPlan:
             "hessian_mu_share": math.fsum(h) / (math.fsum(g) + math.fsum(h)),
             "failure_probability": self.failure_probability, "secure": self.secure,
             **({"l2_planned": self.ridge} if self.ridge else {}),
+            **({"step_scale": self.step_scale} if self.step_scale != 1.0 else {}),
             **self.details,
         }
 
@@ -402,6 +411,8 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
                        dtype=np.float64)
         assert H_hat is not None  # step 0 releases the curvature
         delta = -g / H_hat if diagonal else -np.linalg.solve(H_hat, g)
+        if plan.step_scale != 1.0:
+            delta *= plan.step_scale
         R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0
         s = math.log1p(R) / R if R > 0 else 1.0
         damping.append(s)
@@ -443,7 +454,8 @@ def plan_newton(
     hessian_ratio: float = DEFAULT_HESSIAN_RATIO,
     hessian_max_share: float = DEFAULT_HESSIAN_MAX_SHARE,
     tail_share: float = DEFAULT_TAIL_SHARE, damping: str = "none",
-    hessian_every: int = DEFAULT_HESSIAN_EVERY, ridge: float = 0.0, secure: bool = False,
+    hessian_every: int = DEFAULT_HESSIAN_EVERY, ridge: float = 0.0,
+    row_nonzeros: int | None = None, secure: bool = False,
 ) -> NewtonPlan:
     r"""The Newton plan spending exactly :math:`\mu`-GDP, from public facts only.
 
@@ -466,6 +478,9 @@ def plan_newton(
       :math:`\sum_k(\Delta_k/z_k)^2 = \mu^2`.
 
     ``ridge`` (:math:`\ge 0`) is added to the oracle's ``l2`` in the run (public).
+    ``row_nonzeros`` :math:`m` (the diagonal form only, required there): a declared public
+    bound on the nonzero coordinates of a served row, intercept column included; every
+    step is scaled by :math:`1/m` (module doc, the diagonal preconditioner).
 
     ``details`` records ``hessian_noise_ratio``, the achieved :math:`\tau/(nC_H/p)`: above
     about 1 the curvature is noise-dominated and the method is a conservatively
@@ -491,6 +506,14 @@ def plan_newton(
         raise ValueError("hessian_max_share must be in (0, 1) and tail_share in (0, 1]")
     W = T - K
     every = check_positive_int("hessian_every", hessian_every, minimum=0)
+    step_scale = 1.0
+    if hessian == "diagonal":
+        if row_nonzeros is None:
+            raise ValueError(
+                "the diagonal preconditioner needs method_options['row_nonzeros']: a public "
+                "bound on the nonzero coordinates per row, intercept column included (e.g. "
+                "the number of one-hot fields + 1); without one use method='noisy_gd'")
+        step_scale = 1.0 / check_positive_int("row_nonzeros", row_nonzeros)
     if constant_hessian or W == 0:
         h_steps = [0]
     else:
@@ -523,5 +546,5 @@ def plan_newton(
         hessian_steps=tuple(h_steps), hessian_noise=(z_h,) * len(h_steps), tail=K,
         hessian=hessian, eigenvalue_rule=rule, failure_probability=rho, secure=bool(secure),
         damping=check_choice("damping", damping, DAMPINGS),
-        ridge=check_nonnegative("ridge", ridge),
+        ridge=check_nonnegative("ridge", ridge), step_scale=step_scale,
         details=details)
