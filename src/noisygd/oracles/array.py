@@ -543,7 +543,9 @@ class ArrayOracle(GradientOracle):
         M, m, r = np.zeros(shape), np.zeros(d), np.zeros(d)
         su = sq = sw = 0.0
         extra = np.zeros(p if diagonal else (p, p))
-        chunk = max(1, 4 * self.n_threads)  # bounded memory: a few (d, d) partials at once
+        # bounded memory: the blocks' (d, d) partials held at once take at most 32 MiB
+        # (or 4 per thread)
+        chunk = max(4 * self.n_threads, (1 << 25) // (8 * (d + 2) ** 2))
         for start in range(0, len(spans), chunk):
             count = min(chunk, len(spans) - start)
             for part in run_blocks(lambda j, s0=start: one(s0 + j), count, self.n_threads):
