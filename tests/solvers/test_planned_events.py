@@ -30,6 +30,7 @@ from noisygd.solvers import (
     DPFTRLSolver,
     DynamicSolver,
     LangevinSolver,
+    NewtonSolver,
     NoisyGDSolver,
     NoisySGDSolver,
     OutputPerturbationSolver,
@@ -68,6 +69,10 @@ CASES = [
     pytest.param(LangevinSolver(), REPLACE, {}, 200, id="langevin"),
     pytest.param(OutputPerturbationSolver(), REPLACE, {}, None, id="output_perturbation"),
     pytest.param(RRPSGDSolver(), REPLACE, {}, 3000, id="rrpsgd"),
+    pytest.param(NewtonSolver(), ADD, {}, None, id="newton"),
+    pytest.param(NewtonSolver(), REPLACE, {"hessian": "diagonal", "steps": 5,
+                                                   "row_nonzeros": 4}, None,
+                 id="newton-replace_one-diagonal"),
     pytest.param(DynamicSolver(), ADD, {}, None, id="dynamic"),
     pytest.param(DynamicSolver(), REPLACE, {"momentum": 0.9}, 50, id="dynamic-momentum"),
 ]

@@ -14,6 +14,7 @@ from noisygd.solvers import (
     DPFTRLSolver,
     DynamicSolver,
     LangevinSolver,
+    NewtonSolver,
     NoisyGDSolver,
     NoisySGDSolver,
     OutputPerturbationSolver,
@@ -29,6 +30,7 @@ def test_every_method_is_one_class_named_once():
         "noisy_gd": NoisyGDSolver, "noisy_sgd": NoisySGDSolver, "dp_ftrl": DPFTRLSolver,
         "langevin": LangevinSolver, "output_perturbation": OutputPerturbationSolver,
         "rrpsgd": RRPSGDSolver, "ssp": SSPSolver, "dynamic": DynamicSolver,
+        "newton": NewtonSolver,
     }
     for name, cls in SOLVERS.items():
         assert issubclass(cls, Solver) and cls.name == name and cls.description

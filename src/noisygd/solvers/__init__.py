@@ -12,6 +12,7 @@ from noisygd.solvers.base import Budget, PublicFacts, Solver
 from noisygd.solvers.dp_ftrl import DPFTRLSolver
 from noisygd.solvers.dynamic import DynamicSolver
 from noisygd.solvers.langevin import LangevinSolver
+from noisygd.solvers.newton import NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver
 from noisygd.solvers.noisy_sgd import NoisySGDSolver
 from noisygd.solvers.output_perturbation import OutputPerturbationSolver
@@ -25,6 +26,7 @@ __all__ = [
     "DPFTRLSolver",
     "DynamicSolver",
     "LangevinSolver",
+    "NewtonSolver",
     "NoisyGDSolver",
     "NoisySGDSolver",
     "OutputPerturbationSolver",
@@ -39,7 +41,7 @@ __all__ = [
 SOLVERS: dict[str, type[Solver]] = {
     cls.name: cls
     for cls in (NoisyGDSolver, NoisySGDSolver, DPFTRLSolver, LangevinSolver,
-                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, DynamicSolver)
+                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, DynamicSolver, NewtonSolver)
 }
 
 #: The method ``method="auto"`` means.
