@@ -18,11 +18,11 @@ PEERS_REQS  := benchmarks/peers/requirements.txt
 
 venv: $(STAMP)
 
-# No package code needs torch or dask yet, so neither is installed for run or test.
+# dask and distributed (the Dask oracle's extra) are installed for run and test; torch is not.
 $(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
-	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs]"
+	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs,dask]"
 	touch $(STAMP)
 
 run: $(STAMP)
