@@ -454,12 +454,15 @@ def _take_all(part: ArrayOracle) -> tuple[np.ndarray, np.ndarray]:
 
 def _client(client: Any) -> Any:
     """The client given, else the current one; a clear error without one."""
-    if client is not None:
-        return client
-    try:
-        from distributed import get_client
+    if client is None:
+        try:
+            from distributed import get_client
 
-        return get_client()
-    except (ImportError, ValueError) as exc:
-        raise DaskFitError("DaskOracle needs a dask.distributed Client: start one (e.g. "
-                           "Client(LocalCluster(n_workers=2))) or pass client=") from exc
+            client = get_client()
+        except (ImportError, ValueError) as exc:
+            raise DaskFitError("DaskOracle needs a dask.distributed Client: start one (e.g. "
+                               "Client(LocalCluster(n_workers=2))) or pass client=") from exc
+    if getattr(client, "status", None) != "running":
+        raise DaskFitError(f"the dask.distributed Client is not running (status "
+                           f"{getattr(client, 'status', None)!r}): connect it to a scheduler")
+    return client
