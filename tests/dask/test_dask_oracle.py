@@ -77,6 +77,13 @@ def test_sums_equal_in_memory_for_every_selection(client, data, P: int) -> None:
             assert _close(dk.clipped_gradient_sum(theta, clip, rows=sel),
                           mem.clipped_gradient_sum(theta, clip, rows=idx))
         assert _close(dk.per_example_loss(theta, rows=sel), mem.per_example_loss(theta, rows=idx))
+    for sel in selections[:3]:  # the curvature sums of second-order methods
+        idx = None if sel is None else sel.indices(N)
+        assert _close(dk.clipped_curvature_sum(theta, 0.2, rows=sel),
+                      mem.clipped_curvature_sum(theta, 0.2, rows=idx))
+        assert _close(dk.clipped_curvature_diagonal(theta, None, rows=sel),
+                      mem.clipped_curvature_diagonal(theta, None, rows=idx))
+    assert dk.self_concordance() == mem.self_concordance()
     assert np.array_equal(dk.clipped_gradient_sum(theta, 1.0, rows=RowRange(N, N + 5)),
                           np.zeros(mem.n_params))
     with pytest.raises(ValueError, match="outside"):

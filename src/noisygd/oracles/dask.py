@@ -116,14 +116,26 @@ def _build_part(X: Any, y: Any, objective: Objective, bound: float, sparse: str)
                        n_threads=1)
 
 
-def _part_gradient(part: ArrayOracle, theta: np.ndarray, clip: float | None,
-                   rows: np.ndarray | RowSelection | None, start: int, stop: int) -> np.ndarray:
-    """Partition partial sum of clipped gradients over its selected rows."""
+#: The partition sums a DaskOracle reduces: method name -> shape of a sum (in ``p``).
+_SUMS = {
+    "clipped_gradient_sum": lambda p: (p,),
+    "clipped_curvature_sum": lambda p: (p, p),
+    "clipped_curvature_diagonal": lambda p: (p,),
+}
+
+
+def _part_sum(part: ArrayOracle, method: str, theta: np.ndarray, clip: float | None,
+              rows: np.ndarray | RowSelection | None, start: int, stop: int) -> np.ndarray:
+    """The partition's partial sum (``part.<method>``) over its selected rows."""
     if isinstance(rows, RowSelection):
         rows = rows.local(start, stop)
     if rows is not None and rows.size == 0:
-        return np.zeros(part.n_params)
-    return part.clipped_gradient_sum(theta, clip, rows=rows)
+        return np.zeros(_SUMS[method](part.n_params))
+    return getattr(part, method)(theta, clip, rows=rows)
+
+
+def _self_concordance(part: ArrayOracle) -> float | None:
+    return part.self_concordance()
 
 
 def _part_loss(part: ArrayOracle, theta: np.ndarray, rows: np.ndarray | RowSelection | None,
@@ -241,6 +253,8 @@ class DaskOracle(GradientOracle):
         self._client = _client(client)
         self._progress = progress
         self._calls = 0
+        self._concordance: float | None = None
+        self._concordance_known = False
         xs, ys, lengths = _row_blocks(X, y)
         self._lengths = lengths
         self._starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -332,12 +346,35 @@ class DaskOracle(GradientOracle):
     ) -> np.ndarray:
         r""":math:`\sum_{i\in S}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`: one
         distributed reduction, partial sums added in partition order (module doc)."""
-        theta = self._check_theta(theta)
-        C = None if clip is None else check_positive("clip", clip)
-        tasks = self._tasks(rows)
-        if not tasks:
-            return np.zeros(self._p)
-        return self._reduce(_part_gradient, (theta, C), tasks, _ordered_sum, "gradient")
+        return self._sum("clipped_gradient_sum", theta, clip, rows, "gradient")
+
+    def clipped_curvature_sum(
+        self, theta: np.ndarray, clip: float | None,
+        rows: np.ndarray | RowSelection | None = None,
+    ) -> np.ndarray:
+        r""":math:`\sum_{i\in S}\min(\phi''(z_i), C_H/\lVert a_i\rVert^2)\,a_ia_i^\top`,
+        shape ``(p, p)`` (:meth:`GradientOracle.clipped_curvature_sum`): one distributed
+        reduction, partial sums added in partition order."""
+        return self._sum("clipped_curvature_sum", theta, clip, rows, "curvature")
+
+    def clipped_curvature_diagonal(
+        self, theta: np.ndarray, clip: float | None,
+        rows: np.ndarray | RowSelection | None = None,
+    ) -> np.ndarray:
+        """The diagonal of :meth:`clipped_curvature_sum`, shape ``(p,)``, one reduction."""
+        return self._sum("clipped_curvature_diagonal", theta, clip, rows, "curvature")
+
+    def self_concordance(self) -> float | None:
+        """The partitions' (public, data-independent) constant
+        (:meth:`GradientOracle.self_concordance`), asked of the first partition once."""
+        if not self._concordance_known:
+            part = self._handles([0])[0]
+            self._concordance_known = True
+            self._concordance = self._wait(self._client.submit(_self_concordance, part,
+                                                               pure=False),
+                                           "constants", 1, self._lengths[0],
+                                           time.perf_counter())
+        return self._concordance
 
     def per_example_loss(self, theta: np.ndarray,
                          rows: np.ndarray | RowSelection | None = None) -> np.ndarray:
@@ -407,6 +444,15 @@ class DaskOracle(GradientOracle):
             sel = part == k
             out.append((int(k), idx[sel] - starts[k]))
         return out
+
+    def _sum(self, method: str, theta: np.ndarray, clip: float | None,
+             rows: np.ndarray | RowSelection | None, kind: str) -> np.ndarray:
+        theta = self._check_theta(theta)
+        C = None if clip is None else check_positive("clip", clip)
+        tasks = self._tasks(rows)
+        if not tasks:
+            return np.zeros(_SUMS[method](self._p))
+        return self._reduce(_part_sum, (method, theta, C), tasks, _ordered_sum, kind)
 
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
         """Futures of the oracles of partitions ``ks`` (all by default), built now when
