@@ -381,7 +381,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _fit_targets(self, X: Any, targets: list[np.ndarray],
                      previewed: PreviewedFit | None = None) -> PrivateFit:
-        from noisygd.oracles.array import ArrayOracle
+        from noisygd.oracles import make_oracle  # ArrayOracle, or DaskOracle for Dask data
 
         public_n = self._public_n(X.shape[0])
         if public_n is not None:
@@ -399,7 +399,7 @@ class _DPLinearModel(BaseEstimator):
         self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
                               "intercept_scale": scale}
         # one pass over X (scan, partition); the other problems share it (with_targets)
-        first = ArrayOracle(objective, X, targets[0], row_norm_bound=bound)
+        first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
         oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
         fit = fit_private(
             oracles,

@@ -41,8 +41,11 @@ Noise and faults
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import copy
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +57,28 @@ from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
 from noisygd.oracles.selection import PoissonRows, RowIndices, RowRange, RowSelection
 
-__all__ = ["DaskFitError", "DaskOracle", "StepProgress", "is_dask_collection"]
+__all__ = ["DaskFitError", "DaskOracle", "StepProgress", "is_dask_collection",
+           "oracle_defaults"]
+
+#: Options a DaskOracle takes when its constructor is not given them (``client``,
+#: ``persist``, ``progress``): set by :func:`oracle_defaults` for oracles built by code that
+#: does not know about Dask (an estimator's :func:`~noisygd.oracles.make_oracle` call).
+_DEFAULTS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
+    "noisygd_dask_oracle_defaults", default=())
+
+
+@contextlib.contextmanager
+def oracle_defaults(**options: Any) -> Iterator[None]:
+    """Within the ``with`` block, DaskOracles built without ``client``, ``persist`` or
+    ``progress`` take these (e.g. the CLI's client and progress printer)."""
+    bad = sorted(set(options) - {"client", "persist", "progress"})
+    if bad:
+        raise TypeError(f"oracle_defaults takes client, persist and progress, not {bad}")
+    token = _DEFAULTS.set(tuple({**dict(_DEFAULTS.get()), **options}.items()))
+    try:
+        yield
+    finally:
+        _DEFAULTS.reset(token)
 
 
 class DaskFitError(RuntimeError):
@@ -169,9 +193,9 @@ def _row_blocks(X: Any, y: Any) -> tuple[list[Any], list[Any], tuple[int, ...]]:
     import dask.dataframe as dd
 
     if isinstance(X, dd.DataFrame):
-        X = X.to_dask_array(lengths=True)
+        X = X.to_dask_array()
     if isinstance(y, dd.Series | dd.DataFrame):
-        y = y.to_dask_array(lengths=True)
+        y = y.to_dask_array()
     if not isinstance(X, da.Array) or X.ndim != 2:
         raise TypeError(f"X must be a 2-D dask array or a dask DataFrame, got "
                         f"{type(X).__name__}")
@@ -215,9 +239,10 @@ class DaskOracle(GradientOracle):
         The declared bound ``B`` (as :class:`~noisygd.oracles.array.ArrayOracle`).
     client : distributed.Client, optional
         Default: the current client (``distributed.get_client()``).
-    persist : bool, default=True
+    persist : bool, optional
         Keep each partition's oracle in its worker's memory (one read of the source); else
         re-read the partitions at every call (memory of the partitions in flight only).
+        Default: :func:`oracle_defaults`'s, else True (``client`` and ``progress`` too).
     sparse : {"auto", "always", "never"}, default="auto"
         Storage of each partition (as :class:`~noisygd.oracles.array.ArrayOracle`).
     progress : callable, optional
@@ -237,12 +262,16 @@ class DaskOracle(GradientOracle):
         *,
         row_norm_bound: float,
         client: Any = None,
-        persist: bool = True,
+        persist: bool | None = None,
         sparse: str = "auto",
         progress: Callable[[StepProgress], None] | None = None,
     ) -> None:
         from dask import delayed
 
+        defaults = dict(_DEFAULTS.get())
+        client = defaults.get("client") if client is None else client
+        persist = defaults.get("persist", True) if persist is None else persist
+        progress = defaults.get("progress") if progress is None else progress
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
         self._B = check_positive("row_norm_bound", row_norm_bound)
@@ -395,6 +424,41 @@ class DaskOracle(GradientOracle):
         ordered[np.argsort(part, kind="stable")] = out
         return ordered
 
+    def with_targets(self, y: Any) -> DaskOracle:
+        """The same rows (same partitions and scale factors: no new pass over ``X``) with
+        other targets ``y`` (a dask array or series, or a NumPy array, of length ``n``),
+        checked by the objective on each partition."""
+        import dask.array as da
+        import dask.dataframe as dd
+
+        if isinstance(y, dd.Series):
+            y = y.to_dask_array()
+        if isinstance(y, np.ndarray):
+            y = da.from_array(y, chunks=(self._lengths,))
+        if not isinstance(y, da.Array) or y.ndim != 1:
+            raise TypeError(f"y must be a 1-D dask array, a dask Series or a NumPy array, got "
+                            f"{type(y).__name__}")
+        if any(np.isnan(c) for c in y.chunks[0]):
+            y = y.compute_chunk_sizes()
+        if y.shape[0] != self._n:
+            raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
+        if y.chunks[0] != self._lengths:
+            y = y.rechunk((self._lengths,))
+        from dask import delayed
+
+        other = copy.copy(self)
+        other._calls = 0
+        retarget = delayed(_with_targets, pure=True)
+        other._delayed = [retarget(part, yb) for part, yb in
+                          zip(self._delayed, y.to_delayed().ravel(), strict=True)]
+        if self._parts is not None:
+            began = time.perf_counter()
+            other._parts = self._client.map(_with_targets, self._parts,
+                                            list(y.to_delayed().ravel()), pure=False)
+            other._wait(self._client.submit(_count_rows, other._parts, pure=False), "build",
+                        self.n_partitions, self._n, began)
+        return other
+
     def gather(self) -> tuple[np.ndarray, np.ndarray]:
         """All mapped rows and targets on the client. **Not private**, and ``O(n d)``
         memory: for tests and small references only."""
@@ -492,6 +556,10 @@ class DaskOracle(GradientOracle):
             self._progress(StepProgress(self._calls, kind, partitions, rows,
                                         time.perf_counter() - began))
         return out
+
+
+def _with_targets(part: ArrayOracle, y: Any) -> ArrayOracle:
+    return part.with_targets(np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y))
 
 
 def _take_all(part: ArrayOracle) -> tuple[np.ndarray, np.ndarray]:
