@@ -183,6 +183,77 @@ def test_a_closed_client_is_a_clear_error(client, data) -> None:
                    client=other)
 
 
+def _frame(X: np.ndarray, target: np.ndarray, P: int) -> tuple[Any, Any]:
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(target=target)
+    ddf = dd.from_pandas(frame, npartitions=P)
+    return ddf[[f"x{j}" for j in range(D)]], ddf["target"]
+
+
+@pytest.mark.parametrize("estimator,labels", [
+    ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
+    ("DPLinearRegression", "real"),
+])
+def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, estimator,
+                                                                labels) -> None:
+    from noisygd import estimators
+    from noisygd.oracles.dask import oracle_defaults
+    from noisygd.oracles.dask_fit import fit_estimator
+
+    X, y = data
+    params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10}
+    if labels == "binary":
+        target, params["classes"] = np.where(y > 0, "yes", "no"), ["no", "yes"]
+    elif labels == "ovr":
+        target = np.digitize(X[:, 0], [-0.5, 0.5])
+        params.update(classes=[0, 1, 2], multiclass="ovr")
+    else:
+        target, params["target_bound"] = X[:, 0] - X[:, 2], 3.0
+    cls = getattr(estimators, estimator)
+    mem = cls(**params).fit(X, target)
+    with oracle_defaults(client=client):
+        dk = fit_estimator(cls(**params), *_frame(X, target, 3))
+    assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
+    assert _close(np.atleast_1d(dk.intercept_), np.atleast_1d(mem.intercept_))
+    assert dk.privacy_.event == mem.privacy_.event
+    assert list(dk.feature_names_in_) == [f"x{j}" for j in range(D)]
+    if labels != "real":
+        assert np.array_equal(dk.classes_, mem.classes_)
+        with pytest.raises(ValueError, match="not in classes"), oracle_defaults(client=client):
+            fit_estimator(cls(**{**params, "classes": params["classes"][:2]}),
+                          *_frame(X, target, 3)) if labels == "ovr" else fit_estimator(
+                cls(**params), *_frame(X, np.where(y > 0, "yes", "maybe"), 3))
+        with pytest.raises(ValueError, match="declared"), oracle_defaults(client=client):
+            fit_estimator(cls(**{**params, "classes": None}), *_frame(X, target, 3))
+
+
+def test_cli_fit_on_a_parquet_directory_equals_the_in_memory_fit(client, data, tmp_path,
+                                                                 capsys) -> None:
+    import json
+
+    import pandas as pd
+
+    from noisygd.cli import main
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(label=(y > 0) * 1)
+    frame.to_parquet(tmp_path / "one.parquet")
+    dd.from_pandas(frame, npartitions=4).to_parquet(tmp_path / "parts")
+    common = ["--target", "label", "--classes", "0,1", "--seed", "3", "--max-iter", "8"]
+    assert main(["fit", str(tmp_path / "one.parquet"), *common, "--out",
+                 str(tmp_path / "mem.json")]) == 0
+    assert main(["fit", str(tmp_path / "parts"), *common, "--scheduler",
+                 client.scheduler.address, "--out", str(tmp_path / "dask.json")]) == 0
+    progress = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("dask ")]
+    assert len([ln for ln in progress if ln.startswith("dask gradient")]) >= 8
+    mem, dk = (json.loads((tmp_path / f).read_text()) for f in ("mem.json", "dask.json"))
+    assert _close(np.array(dk["coef"]), np.array(mem["coef"]))
+    assert dk["privacy"] == mem["privacy"]
+    assert main(["fit", str(tmp_path / "parts"), "--schema", "s.toml", "--scheduler",
+                 client.scheduler.address]) == 2  # a clear refusal, exit status 2
+
+
 def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
         client, data, tmp_path) -> None:
     """Kill (SIGKILL) the worker holding part of the persisted rows while the fit runs:

@@ -453,8 +453,8 @@ class DaskOracle(GradientOracle):
                           zip(self._delayed, y.to_delayed().ravel(), strict=True)]
         if self._parts is not None:
             began = time.perf_counter()
-            other._parts = self._client.map(_with_targets, self._parts,
-                                            list(y.to_delayed().ravel()), pure=False)
+            targets = self._client.compute(list(y.to_delayed().ravel()))
+            other._parts = self._client.map(_with_targets, self._parts, targets, pure=False)
             other._wait(self._client.submit(_count_rows, other._parts, pure=False), "build",
                         self.n_partitions, self._n, began)
         return other

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -113,7 +114,9 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
         est.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         X = X.to_dask_array()
     if isinstance(y, dd.Series):
-        y = y.to_dask_array()
+        with warnings.catch_warnings():  # string labels become objects: as read_table does
+            warnings.filterwarnings("ignore", message=".*extension dtypes to arrays")
+            y = y.to_dask_array()
     if not isinstance(X, da.Array) or X.ndim != 2 or not isinstance(y, da.Array) or y.ndim != 1:
         raise TypeError("X must be a 2-D dask array or DataFrame and y a 1-D dask array or "
                         "Series")
