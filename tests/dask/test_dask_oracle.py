@@ -77,6 +77,7 @@ def test_sums_equal_in_memory_for_every_selection(client, data, P: int) -> None:
             assert _close(dk.clipped_gradient_sum(theta, clip, rows=sel),
                           mem.clipped_gradient_sum(theta, clip, rows=idx))
         assert _close(dk.per_example_loss(theta, rows=sel), mem.per_example_loss(theta, rows=idx))
+    assert abs(dk.value(theta) - mem.value(theta)) <= RTOL * abs(mem.value(theta))
     for sel in selections[:3]:  # the curvature sums of second-order methods
         idx = None if sel is None else sel.indices(N)
         assert _close(dk.clipped_curvature_sum(theta, 0.2, rows=sel),

@@ -18,7 +18,8 @@ One reduction per step, in a fixed order
     :meth:`DaskOracle.clipped_gradient_sum` submits one task per partition the rows touch,
     each returning its partial sum
     :math:`g_k = \sum_{i \in S \cap P_k}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`,
-    and one task that adds them **in partition order**, :math:`((g_1 + g_2) + g_3) + \dots`:
+    which the client gathers (one round trip) and adds **in partition order**,
+    :math:`((g_1 + g_2) + g_3) + \dots`:
     the result does not depend on which worker ran what, or when. It equals the in-memory
     sum up to floating-point rounding (the in-memory oracle adds row blocks of its own
     size): same seed, same data, the fits agree to about :math:`10^{-13}` relative.
@@ -168,6 +169,12 @@ def _part_loss(part: ArrayOracle, theta: np.ndarray, rows: np.ndarray | RowSelec
     if isinstance(rows, RowSelection):
         rows = rows.local(start, stop)
     return part.per_example_loss(theta, rows=rows)
+
+
+def _part_loss_sum(part: ArrayOracle, theta: np.ndarray,
+                   rows: np.ndarray | RowSelection | None, start: int, stop: int) -> np.ndarray:
+    """The partition's sum of per-example losses, as a length-1 vector."""
+    return np.array([float(np.sum(_part_loss(part, theta, rows, start, stop)))])
 
 
 def _count_rows(parts: Sequence[ArrayOracle]) -> list[int]:
@@ -424,6 +431,15 @@ class DaskOracle(GradientOracle):
         ordered[np.argsort(part, kind="stable")] = out
         return ordered
 
+    def value(self, theta: np.ndarray) -> float:
+        r""":math:`F(\theta)` over all rows as one reduction (the loss sums of the partitions
+        added in order; no per-row vector reaches the client). **Not private**: for
+        baselines, tests and reports."""
+        theta = self._check_theta(theta)
+        total = self._reduce(_part_loss_sum, (theta,), self._tasks(None), _ordered_sum,
+                             "loss")
+        return float(total[0]) / self._n + 0.5 * self.l2 * float(theta @ theta)
+
     def with_targets(self, y: Any) -> DaskOracle:
         """The same rows (same partitions and scale factors: no new pass over ``X``) with
         other targets ``y`` (a dask array or series, or a NumPy array, of length ``n``),
@@ -534,9 +550,9 @@ class DaskOracle(GradientOracle):
         futures = [self._client.submit(fn, part, *args, sel, int(starts[k]),
                                        int(starts[k + 1]), pure=False)
                    for part, (k, sel) in zip(parts, tasks, strict=True)]
-        total = self._client.submit(combine, futures, pure=False)
         rows = int(sum(self._lengths[k] for k, _ in tasks))
-        return self._wait(total, kind, len(tasks), rows, began)
+        return combine(self._wait(_Gathered(self._client, futures), kind, len(tasks), rows,
+                                  began))
 
     def _wait(self, future: Any, kind: str, partitions: int, rows: int, began: float) -> Any:
         """The result of ``future`` (or of a gathered value); cluster failures become
@@ -560,6 +576,16 @@ class DaskOracle(GradientOracle):
 
 def _with_targets(part: ArrayOracle, y: Any) -> ArrayOracle:
     return part.with_targets(np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y))
+
+
+class _Gathered:
+    """The results of ``futures`` in their order, fetched by :meth:`result` (one gather)."""
+
+    def __init__(self, client: Any, futures: list[Any]) -> None:
+        self.client, self.futures = client, futures
+
+    def result(self) -> list[Any]:
+        return self.client.gather(self.futures)
 
 
 def _take_all(part: ArrayOracle) -> tuple[np.ndarray, np.ndarray]:
