@@ -142,6 +142,9 @@ class RowRange(RowSelection):
 class PoissonRows(RowSelection):
     r"""Each row independently with probability ``rate``, from streams keyed by ``(step, block)``.
 
+    The module doc shows that the selection is exactly Poisson sampling and does not depend
+    on the partition of the rows.
+
     Parameters
     ----------
     rate : float in (0, 1]
@@ -150,9 +153,6 @@ class PoissonRows(RowSelection):
         The fit's seed material (drawn once from the fit's generator).
     step : int
         The step ``t``: each step draws from its own streams.
-
-    The module doc shows that the selection is exactly Poisson sampling and does not depend
-    on the partition of the rows.
     """
 
     rate: float
