@@ -287,3 +287,36 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
         assert len(releases) == 1 and releases[0].id == fit.release.id
     dk.close()
     client.wait_for_workers(2, timeout=60)
+
+
+def test_a_worker_lost_beyond_retries_is_a_clear_error(client, data, tmp_path) -> None:
+    """A partition whose task kills its worker from its 3rd run on (persist=False: the
+    partitions are recomputed at every call), with no retry allowed: the fit stops with
+    DaskFitError naming the call, and returns no model."""
+    X, y = data
+    counter = tmp_path / "calls"
+    counter.write_text("0")
+
+    def poisoned(block: np.ndarray) -> np.ndarray:  # defined here: pickled by value
+        import os as _os
+        from pathlib import Path as _Path
+
+        calls = int(_Path(str(counter)).read_text()) + 1
+        _Path(str(counter)).write_text(str(calls))
+        if calls >= 3:
+            _os._exit(1)
+        return block
+
+    Xd = da.from_array(X, chunks=(N, D)).map_blocks(poisoned, dtype=X.dtype)
+    dk = DaskOracle(LogisticLoss(), Xd, da.from_array(y, chunks=(N,)), row_norm_bound=B,
+                    client=client, persist=False)
+    scheduler = client.cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    try:
+        with pytest.raises(DaskFitError,
+                           match=r"distributed call \d+ \(gradient\).*KilledWorker.*no model"):
+            fit_private([dk], method="noisy_gd", epsilon=1.0, delta=1e-5, max_iter=12,
+                        relation="replace_one", rng=np.random.default_rng(0))
+    finally:
+        scheduler.allowed_failures = allowed
+        client.wait_for_workers(2, timeout=60)
