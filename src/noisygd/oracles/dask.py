@@ -149,8 +149,8 @@ _SUMS = {
 }
 
 
-def _part_sum(part: ArrayOracle, method: str, theta: np.ndarray, clip: float | None,
-              rows: np.ndarray | RowSelection | None, start: int, stop: int) -> np.ndarray:
+def _part_sum(part: ArrayOracle, rows: np.ndarray | RowSelection | None, start: int,
+              stop: int, *, method: str, theta: np.ndarray, clip: float | None) -> np.ndarray:
     """The partition's partial sum (``part.<method>``) over its selected rows."""
     if isinstance(rows, RowSelection):
         rows = rows.local(start, stop)
@@ -163,18 +163,18 @@ def _self_concordance(part: ArrayOracle) -> float | None:
     return part.self_concordance()
 
 
-def _part_loss(part: ArrayOracle, theta: np.ndarray, rows: np.ndarray | RowSelection | None,
-               start: int, stop: int) -> np.ndarray:
+def _part_loss(part: ArrayOracle, rows: np.ndarray | RowSelection | None, start: int,
+               stop: int, *, theta: np.ndarray) -> np.ndarray:
     """Per-example losses of the partition's selected rows."""
     if isinstance(rows, RowSelection):
         rows = rows.local(start, stop)
     return part.per_example_loss(theta, rows=rows)
 
 
-def _part_loss_sum(part: ArrayOracle, theta: np.ndarray,
-                   rows: np.ndarray | RowSelection | None, start: int, stop: int) -> np.ndarray:
+def _part_loss_sum(part: ArrayOracle, rows: np.ndarray | RowSelection | None, start: int,
+                   stop: int, *, theta: np.ndarray) -> np.ndarray:
     """The partition's sum of per-example losses, as a length-1 vector."""
-    return np.array([float(np.sum(_part_loss(part, theta, rows, start, stop)))])
+    return np.array([float(np.sum(_part_loss(part, rows, start, stop, theta=theta)))])
 
 
 def _count_rows(parts: Sequence[ArrayOracle]) -> list[int]:
@@ -421,7 +421,7 @@ class DaskOracle(GradientOracle):
         tasks = self._tasks(rows)
         if not tasks:
             return np.empty(0)
-        out = self._reduce(_part_loss, (theta,), tasks, _ordered_concat, "loss")
+        out = self._reduce(_part_loss, {"theta": theta}, tasks, _ordered_concat, "loss")
         if rows is None or isinstance(rows, PoissonRows | RowRange):
             return out
         # indices: partition order back to the order given
@@ -436,7 +436,7 @@ class DaskOracle(GradientOracle):
         added in order; no per-row vector reaches the client). **Not private**: for
         baselines, tests and reports."""
         theta = self._check_theta(theta)
-        total = self._reduce(_part_loss_sum, (theta,), self._tasks(None), _ordered_sum,
+        total = self._reduce(_part_loss_sum, {"theta": theta}, self._tasks(None), _ordered_sum,
                              "loss")
         return float(total[0]) / self._n + 0.5 * self.l2 * float(theta @ theta)
 
@@ -532,7 +532,8 @@ class DaskOracle(GradientOracle):
         tasks = self._tasks(rows)
         if not tasks:
             return np.zeros(_SUMS[method](self._p))
-        return self._reduce(_part_sum, (method, theta, C), tasks, _ordered_sum, kind)
+        return self._reduce(_part_sum, {"method": method, "theta": theta, "clip": C}, tasks,
+                            _ordered_sum, kind)
 
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
         """Futures of the oracles of partitions ``ks`` (all by default), built now when
@@ -542,14 +543,16 @@ class DaskOracle(GradientOracle):
             return [self._parts[k] for k in ks]
         return self._client.compute([self._delayed[k] for k in ks])
 
-    def _reduce(self, fn: Callable, args: tuple, tasks: list, combine: Callable,
+    def _reduce(self, fn: Callable, kwargs: dict[str, Any], tasks: list, combine: Callable,
                 kind: str) -> np.ndarray:
+        """``fn(partition, its rows, start, stop, **kwargs)`` on every partition of
+        ``tasks`` (one batch of tasks), the results combined in partition order."""
         began = time.perf_counter()
-        parts = self._handles([k for k, _ in tasks])
+        ks = [k for k, _ in tasks]
         starts = self._starts
-        futures = [self._client.submit(fn, part, *args, sel, int(starts[k]),
-                                       int(starts[k + 1]), pure=False)
-                   for part, (k, sel) in zip(parts, tasks, strict=True)]
+        futures = self._client.map(fn, self._handles(ks), [sel for _, sel in tasks],
+                                   [int(starts[k]) for k in ks],
+                                   [int(starts[k + 1]) for k in ks], pure=False, **kwargs)
         rows = int(sum(self._lengths[k] for k, _ in tasks))
         return combine(self._wait(_Gathered(self._client, futures), kind, len(tasks), rows,
                                   began))
