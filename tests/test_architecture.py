@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data",),
     ("report",),
     ("estimators",),
-    ("schema", "audit"),
+    ("schema", "audit", "dask"),
     ("data.uci",),
     ("reproductions",),
     ("cli",),

@@ -430,7 +430,7 @@ def _dask_session(args: argparse.Namespace) -> Any:
     if args.schema is not None:
         raise CLIError("--scheduler/--local-workers fit a table of numeric features "
                        "(--target COLUMN); --schema is not supported on Dask yet")
-    from noisygd.oracles.dask_fit import DaskSession, print_progress
+    from noisygd.dask import DaskSession, print_progress
 
     try:
         return DaskSession(scheduler=args.scheduler, local_workers=args.local_workers,

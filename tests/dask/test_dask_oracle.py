@@ -199,8 +199,8 @@ def _frame(X: np.ndarray, target: np.ndarray, P: int) -> tuple[Any, Any]:
 def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, estimator,
                                                                 labels) -> None:
     from noisygd import estimators
+    from noisygd.dask import fit_estimator
     from noisygd.oracles.dask import oracle_defaults
-    from noisygd.oracles.dask_fit import fit_estimator
 
     X, y = data
     params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10}
