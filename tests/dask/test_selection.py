@@ -49,6 +49,11 @@ def test_poisson_rows_do_not_depend_on_n_or_on_other_steps() -> None:
     assert np.array_equal(PoissonRows(0.2, (1, 2), 0).indices(70_000), short)  # reproducible
 
 
+def test_poisson_tiny_rate_ends() -> None:
+    """Gaps of about 1e18 rows: the block is left at once, with no int64 overflow."""
+    assert PoissonRows(1e-18, (7,), 0).indices(3 * POISSON_BLOCK).size == 0
+
+
 def test_poisson_rate_one_selects_every_row() -> None:
     assert np.array_equal(PoissonRows(1.0, (3,), 4).indices(10), np.arange(10))
 

@@ -181,7 +181,10 @@ class PoissonRows(RowSelection):
         found: list[np.ndarray] = []
         last = -1
         while last < limit - 1:
-            pos = last + np.cumsum(gen.geometric(self.rate, size=_GAP_CHUNK))
+            # a gap above K + 1 leaves the block either way: capping it changes no position
+            # inside the block, and keeps the sums far from int64 overflow for tiny rates
+            gaps = np.minimum(gen.geometric(self.rate, size=_GAP_CHUNK), POISSON_BLOCK + 1)
+            pos = last + np.cumsum(gaps)
             found.append(pos)
             last = int(pos[-1])
         out = np.concatenate(found)
