@@ -74,7 +74,10 @@ def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[st
     if target not in columns:
         raise DataFileError(f"{text} has no column {target!r} (--target)")
     names = [c for c in columns if c != target]
-    bad = [c for c in names if not np.issubdtype(frame[c].dtype, np.number)]
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [c for c in names
+           if not is_numeric_dtype(frame[c].dtype) or is_bool_dtype(frame[c].dtype)]
     if bad:
         raise DataFileError(f"{text}: feature columns must be numeric; not numeric: {bad}")
     return frame[names], frame[target], names
