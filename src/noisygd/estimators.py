@@ -1037,6 +1037,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             With ``ledger=``: the dataset's budget cannot admit the fit (raised before
             ``X`` and ``y`` are read).
         """
+        from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
+        if is_dask_collection(X):  # the same fit over a DaskOracle
+            return fit_estimator(self, X, y)
         self._check_common_params()
         check_choice("multiclass", self.multiclass, ("multinomial", "ovr"))
         if self.tune:
@@ -1133,6 +1136,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             With ``ledger=``: the dataset's budget cannot admit the fit (raised before
             ``X`` and ``y`` are read).
         """
+        from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
+        if is_dask_collection(X):  # the same fit over a DaskOracle
+            return fit_estimator(self, X, y)
         self._check_common_params()
         mid, half = self._target_centre_half()
         if self.tune:

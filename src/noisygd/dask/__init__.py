@@ -3,5 +3,7 @@ directories and CSV globs, and the cluster of ``noisygd fit --scheduler/--local-
 (docs/dask.md). The oracle itself is :class:`noisygd.oracles.dask.DaskOracle`."""
 
 from noisygd.dask.fit import DaskSession, fit_estimator, print_progress, read_collection
+from noisygd.oracles.dask import is_dask_collection
 
-__all__ = ["DaskSession", "fit_estimator", "print_progress", "read_collection"]
+__all__ = ["DaskSession", "fit_estimator", "is_dask_collection", "print_progress",
+           "read_collection"]

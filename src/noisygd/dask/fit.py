@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from noisygd._checks import check_positive_int
+from noisygd._checks import check_choice, check_positive_int
 from noisygd.oracles.dask import StepProgress, oracle_defaults
 
 __all__ = ["DaskSession", "fit_estimator", "print_progress", "read_collection"]
@@ -111,6 +111,8 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
 
     est = estimator
     est._check_common_params()
+    if is_classifier(est):
+        check_choice("multiclass", est.multiclass, ("multinomial", "ovr"))
     if est.tune:
         raise ValueError("tune=True is not supported on Dask collections")
     if isinstance(X, dd.DataFrame):
