@@ -101,6 +101,7 @@ def _methods() -> list[tuple[str, Any, dict]]:
         ("dp_ftrl", LogisticLoss(), {"relation": "replace_one", "clip": 1.0,
                                      "options": {"l2_ftrl": 50.0, "batch_size": 64,
                                                  "epochs": 2}}),
+        ("newton", LogisticLoss(), {"relation": "add_remove"}),
     ]
 
 
