@@ -52,9 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from noisygd._checks import check_bool, check_positive
+from noisygd._checks import check_bool, check_choice, check_positive
 from noisygd.objectives.base import Objective, ObjectiveConstants
-from noisygd.oracles.array import ArrayOracle
+from noisygd.oracles.array import SPARSE_MODES, ArrayOracle
 from noisygd.oracles.base import GradientOracle
 from noisygd.oracles.selection import PoissonRows, RowIndices, RowRange, RowSelection
 
@@ -283,6 +283,7 @@ class DaskOracle(GradientOracle):
             raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
         self._B = check_positive("row_norm_bound", row_norm_bound)
         self._persist = check_bool("persist", persist)
+        sparse = check_choice("sparse", sparse, SPARSE_MODES)
         if progress is not None and not callable(progress):
             raise TypeError("progress must be callable")
         self.objective = objective
@@ -558,16 +559,19 @@ class DaskOracle(GradientOracle):
                                   began))
 
     def _wait(self, future: Any, kind: str, partitions: int, rows: int, began: float) -> Any:
-        """The result of ``future`` (or of a gathered value); cluster failures become
-        :class:`DaskFitError`; the data's own errors (``ValueError``, ``TypeError``) pass."""
+        """``future.result()``; a lost worker or scheduler becomes :class:`DaskFitError`, the
+        data's own errors (``ValueError``, ``TypeError``, a missing file) pass as raised."""
         from distributed import TimeoutError as DaskTimeout
         from distributed.client import FutureCancelledError
+        from distributed.comm.core import CommClosedError
         from distributed.scheduler import KilledWorker
 
         self._calls += 1
+        lost = (KilledWorker, FutureCancelledError, DaskTimeout, CommClosedError,
+                ConnectionError, EOFError)  # not a data file's OSError: that one passes
         try:
-            out = future.result() if hasattr(future, "result") else future
-        except (KilledWorker, FutureCancelledError, DaskTimeout, OSError, EOFError) as exc:
+            out = future.result()
+        except lost as exc:
             raise DaskFitError(
                 f"the Dask cluster failed during distributed call {self._calls} ({kind}): "
                 f"{type(exc).__name__}; the fit stops and releases no model") from None
