@@ -52,3 +52,19 @@ def test_session_needs_exactly_one_of_scheduler_and_local_workers(kw) -> None:
         DaskSession(**kw)
     with pytest.raises((ValueError, TypeError)):
         DaskSession(local_workers=0)
+
+
+def test_recognising_a_dask_collection_reads_no_attribute_of_other_data() -> None:
+    """The estimators ask before their ledger check: only the class is inspected."""
+    import dask.array as da
+
+    from noisygd.dask import is_dask_collection
+
+    class Untouchable:
+        def __getattr__(self, name: str) -> None:
+            raise AssertionError(f"the data was read ({name})")
+
+    assert not is_dask_collection(Untouchable())
+    assert not is_dask_collection(np.zeros(3)) and not is_dask_collection(pd.DataFrame())
+    assert is_dask_collection(da.zeros(3))
+    assert is_dask_collection(dd.from_pandas(pd.DataFrame({"a": [1.0]}), npartitions=1))

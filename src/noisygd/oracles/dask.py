@@ -115,10 +115,11 @@ class StepProgress:
 
 def is_dask_collection(value: Any) -> bool:
     """Whether ``value`` is a Dask collection (array, dataframe, series), without importing
-    Dask when it is not loaded."""
+    Dask when it is not loaded and without reading any attribute of ``value`` itself (only
+    its class is inspected: data that must not be read before a ledger check stays unread)."""
     import sys
 
-    if "dask" not in sys.modules:
+    if "dask" not in sys.modules or not hasattr(type(value), "__dask_graph__"):
         return False
     from dask import is_dask_collection as _is
 
