@@ -14,15 +14,16 @@ PEERS_STAMP := $(PEERS_VENV)/.installed
 PEERS_REQS  := benchmarks/peers/requirements.txt
 
 .PHONY: run test test-slow test-all postgres chromium docs bench bench-env bench-scale bench-scale-quick \
-        bench-utility bench-utility-quick bench-secure judge-regression lint reproduce clean venv
+        bench-utility bench-utility-quick bench-secure judge-regression lint reproduce clean venv \
+        bench-dask bench-dask-quick
 
 venv: $(STAMP)
 
-# No package code needs torch or dask yet, so neither is installed for run or test.
+# dask and distributed (the Dask oracle's extra) are installed for run and test; torch is not.
 $(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
-	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs]"
+	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs,dask]"
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -93,6 +94,14 @@ bench-utility: $(STAMP) $(PEERS_STAMP)
 
 bench-utility-quick: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/bench_utility.py --quick --data-dir $(DATA_DIR)
+
+# Dask (issue 22): 20 million rows written to Parquet in a temporary folder, local clusters of
+# 1 and 2 workers, dask-ml from the peers' environment (run it alone: flock heavy.lock).
+bench-dask: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_dask.py
+
+bench-dask-quick: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_dask.py --quick
 
 # Held-out synthetic judge of DPLinearRegression's defaults (about 10 s; docs/estimators.md).
 judge-regression: $(STAMP)

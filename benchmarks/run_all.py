@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: Run only on request: ``make bench-utility``.
-SEPARATE = ("bench_utility",)
+#: Run only on request: ``make bench-utility``, ``make bench-dask`` (20 million rows: 4 GB of
+#: Parquet in a temporary folder).
+SEPARATE = ("bench_utility", "bench_dask")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("solvers", "planning", "planning_langevin", "training", "tuning"),
     ("data",),
     ("report",),
-    ("estimators",),
+    ("estimators", "dask"),
     ("schema", "audit"),
     ("data.uci",),
     ("reproductions",),

@@ -424,7 +424,24 @@ def cmd_fit_schema(args: argparse.Namespace) -> dict[str, Any]:
     return {"out": str(out_path), **payload, **({"report_files": written} if written else {})}
 
 
+def _dask_session(args: argparse.Namespace) -> Any:
+    """The Dask session of ``--scheduler``/``--local-workers`` (not yet opened), or None."""
+    if getattr(args, "scheduler", None) is None and getattr(args, "local_workers", None) is None:
+        return None
+    if args.schema is not None:
+        raise CLIError("--scheduler/--local-workers fit a table of numeric features "
+                       "(--target COLUMN); --schema is not supported on Dask yet")
+    from noisygd.dask import DaskSession, print_progress
+
+    try:
+        return DaskSession(scheduler=args.scheduler, local_workers=args.local_workers,
+                           progress=None if args.quiet or args.json else print_progress())
+    except ValueError as exc:
+        raise CLIError(f"--scheduler/--local-workers: {exc}") from None
+
+
 def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
+    dask_session = _dask_session(args)
     if args.schema is not None:
         return cmd_fit_schema(args)
     from noisygd import estimators
@@ -457,12 +474,16 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     stages = _Stages(args, _fit_stages(report_path), "fit")
     try:
         stages.next("read")
-        X, y, names = read_table(args.data, target=args.target)
+        if dask_session is None:
+            X, y, names = read_table(args.data, target=args.target)
+        else:
+            X, y, names = dask_session.open().read(args.data, args.target)
         if y is None:
             raise CLIError(f"--target {args.target!r} gave no labels")
         stages.next("fit")
         try:
-            model = cls(**params).fit(X, y)
+            model = (cls(**params).fit(X, y) if dask_session is None
+                     else dask_session.fit(cls(**params), X, y))
         except Exception as exc:
             if ledger is not None and _is_database_error(exc):
                 detail = getattr(exc, "orig", None) or exc
@@ -489,6 +510,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
         written = _write_report(files)
     finally:
         stages.close()
+        if dask_session is not None:
+            dask_session.close()
     result = {"out": str(out_path), **payload}
     if not args.json:
         print(f"wrote {out_path}")
@@ -943,6 +966,12 @@ def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--dataset", default=None,
                    help="the dataset's name in the ledger (its budget: noisygd ledger "
                    "set-budget)")
+    # Dask (issue 22, docs/dask.md): DATA is then a Parquet directory or a CSV glob
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="fit on the Dask cluster at ADDRESS; DATA may be a Parquet directory "
+                   "or a CSV glob (needs pip install noisygd[dask])")
+    p.add_argument("--local-workers", type=int, default=None, metavar="N",
+                   help="fit on a local Dask cluster of N worker processes (as --scheduler)")
 
     p = add("predict", "predict with a model file from 'noisygd fit --schema'")
     p.add_argument("model", help="model file (JSON) written by 'noisygd fit --schema'")

@@ -381,7 +381,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _fit_targets(self, X: Any, targets: list[np.ndarray],
                      previewed: PreviewedFit | None = None) -> PrivateFit:
-        from noisygd.oracles.array import ArrayOracle
+        from noisygd.oracles import make_oracle  # ArrayOracle, or DaskOracle for Dask data
 
         public_n = self._public_n(X.shape[0])
         if public_n is not None:
@@ -399,7 +399,7 @@ class _DPLinearModel(BaseEstimator):
         self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
                               "intercept_scale": scale}
         # one pass over X (scan, partition); the other problems share it (with_targets)
-        first = ArrayOracle(objective, X, targets[0], row_norm_bound=bound)
+        first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
         oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
         fit = fit_private(
             oracles,
@@ -1037,6 +1037,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             With ``ledger=``: the dataset's budget cannot admit the fit (raised before
             ``X`` and ``y`` are read).
         """
+        from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
+        if is_dask_collection(X):  # the same fit over a DaskOracle
+            return fit_estimator(self, X, y)
         self._check_common_params()
         check_choice("multiclass", self.multiclass, ("multinomial", "ovr"))
         if self.tune:
@@ -1133,6 +1136,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             With ``ledger=``: the dataset's budget cannot admit the fit (raised before
             ``X`` and ``y`` are read).
         """
+        from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
+        if is_dask_collection(X):  # the same fit over a DaskOracle
+            return fit_estimator(self, X, y)
         self._check_common_params()
         mid, half = self._target_centre_half()
         if self.tune:

@@ -98,10 +98,15 @@ def test_noisy_sgd_default_mode_is_the_old_formula_bit_for_bit(sampling: str) ->
     rng = np.random.default_rng(7)
     p, gamma = o.n_params, m / n
     theta, velocity, perm = np.zeros(p), np.zeros(p), None
+    # Poisson (issue 22): 128 bits of seed material once, then per step t the rows' stream
+    # SeedSequence(entropy, spawn_key=(t, 0)) (one block: n < 2**16), Geometric gaps
+    entropy = [int(v) for v in rng.integers(0, 2**63, size=2)] if sampling == "poisson" else []
     for t in range(T):
         if sampling == "poisson":
-            k = int(rng.binomial(n, gamma))
-            idx = rng.choice(n, size=k, replace=False) if k else np.empty(0, dtype=int)
+            gen = np.random.Generator(np.random.PCG64(
+                np.random.SeedSequence(entropy, spawn_key=(t, 0))))
+            pos = np.cumsum(gen.geometric(gamma, size=4096)) - 1
+            idx = pos[pos < n]
         else:
             j = t % math.ceil(n / m)
             if j == 0:

@@ -65,6 +65,7 @@ from noisygd.mechanisms.tree import VARIANTS, TreeAggregator
 from noisygd.objectives.base import Objective
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.selection import RowRange, oracle_rows
 
 __all__ = ["OUTPUTS", "array_chunk_oracles", "dp_ftrl", "dp_ftrl_stream"]
 
@@ -98,10 +99,11 @@ def array_chunk_oracles(
 
 
 def _batches(oracles: Iterable[GradientOracle], batch_size: int
-             ) -> Iterator[list[tuple[GradientOracle, np.ndarray]]]:
+             ) -> Iterator[list[tuple[GradientOracle, RowRange]]]:
     """Consecutive batches of ``batch_size`` rows (the last may be shorter), as pieces
-    ``(oracle, row indices)`` that may span chunk boundaries."""
-    pieces: list[tuple[GradientOracle, np.ndarray]] = []
+    ``(oracle, row range)`` that may span chunk boundaries (an oracle that resolves row
+    descriptions, such as a Dask oracle, reads only the partitions the range covers)."""
+    pieces: list[tuple[GradientOracle, RowRange]] = []
     held = 0
     for oracle in oracles:
         check_oracle(oracle)
@@ -109,7 +111,7 @@ def _batches(oracles: Iterable[GradientOracle], batch_size: int
         start = 0
         while start < k:
             take = min(batch_size - held, k - start)
-            pieces.append((oracle, np.arange(start, start + take)))
+            pieces.append((oracle, RowRange(start, start + take)))
             held += take
             start += take
             if held == batch_size:
@@ -176,9 +178,9 @@ def _run(
             # g_t: rows of batch t only, at w_t (a function of earlier outputs only)
             g = np.zeros(p)
             rows = 0
-            for oracle, idx in pieces:
-                g += oracle.clipped_gradient_sum(w, C, rows=idx)
-                rows += idx.size
+            for oracle, span in pieces:
+                g += oracle.clipped_gradient_sum(w, C, rows=oracle_rows(oracle, span))
+                rows += span.stop - span.start
             mu = shape[1]
             if mu:
                 reg += rows * mu * w

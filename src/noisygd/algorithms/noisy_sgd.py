@@ -20,8 +20,11 @@ sampling accounted):
 
 ``"poisson"`` (add/remove)
     every row is in :math:`B_t` independently with probability :math:`\gamma`
-    (drawn as a Binomial batch size and a uniform subset of that size, which is
-    the same distribution); batches may be empty. Event
+    (a :class:`~noisygd.oracles.selection.PoissonRows` description: Geometric gaps from
+    one stream per fixed block of global rows, keyed by seed material drawn once from
+    ``rng`` and the step, resolved where the rows are, identically for every partition
+    of them; secure mode draws a Binomial batch size and a uniform subset of that size
+    on the client, the same distribution); batches may be empty. Event
     ``SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)``.
 ``"without_replacement"`` (replace-one)
     :math:`B_t` is a uniform subset of exactly ``m`` rows, fresh each step.
@@ -68,11 +71,13 @@ from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
+    is_secure,
     secure_event,
     sensitivity_inflation,
 )
 from noisygd.mechanisms.secure import SecureRandom
 from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.selection import PoissonRows, RowIndices, RowSelection, oracle_rows
 
 __all__ = ["NORMALIZATIONS", "SAMPLINGS", "noisy_sgd"]
 
@@ -209,20 +214,30 @@ def noisy_sgd(
     velocity = np.zeros(p)
     acc = np.zeros(p)
     perm = None
+    # Poisson batches are descriptions resolved where the rows are (oracles.selection): one
+    # draw of seed material here; secure mode draws exact samples on the client instead
+    entropy = PoissonRows.entropy_from(rng) if sampling == "poisson" and not is_secure(
+        rng) else None
     for t in range(T):
-        if sampling == "poisson":
+        sel: RowSelection
+        if entropy is not None:
+            sel = PoissonRows(gamma, entropy, t)
+        elif sampling == "poisson":
             k = int(rng.binomial(n_rows, gamma))
-            idx = rng.choice(n_rows, size=k, replace=False) if k else np.empty(0, dtype=int)
+            sel = RowIndices(rng.choice(n_rows, size=k, replace=False) if k
+                             else np.empty(0, dtype=int))
         elif sampling == "without_replacement":
-            idx = rng.choice(n_rows, size=m, replace=False)
+            sel = RowIndices(rng.choice(n_rows, size=m, replace=False))
         else:
             j = t % per_epoch  # type: ignore[operator]
             if j == 0:
                 perm = rng.permutation(n_rows)
-            idx = perm[j * m:(j + 1) * m]  # type: ignore[index,operator]
+            sel = RowIndices(perm[j * m:(j + 1) * m])  # type: ignore[index,operator]
         if averaging == "uniform":
             acc += theta
-        gsum = oracle.clipped_gradient_sum(theta, C, rows=idx) if idx.size else np.zeros(p)
+        rows = oracle_rows(oracle, sel)
+        empty = isinstance(rows, np.ndarray) and rows.size == 0
+        gsum = np.zeros(p) if empty else oracle.clipped_gradient_sum(theta, C, rows=rows)
         ghat = scale * add_gaussian_noise(gsum, sd, rng)
         if reg:
             ghat = ghat + reg * theta

@@ -94,6 +94,13 @@ class GradientOracle(ABC):
             Indices of the rows to sum over (a sampled batch); all rows when omitted.
         """
 
+    @property
+    def resolves_row_selections(self) -> bool:
+        """Whether ``rows`` may be a :class:`~noisygd.oracles.selection.RowSelection`
+        description, resolved where the rows are (default False: algorithms pass the
+        description's global indices, :func:`~noisygd.oracles.selection.oracle_rows`)."""
+        return False
+
     # ---------------------------------------------------------------- the objective's terms
     @property
     def l2(self) -> float:

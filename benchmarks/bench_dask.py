@@ -1,0 +1,300 @@
+"""Dask benchmark (issue 22): private fits on a Parquet data set larger than the client's memory.
+
+The script writes its own data: ``--rows`` x ``--features`` synthetic logistic rows
+(default 20 million x 50; float32 on disk, one Parquet file per million rows, written by a
+subprocess so that the client's memory is not charged for it), rows
+:math:`x \\sim \\mathcal N(0, I/d)` (norm about 1, ``row_norm_bound = 1``), labels
+:math:`y = \\pm1` with :math:`P(y = 1) = \\sigma(\\langle w^*, x\\rangle)`,
+:math:`\\lVert w^*\\rVert = 4`. Then, on ``distributed.LocalCluster`` s of 1 and 2
+single-threaded worker processes (loopback):
+
+1. **throughput**: one clipped gradient pass over a subset that fits in memory
+   (``--subset-rows``, persisted on the workers as float64), rows per second per worker
+   core, against the in-memory :class:`~noisygd.oracles.array.ArrayOracle` (one thread,
+   same subset, float64 C-contiguous: its compiled kernel) in the same script;
+2. **private fit on all rows**: ``fit_private(method="noisy_gd")`` on a
+   :class:`~noisygd.oracles.dask.DaskOracle` that re-reads the Parquet files at every step
+   (``persist=False``: only the partitions in flight are in memory), its time and the log
+   loss of the released model (one distributed pass);
+3. the client's **peak RSS** (``getrusage``: the benchmark process, which holds no data set);
+4. **dask-ml** ``LogisticRegression`` (non-private, ``solver="lbfgs"``) in the peers'
+   environment (``make bench-env``) on the same Parquet files and 2 workers: what a Dask user
+   gets today, its time and log loss. A "not installed" row when the environment lacks it.
+
+Targets (issue 22): client peak RSS under 1.5 GB; Dask throughput per core at least 0.5x the
+in-memory oracle's. ``--quick`` runs 400 000 rows (subset 200 000) for a check in a minute.
+Run the full size under the shared lock: ``flock /work/notes/heavy.lock python
+benchmarks/bench_dask.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import environment, write_results
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
+ROWS_PER_FILE = 1_000_000  # at most; at least 8 files (ceil(rows / 8) rows each below 8e6)
+W_NORM = 4.0
+TARGET_RSS_GB = 1.5
+TARGET_RATIO = 0.5
+
+DASK_ML_SCRIPT = r"""
+import json, sys, time
+import numpy as np
+import dask, dask.array as da, dask.dataframe as dd
+from distributed import Client, LocalCluster
+from dask_ml.linear_model import LogisticRegression
+import dask_ml
+
+path, d, max_iter, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                  dashboard_address=None) as cluster, Client(cluster):
+    frame = dd.read_parquet(path)
+    cols = [f"x{j}" for j in range(d)]
+    A = frame[cols + ["y"]].to_dask_array(lengths=True)
+    X, y = A[:, :d], (A[:, d] > 0).astype(np.float64)
+    X, y = dask.persist(X, y)
+    t0 = time.perf_counter()
+    model = LogisticRegression(solver="lbfgs", max_iter=max_iter, penalty="l2", C=1e6,
+                               fit_intercept=False).fit(X, y)
+    seconds = time.perf_counter() - t0
+    w = np.asarray(model.coef_).ravel()
+    z = X @ w.astype(X.dtype)
+    s = 2.0 * y - 1.0
+    loss = float(da.logaddexp(0.0, -s * z).mean().compute())
+print(json.dumps({"seconds": seconds, "log_loss": loss, "version": dask_ml.__version__,
+                  "dask": dask.__version__}))
+"""
+
+
+def rows_per_file(rows: int) -> int:
+    """Rows per Parquet file: a million, or an eighth of the rows when that is less."""
+    return min(ROWS_PER_FILE, -(-rows // 8))
+
+
+def write_data(folder: Path, rows: int, d: int, seed: int) -> None:
+    """The synthetic logistic data set, float32 Parquet files of :func:`rows_per_file` rows."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    w = np.random.default_rng([seed, 0]).normal(size=d)
+    w *= W_NORM / np.linalg.norm(w)
+    per = rows_per_file(rows)
+    for k, start in enumerate(range(0, rows, per)):
+        m = min(per, rows - start)
+        rng = np.random.default_rng([seed, 1, k])
+        X = (rng.standard_normal((m, d), dtype=np.float32) / np.float32(np.sqrt(d)))
+        p = 1.0 / (1.0 + np.exp(-(X @ w.astype(np.float32))))
+        y = np.where(rng.random(m) < p, 1.0, -1.0).astype(np.float32)
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(d)]).assign(y=y)
+        frame.to_parquet(folder / f"part-{k:04d}.parquet", index=False)
+
+
+def _collection(folder: Path, d: int, files: int | None = None) -> tuple[Any, Any]:
+    import dask.dataframe as dd
+
+    paths = sorted(folder.glob("part-*.parquet"))[:files]
+    frame = dd.read_parquet([str(p) for p in paths])
+    A = frame[[f"x{j}" for j in range(d)] + ["y"]].to_dask_array()
+    return A[:, :d], A[:, d]
+
+
+def rows_per_second(grad: Any, rows: int, repeats: int) -> float:
+    grad()  # warm-up (builds caches, first BLAS call)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        grad()
+        times.append(time.perf_counter() - t0)
+    return rows / float(np.median(times))
+
+
+def dask_rows(folder: Path, args: argparse.Namespace) -> tuple[list[dict], dict]:
+    from distributed import Client, LocalCluster
+
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.oracles.dask import DaskOracle, StepProgress
+    from noisygd.training import fit_private
+
+    d, obj = args.features, LogisticLoss()
+    theta = np.full(obj.n_params(d), 0.1)
+    rows: list[dict] = []
+    fits: dict[int, dict] = {}
+    for workers in (1, 2):
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          host="127.0.0.1", dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            X, y = _collection(folder, d, subset_files(args))
+            sub = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client, persist=True)
+            rate = rows_per_second(lambda o=sub: o.clipped_gradient_sum(theta, 1.0),
+                                   sub.n_rows, args.repeats)
+            rows.append({"contender": f"noisygd DaskOracle, {workers} worker(s)",
+                         "what": f"clipped gradient pass, {sub.n_rows} rows persisted",
+                         "workers": workers, "rows_per_s_per_core": rate / workers})
+            sub.close()
+            if workers in args.fit_workers:
+                X, y = _collection(folder, d)
+                steps: list[float] = []
+
+                def record(step: StepProgress, into: list[float] = steps) -> None:
+                    if step.kind == "gradient":
+                        into.append(step.seconds)
+
+                full = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client,
+                                  persist=False, progress=record)
+                t0 = time.perf_counter()
+                fit = fit_private([full], method="noisy_gd", epsilon=1.0, delta=args.delta,
+                                  max_iter=args.steps, rng=np.random.default_rng(0))
+                seconds = time.perf_counter() - t0
+                loss = full.value(fit.thetas[0])
+                fits[workers] = {"seconds": seconds, "loss": loss, "steps": len(steps)}
+                rows.append({
+                    "contender": f"noisygd noisy_gd on Dask, {workers} worker(s)",
+                    "what": f"private fit, {full.n_rows} rows re-read from Parquet each step",
+                    "workers": workers, "fit_seconds": seconds,
+                    "seconds_per_step": float(np.median(steps)) if steps else None,
+                    "steps": len(steps), "log_loss": loss,
+                    "epsilon": 1.0, "delta": args.delta})
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+    return rows, {"client_peak_rss_gib": peak, "fits": fits}
+
+
+def subset_files(args: argparse.Namespace) -> int:
+    """The subset: the first files holding about ``--subset-rows`` rows."""
+    return max(1, round(args.subset_rows / rows_per_file(args.rows)))
+
+
+def memory_rows(folder: Path, args: argparse.Namespace) -> list[dict]:
+    """The in-memory oracle on the same subset (one thread), after the Dask runs."""
+    import pandas as pd
+
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.oracles.array import ArrayOracle
+
+    d, obj = args.features, LogisticLoss()
+    paths = sorted(folder.glob("part-*.parquet"))[:subset_files(args)]
+    frame = pd.concat([pd.read_parquet(p) for p in paths])
+    X = np.ascontiguousarray(frame[[f"x{j}" for j in range(d)]].to_numpy(np.float64))
+    y = frame["y"].to_numpy(np.float64)
+    del frame
+    oracle = ArrayOracle(obj, X, y, row_norm_bound=1.0, n_threads=1)
+    theta = np.full(obj.n_params(d), 0.1)
+    rate = rows_per_second(lambda: oracle.clipped_gradient_sum(theta, 1.0), X.shape[0],
+                           args.repeats)
+    return [{"contender": "noisygd ArrayOracle (in memory), 1 thread",
+             "what": f"clipped gradient pass, {X.shape[0]} rows", "workers": 1,
+             "rows_per_s_per_core": rate}]
+
+
+def dask_ml_row(folder: Path, args: argparse.Namespace) -> dict:
+    row: dict[str, Any] = {"contender": "dask-ml LogisticRegression (non-private), 2 workers",
+                           "what": f"lbfgs, max_iter={args.dask_ml_iter}, same Parquet files "
+                                   "(persisted)", "workers": 2}
+    exe = Path(args.peers_python) if args.peers_python else PEERS_PYTHON
+    if not exe.exists():
+        return {**row, "status": f"not installed ({exe}: make bench-env)"}
+    try:
+        proc = subprocess.run([str(exe), "-c", DASK_ML_SCRIPT, str(folder),
+                               str(args.features), str(args.dask_ml_iter), "2"],
+                              capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {**row, "status": f"timed out after {args.timeout} s"}
+    if proc.returncode:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {**row, "status": f"failed: {tail[:200]}"}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**row, "fit_seconds": out["seconds"], "log_loss": out["log_loss"],
+            "status": f"dask-ml {out['version']}, dask {out['dask']}"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="400 000 rows, subset 200 000 (about a minute)")
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--features", type=int, default=50)
+    parser.add_argument("--subset-rows", type=int, default=2_000_000)
+    parser.add_argument("--steps", type=int, default=8, help="NoisyGD steps of the full fit")
+    parser.add_argument("--fit-workers", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--delta", type=float, default=1e-8)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dask-ml-iter", type=int, default=20)
+    parser.add_argument("--timeout", type=int, default=3600)
+    parser.add_argument("--peers-python", default=None)
+    parser.add_argument("--data", default=None,
+                        help="folder for the Parquet files (default: a temporary folder, "
+                             "removed at the end); existing files of the right size are reused")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--write-data", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.subset_rows = 400_000, 200_000
+    if args.write_data:
+        write_data(Path(args.write_data), args.rows, args.features, args.seed)
+        return 0
+    folder = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="bench-dask-"))
+    t0 = time.perf_counter()
+    expected = -(-args.rows // rows_per_file(args.rows))
+    if len(list(folder.glob("part-*.parquet"))) != expected:
+        subprocess.run([sys.executable, __file__, "--write-data", str(folder), "--rows",
+                        str(args.rows), "--features", str(args.features), "--seed",
+                        str(args.seed)], check=True)
+    write_seconds = time.perf_counter() - t0
+    print(f"bench_dask: data in {folder} ({write_seconds:.0f} s)", flush=True)
+    try:
+        rows, facts = dask_rows(folder, args)
+        rows += memory_rows(folder, args)
+        rows.append(dask_ml_row(folder, args))
+    finally:
+        if not args.data:
+            shutil.rmtree(folder, ignore_errors=True)
+    mem = next(r for r in rows if r["contender"].startswith("noisygd ArrayOracle"))
+    for r in rows:
+        if r.get("rows_per_s_per_core"):
+            r["ratio_to_in_memory"] = r["rows_per_s_per_core"] / mem["rows_per_s_per_core"]
+    ratios = [r["ratio_to_in_memory"] for r in rows if r["contender"].startswith(
+        "noisygd DaskOracle")]
+    rss = facts["client_peak_rss_gib"]
+    checks = {
+        "client_peak_rss_gib": rss, "rss_target_gib": TARGET_RSS_GB,
+        "rss_ok": rss < TARGET_RSS_GB,
+        "min_throughput_ratio": min(ratios), "ratio_target": TARGET_RATIO,
+        "throughput_ok": min(ratios) >= TARGET_RATIO,
+    }
+    columns = ["contender", "what", "workers", "rows_per_s_per_core", "ratio_to_in_memory",
+               "fit_seconds", "seconds_per_step", "steps", "log_loss", "status"]
+    meta = {
+        "title": "Dask: private fits on Parquet data (issue 22)",
+        "description": (
+            f"{args.rows} x {args.features} synthetic logistic rows (float32 Parquet, "
+            f"{expected} files) written by the benchmark; LocalCluster of single-threaded "
+            f"worker processes on this machine; client peak RSS {rss:.3f} GiB (target < "
+            f"{TARGET_RSS_GB}); slowest Dask throughput per core {min(ratios):.2f}x the "
+            f"in-memory oracle's (target >= {TARGET_RATIO})."),
+        "command": "python benchmarks/bench_dask.py" + (" --quick" if args.quick else ""),
+        "environment": environment(), "args": vars(args), "checks": checks,
+        "data_write_seconds": write_seconds,
+    }
+    name = "bench_dask_quick" if args.quick else "bench_dask"
+    _, mpath = write_results(name, rows, meta, columns=columns)
+    print(mpath.read_text())
+    print(json.dumps(checks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

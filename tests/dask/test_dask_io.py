@@ -1,0 +1,70 @@
+"""noisygd.dask without a cluster: reading Parquet directories and CSV globs, argument checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+
+from noisygd.dask import DaskSession, read_collection  # noqa: E402
+from noisygd.data.io import DataFileError  # noqa: E402
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"a": rng.normal(size=30), "b": rng.normal(size=30),
+                         "label": rng.integers(0, 2, size=30)})
+
+
+def test_csv_glob_and_parquet_directory(table, tmp_path) -> None:
+    for k in range(3):
+        table.iloc[10 * k:10 * (k + 1)].to_csv(tmp_path / f"part-{k}.csv", index=False)
+    X, y, names = read_collection(str(tmp_path / "part-*.csv"), target="label")
+    assert names == ["a", "b"] and X.npartitions == 3
+    assert np.array_equal(X.compute().to_numpy(), table[["a", "b"]].to_numpy())
+    assert np.array_equal(y.compute().to_numpy(), table["label"].to_numpy())
+    dd.from_pandas(table, npartitions=2).to_parquet(tmp_path / "pq")
+    X, y, names = read_collection(tmp_path / "pq", target="label")
+    assert names == ["a", "b"] and np.array_equal(X.compute().to_numpy(),
+                                                  table[["a", "b"]].to_numpy())
+
+
+def test_reading_errors_name_the_file_not_the_data(table, tmp_path) -> None:
+    with pytest.raises(DataFileError, match="no file matches"):
+        read_collection(str(tmp_path / "none-*.csv"), target="label")
+    with pytest.raises(DataFileError, match="not found"):
+        read_collection(tmp_path / "missing.parquet", target="label")
+    table.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(DataFileError, match="no column 'y'"):
+        read_collection(str(tmp_path / "t.csv"), target="y")
+    table.assign(c=["x"] * 30).to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(DataFileError, match=r"not numeric: \['c'\]"):
+        read_collection(str(tmp_path / "s.csv"), target="label")
+
+
+@pytest.mark.parametrize("kw", [{}, {"scheduler": "tcp://127.0.0.1:1", "local_workers": 2}])
+def test_session_needs_exactly_one_of_scheduler_and_local_workers(kw) -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        DaskSession(**kw)
+    with pytest.raises((ValueError, TypeError)):
+        DaskSession(local_workers=0)
+
+
+def test_recognising_a_dask_collection_reads_no_attribute_of_other_data() -> None:
+    """The estimators ask before their ledger check: only the class is inspected."""
+    import dask.array as da
+
+    from noisygd.dask import is_dask_collection
+
+    class Untouchable:
+        def __getattr__(self, name: str) -> None:
+            raise AssertionError(f"the data was read ({name})")
+
+    assert not is_dask_collection(Untouchable())
+    assert not is_dask_collection(np.zeros(3)) and not is_dask_collection(pd.DataFrame())
+    assert is_dask_collection(da.zeros(3))
+    assert is_dask_collection(dd.from_pandas(pd.DataFrame({"a": [1.0]}), npartitions=1))

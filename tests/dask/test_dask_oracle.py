@@ -1,0 +1,323 @@
+"""The Dask oracle on a real distributed.LocalCluster (2 worker processes, loopback):
+same seed, same data, the same fits as in memory, for 1, 2 and 7 partitions; faults.
+
+One cluster for the module (its start is most of the module's time)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+from noisygd.algorithms.dp_ftrl import dp_ftrl  # noqa: E402
+from noisygd.algorithms.noisy_sgd import noisy_sgd  # noqa: E402
+from noisygd.objectives.glm import LogisticLoss, SquaredLoss  # noqa: E402
+from noisygd.oracles import make_oracle  # noqa: E402
+from noisygd.oracles.array import ArrayOracle  # noqa: E402
+from noisygd.oracles.dask import DaskFitError, DaskOracle, StepProgress  # noqa: E402
+from noisygd.oracles.selection import PoissonRows, RowIndices, RowRange  # noqa: E402
+from noisygd.training import fit_private  # noqa: E402
+
+N, D, B = 700, 4, 2.0
+PARTITIONS = (1, 2, 7)
+#: The issue's tolerance for a Dask fit against the in-memory fit (float64).
+RTOL = 1e-10
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(N, D)) * np.array([1.0, 0.5, 2.0, 0.1])
+    X[:5] *= 10  # rows outside the ball: mapped onto it
+    y = np.where(X[:, 0] - X[:, 2] + rng.normal(size=N) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _chunks(P: int) -> tuple[int, ...]:
+    return tuple(len(c) for c in np.array_split(np.arange(N), P))
+
+
+def _dask(X: np.ndarray, y: np.ndarray, P: int) -> tuple[Any, Any]:
+    return da.from_array(X, chunks=(_chunks(P), D)), da.from_array(y, chunks=(_chunks(P),))
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return float(np.max(np.abs(a - b))) <= RTOL * max(float(np.max(np.abs(b))), 1e-300)
+
+
+@pytest.mark.parametrize("P", PARTITIONS)
+def test_sums_equal_in_memory_for_every_selection(client, data, P: int) -> None:
+    X, y = data
+    obj = LogisticLoss(l2=0.01)
+    mem = ArrayOracle(obj, X, y, row_norm_bound=B)
+    dk = DaskOracle(obj, *_dask(X, y, P), row_norm_bound=B, client=client)
+    assert dk.n_rows == N and dk.n_partitions == P and dk.n_params == mem.n_params
+    theta = np.random.default_rng(P).normal(size=mem.n_params)
+    rng = np.random.default_rng(0)
+    selections = [None, PoissonRows(0.3, (5, 6), 2), RowRange(90, 611), RowRange(650, 900),
+                  RowIndices(rng.choice(N, size=40, replace=False))]
+    for sel in selections:
+        idx = None if sel is None else sel.indices(N)
+        for clip in (None, 0.3):
+            assert _close(dk.clipped_gradient_sum(theta, clip, rows=sel),
+                          mem.clipped_gradient_sum(theta, clip, rows=idx))
+        assert _close(dk.per_example_loss(theta, rows=sel), mem.per_example_loss(theta, rows=idx))
+    assert abs(dk.value(theta) - mem.value(theta)) <= RTOL * abs(mem.value(theta))
+    for sel in selections[:3]:  # the curvature sums of second-order methods
+        idx = None if sel is None else sel.indices(N)
+        assert _close(dk.clipped_curvature_sum(theta, 0.2, rows=sel),
+                      mem.clipped_curvature_sum(theta, 0.2, rows=idx))
+        assert _close(dk.clipped_curvature_diagonal(theta, None, rows=sel),
+                      mem.clipped_curvature_diagonal(theta, None, rows=idx))
+    assert dk.self_concordance() == mem.self_concordance()
+    assert np.array_equal(dk.clipped_gradient_sum(theta, 1.0, rows=RowRange(N, N + 5)),
+                          np.zeros(mem.n_params))
+    with pytest.raises(ValueError, match="outside"):
+        dk.clipped_gradient_sum(theta, 1.0, rows=np.array([N]))
+    dk.close()
+
+
+def _methods() -> list[tuple[str, Any, dict]]:
+    return [
+        ("noisy_gd", LogisticLoss(), {"relation": "add_remove"}),
+        ("output_perturbation", LogisticLoss(l2=0.05), {"relation": "replace_one"}),
+        ("langevin", LogisticLoss(l2=0.05, radius=5.0), {"relation": "replace_one"}),
+        ("noisy_sgd", LogisticLoss(), {"relation": "add_remove", "clip": 1.0}),
+        ("dp_ftrl", LogisticLoss(), {"relation": "replace_one", "clip": 1.0,
+                                     "options": {"l2_ftrl": 50.0, "batch_size": 64,
+                                                 "epochs": 2}}),
+        ("newton", LogisticLoss(), {"relation": "add_remove"}),
+    ]
+
+
+@pytest.mark.parametrize("P", PARTITIONS)
+@pytest.mark.parametrize("method,objective,kw", _methods(), ids=[m[0] for m in _methods()])
+def test_private_fit_on_dask_equals_the_in_memory_fit(client, data, P, method, objective,
+                                                      kw) -> None:
+    X, y = data
+    mem = ArrayOracle(objective, X, y, row_norm_bound=B)
+    dk = DaskOracle(objective, *_dask(X, y, P), row_norm_bound=B, client=client)
+    fits = [fit_private([o], method=method, epsilon=1.0, delta=1e-5, max_iter=12,
+                        rng=np.random.default_rng(11), **kw) for o in (mem, dk)]
+    assert fits[0].n_samples == fits[1].n_samples  # the private count: same draw, same n
+    assert fits[0].event == fits[1].event
+    assert _close(fits[1].results[0].theta, fits[0].results[0].theta)
+    dk.close()
+
+
+@pytest.mark.parametrize("P", [2, 7])
+def test_noisy_sgd_and_dp_ftrl_with_explicit_indices_and_ranges(client, data, P) -> None:
+    """Samplers drawn on the client (uniform subsets, shuffled epochs) and DP-FTRL's
+    consecutive batches: the same fits, with and without persisted partitions."""
+    X, y = data
+    obj = LogisticLoss(l2=0.001)
+    mem = ArrayOracle(obj, X, y, row_norm_bound=B)
+    for persist in (True, False):
+        dk = DaskOracle(obj, *_dask(X, y, P), row_norm_bound=B, client=client, persist=persist)
+        for sampling in ("without_replacement", "shuffle_fixed"):
+            kw = dict(noise_multiplier=1.0, clip=1.0, learning_rate=1e-3, n_samples=N,
+                      sampling=sampling, batch_size=50, steps=15)
+            a = noisy_sgd(mem, rng=np.random.default_rng(2), **kw)
+            b = noisy_sgd(dk, rng=np.random.default_rng(2), **kw)
+            assert _close(b.theta, a.theta)
+        kw = dict(noise_multiplier=2.0, clip=1.0, l2_ftrl=20.0, batch_size=100, epochs=2)
+        a = dp_ftrl(mem, rng=np.random.default_rng(4), **kw)
+        b = dp_ftrl(dk, rng=np.random.default_rng(4), **kw)
+        assert a.n_iter == b.n_iter == 14 and _close(b.theta, a.theta)
+        dk.close()
+
+
+def test_dataframe_input_and_progress(client, data) -> None:
+    import pandas as pd
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(target=y)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    seen: list[StepProgress] = []
+    obj = SquaredLoss(l2=0.1)
+    dk = make_oracle(obj, ddf[[f"x{j}" for j in range(D)]], ddf["target"], row_norm_bound=B,
+                     client=client, progress=seen.append)
+    assert isinstance(dk, DaskOracle) and dk.n_partitions == 3
+    mem = make_oracle(obj, X, y, row_norm_bound=B)
+    assert isinstance(mem, ArrayOracle)
+    theta = np.linspace(-1, 1, mem.n_params)
+    assert _close(dk.clipped_gradient_sum(theta, 0.5), mem.clipped_gradient_sum(theta, 0.5))
+    assert [s.kind for s in seen] == ["build", "gradient"]
+    assert seen[-1].partitions == 3 and seen[-1].rows_scanned == N and seen[-1].call == 2
+    dk.close()
+
+
+def test_clear_errors(client, data) -> None:
+    X, y = data
+    with pytest.raises(ValueError, match="rows"):
+        DaskOracle(LogisticLoss(), da.from_array(X), da.from_array(y[:-1]), row_norm_bound=B,
+                   client=client)
+    with pytest.raises(TypeError, match="dask array"):
+        DaskOracle(LogisticLoss(), X, y, row_norm_bound=B, client=client)
+    bad = X.copy()
+    bad[3, 1] = np.nan  # the partition's own check, raised on the client as is
+    with pytest.raises(ValueError, match="NaN"):
+        DaskOracle(LogisticLoss(), da.from_array(bad, chunks=(100, D)),
+                   da.from_array(y, chunks=(100,)), row_norm_bound=B, client=client)
+
+
+def test_a_closed_client_is_a_clear_error(client, data) -> None:
+    X, y = data
+    other = distributed.Client(client.scheduler.address)
+    other.close()
+    with pytest.raises(DaskFitError, match="not running"):
+        DaskOracle(LogisticLoss(), da.from_array(X), da.from_array(y), row_norm_bound=B,
+                   client=other)
+
+
+def _frame(X: np.ndarray, target: np.ndarray, P: int) -> tuple[Any, Any]:
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(target=target)
+    ddf = dd.from_pandas(frame, npartitions=P)
+    return ddf[[f"x{j}" for j in range(D)]], ddf["target"]
+
+
+@pytest.mark.parametrize("estimator,labels", [
+    ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
+    ("DPLinearRegression", "real"),
+])
+def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, estimator,
+                                                                labels) -> None:
+    from noisygd import estimators
+    from noisygd.dask import fit_estimator
+    from noisygd.oracles.dask import oracle_defaults
+
+    X, y = data
+    params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10}
+    if labels == "binary":
+        target, params["classes"] = np.where(y > 0, "yes", "no"), ["no", "yes"]
+    elif labels == "ovr":
+        target = np.digitize(X[:, 0], [-0.5, 0.5])
+        params.update(classes=[0, 1, 2], multiclass="ovr")
+    else:
+        target, params["target_bound"] = X[:, 0] - X[:, 2], 3.0
+    cls = getattr(estimators, estimator)
+    mem = cls(**params).fit(X, target)
+    with oracle_defaults(client=client):  # the estimator's own fit hands Dask data over
+        dk = cls(**params).fit(*_frame(X, target, 3))
+    assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
+    assert _close(np.atleast_1d(dk.intercept_), np.atleast_1d(mem.intercept_))
+    assert dk.privacy_.event == mem.privacy_.event
+    assert list(dk.feature_names_in_) == [f"x{j}" for j in range(D)]
+    if labels != "real":
+        assert np.array_equal(dk.classes_, mem.classes_)
+        with pytest.raises(ValueError, match="not in classes"), oracle_defaults(client=client):
+            fit_estimator(cls(**{**params, "classes": params["classes"][:2]}),
+                          *_frame(X, target, 3)) if labels == "ovr" else fit_estimator(
+                cls(**params), *_frame(X, np.where(y > 0, "yes", "maybe"), 3))
+        with pytest.raises(ValueError, match="declared"), oracle_defaults(client=client):
+            fit_estimator(cls(**{**params, "classes": None}), *_frame(X, target, 3))
+
+
+def test_cli_fit_on_a_parquet_directory_equals_the_in_memory_fit(client, data, tmp_path,
+                                                                 capsys) -> None:
+    import json
+
+    import pandas as pd
+
+    from noisygd.cli import main
+
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(label=(y > 0) * 1)
+    frame.to_parquet(tmp_path / "one.parquet")
+    dd.from_pandas(frame, npartitions=4).to_parquet(tmp_path / "parts")
+    common = ["--target", "label", "--classes", "0,1", "--seed", "3", "--max-iter", "8"]
+    assert main(["fit", str(tmp_path / "one.parquet"), *common, "--out",
+                 str(tmp_path / "mem.json")]) == 0
+    assert main(["fit", str(tmp_path / "parts"), *common, "--scheduler",
+                 client.scheduler.address, "--out", str(tmp_path / "dask.json")]) == 0
+    progress = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("dask ")]
+    assert len([ln for ln in progress if ln.startswith("dask gradient")]) >= 8
+    mem, dk = (json.loads((tmp_path / f).read_text()) for f in ("mem.json", "dask.json"))
+    assert _close(np.array(dk["coef"]), np.array(mem["coef"]))
+    assert dk["privacy"] == mem["privacy"]
+    assert main(["fit", str(tmp_path / "parts"), "--schema", "s.toml", "--scheduler",
+                 client.scheduler.address]) == 2  # a clear refusal, exit status 2
+
+
+def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
+        client, data, tmp_path) -> None:
+    """Kill (SIGKILL) the worker holding part of the persisted rows while the fit runs:
+    Dask recomputes its partitions, the noise is the client's, so the model is the one of
+    the fit without the fault, and the ledger records exactly that one release."""
+    from noisygd.ledger import Ledger
+
+    X, y = data
+    obj = LogisticLoss()
+    kw = dict(method="noisy_gd", epsilon=1.0, delta=1e-5, max_iter=12, relation="add_remove")
+    expected = fit_private([ArrayOracle(obj, X, y, row_norm_bound=B)],
+                           rng=np.random.default_rng(5), **kw)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed: list[int] = []
+
+    def kill_at_step_4(step: StepProgress) -> None:
+        if step.kind == "gradient" and step.call == 5 and not killed:
+            os.kill(pids[victim], signal.SIGKILL)  # the next step finds the worker gone
+            killed.append(step.call)
+
+    dk = DaskOracle(obj, *_dask(X, y, 7), row_norm_bound=B, client=client,
+                    progress=kill_at_step_4)
+    path = tmp_path / "ledger.sqlite"
+    with Ledger(path) as ledger:
+        ledger.set_budget("d", 5.0, 1e-5)
+        fit = fit_private([dk], rng=np.random.default_rng(5), ledger=ledger, dataset="d", **kw)
+        assert killed and _close(fit.results[0].theta, expected.results[0].theta)
+        releases = ledger.releases("d")
+        assert len(releases) == 1 and releases[0].id == fit.release.id
+    dk.close()
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_a_worker_lost_beyond_retries_is_a_clear_error(client, data, tmp_path) -> None:
+    """A partition whose task kills its worker from its 3rd run on (persist=False: the
+    partitions are recomputed at every call), with no retry allowed: the fit stops with
+    DaskFitError naming the call, and returns no model."""
+    X, y = data
+    counter = tmp_path / "calls"
+    counter.write_text("0")
+
+    def poisoned(block: np.ndarray) -> np.ndarray:  # defined here: pickled by value
+        import os as _os
+        from pathlib import Path as _Path
+
+        calls = int(_Path(str(counter)).read_text()) + 1
+        _Path(str(counter)).write_text(str(calls))
+        if calls >= 3:
+            _os._exit(1)
+        return block
+
+    Xd = da.from_array(X, chunks=(N, D)).map_blocks(poisoned, dtype=X.dtype)
+    dk = DaskOracle(LogisticLoss(), Xd, da.from_array(y, chunks=(N,)), row_norm_bound=B,
+                    client=client, persist=False)
+    scheduler = client.cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    try:
+        with pytest.raises(DaskFitError,
+                           match=r"distributed call \d+ \(gradient\).*KilledWorker.*no model"):
+            fit_private([dk], method="noisy_gd", epsilon=1.0, delta=1e-5, max_iter=12,
+                        relation="replace_one", rng=np.random.default_rng(0))
+    finally:
+        scheduler.allowed_failures = allowed
+        client.wait_for_workers(2, timeout=60)
