@@ -54,7 +54,7 @@ FUSED_LAYERS: tuple[type[nn.Module], ...] = (
 
 def _sq(t: torch.Tensor) -> torch.Tensor:
     """Per-example squared norm of a ``(B, ...)`` tensor."""
-    return t.flatten(1).pow(2).sum(1)
+    return torch.linalg.vector_norm(t.flatten(1), dim=1).square()
 
 
 def _scaled(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
@@ -103,6 +103,12 @@ class _Linear(_Layer):
         return a.reshape(B, -1, a.shape[-1]), b.reshape(B, -1, b.shape[-1])
 
     def norms(self, a, b):
+        if a.dim() == 2:  # one position: ||b_i a_i^T||^2 = ||a_i||^2 ||b_i||^2
+            sb = _sq(b)
+            out2 = {"bias": sb} if "bias" in self.names else {}
+            if "weight" in self.names:
+                out2["weight"] = _sq(a) * sb
+            return out2, None
         a3, b3 = self._flat(a, b)
         out: dict[str, torch.Tensor] = {}
         cache = None
@@ -113,6 +119,13 @@ class _Linear(_Layer):
         return out, cache
 
     def grads(self, a, b, cache, factors):
+        if a.dim() == 2:
+            out2 = {}
+            if "weight" in factors:
+                out2["weight"] = torch.mm(_scaled(b, factors["weight"]).t(), a)
+            if "bias" in factors:
+                out2["bias"] = factors["bias"] @ b
+            return out2
         a3, b3 = self._flat(a, b)
         out = {}
         if "weight" in factors:

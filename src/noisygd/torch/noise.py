@@ -92,7 +92,7 @@ class TorchNoise(NoiseSource):
                              f"{values.device}: create it with torch.Generator(device=...)")
         noise = torch.randn(values.shape, generator=self.generator, device=values.device,
                             dtype=values.dtype)
-        return values + sd * noise
+        return noise.mul_(sd).add_(values)
 
 
 class NumpyNoise(NoiseSource):

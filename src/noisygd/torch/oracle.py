@@ -51,16 +51,28 @@ __all__ = ["TorchOracle", "check_per_example"]
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def check_per_example(module: nn.Module) -> None:
+def _batch_norms(module: nn.Module) -> list[tuple[str, nn.Module]]:
+    return [(name, sub) for name, sub in module.named_modules()
+            if isinstance(sub, nn.modules.batchnorm._BatchNorm)]
+
+
+def check_per_example(module: nn.Module,
+                      batch_norms: list[tuple[str, nn.Module]] | None = None) -> None:
     """Refuse layers whose gradients are not per-example (BatchNorm in training mode).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    batch_norms : list of (name, module), optional
+        The module's BatchNorm layers, if already listed.
 
     Raises
     ------
     ValueError
         Naming the layer and its replacement, ``torch.nn.GroupNorm``.
     """
-    for name, sub in module.named_modules():
-        if isinstance(sub, nn.modules.batchnorm._BatchNorm) and sub.training:
+    for name, sub in _batch_norms(module) if batch_norms is None else batch_norms:
+        if sub.training:
             raise ValueError(
                 f"layer {name or '<root>'!r} is {type(sub).__name__} in training mode: its "
                 "output for one example depends on the whole batch (batch statistics), so "
@@ -128,7 +140,8 @@ class TorchOracle(GradientOracle):
             raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
         if not callable(loss):
             raise TypeError("loss must be callable: loss(output, target) -> per-example losses")
-        check_per_example(module)
+        self._batch_norms = _batch_norms(module)
+        check_per_example(module, self._batch_norms)
         self.module = module
         self.loss = loss
         self._names = [k for k, v in module.named_parameters() if v.requires_grad]
@@ -170,6 +183,11 @@ class TorchOracle(GradientOracle):
                 raise ValueError(f"per_layer weights must be {len(self._names)} positive "
                                  f"numbers (one per trained parameter tensor), got {per_layer!r}")
         return w / np.linalg.norm(w)
+
+    def close(self) -> None:
+        """Remove the forward hooks the fused path registered on the module."""
+        if self._fused is not None:
+            self._fused.remove()
 
     # ---------------------------------------------------------------- facts
     @property
@@ -252,7 +270,7 @@ class TorchOracle(GradientOracle):
 
     def _one_chunk(self, x: torch.Tensor, y: torch.Tensor, clip: float | None
                    ) -> tuple[list[torch.Tensor], torch.Tensor]:
-        check_per_example(self.module)
+        check_per_example(self.module, self._batch_norms)
         if clip is None:
             losses = self._losses(x, y)
             return list(torch.autograd.grad(losses.sum(), self._params)), losses.detach().sum()
@@ -288,12 +306,16 @@ class TorchOracle(GradientOracle):
             ``C`` (per-layer clips from it when ``per_layer``); None for the unclipped sum.
         """
         idx = self._rows(rows)
+        chunks = self._chunks(idx)
+        if len(chunks) == 1 and (idx is None or idx.numel() > 0):
+            grads, loss = self._one_chunk(*self._batch(idx), clip)
+            return torch.cat([g.detach().reshape(-1) for g in grads]), loss.detach()
         flat = torch.zeros(self.n_params, device=self.device, dtype=self.dtype)
         total = torch.zeros((), device=self.device, dtype=self.dtype)
         if idx is not None and idx.numel() == 0:
             return flat, total
         parts = self.split(flat)
-        for chunk in self._chunks(idx):
+        for chunk in chunks:
             grads, loss = self._one_chunk(*self._batch(chunk), clip)
             for part, g in zip(parts, grads, strict=True):
                 part.add_(g.detach())

@@ -54,6 +54,7 @@ needs a convex loss or stated constants (:data:`REFUSED`) are refused before any
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -463,7 +464,8 @@ class PrivateTrainer:
         return self.noise_.wrap_event(plan.event(), plan.noise_multiplier * plan.clip, p, sens)
 
     # ---------------------------------------------------------------- the run
-    def fit(self, X: Any, y: Any, *, stop_after: int | None = None) -> PrivateTrainer:
+    def fit(self, X: Any, y: Any, *, stop_after: int | None = None,
+            callback: Callable[[int], None] | None = None) -> PrivateTrainer:
         """Plan (first call), record in the ledger, then run (or continue) the steps.
 
         Parameters
@@ -473,6 +475,9 @@ class PrivateTrainer:
         stop_after : int, optional
             Stop once this many steps are done in total (checkpoint with
             :meth:`state_dict`; a later ``fit`` continues).
+        callback : callable, optional
+            Called as ``callback(steps_done)`` after every step (logging, timing,
+            checkpoints); it must not read the private examples.
 
         Returns
         -------
@@ -514,12 +519,17 @@ class PrivateTrainer:
             self._tree = _Tree(plan.noise_multiplier * plan.clip, plan.tree, self.noise_)
             self._prev = torch.zeros(oracle.n_params, device=oracle.device, dtype=oracle.dtype)
         end = plan.steps if stop_after is None else min(plan.steps, int(stop_after))
-        with tqdm(total=plan.steps, initial=self.steps_done_, disable=not self.progress,
-                  desc=f"noisygd {plan.method}") as bar:
-            while self.steps_done_ < end:
-                self._step(oracle, plan, self._rows(plan, oracle))
-                self.steps_done_ += 1
-                bar.update(1)
+        try:
+            with tqdm(total=plan.steps, initial=self.steps_done_, disable=not self.progress,
+                      desc=f"noisygd {plan.method}") as bar:
+                while self.steps_done_ < end:
+                    self._step(oracle, plan, self._rows(plan, oracle))
+                    self.steps_done_ += 1
+                    bar.update(1)
+                    if callback is not None:
+                        callback(self.steps_done_)
+        finally:
+            oracle.close()
         return self
 
     def _rows(self, plan: TorchPlan, oracle: TorchOracle) -> torch.Tensor | None:
@@ -543,11 +553,11 @@ class PrivateTrainer:
             z_t = z * plan.noise_shape[self.steps_done_] if plan.noise_shape else z
             noisy = self.noise_.add_gaussian(gsum, z_t * C)
             if plan.method == "noisy_sgd" and plan.sampling == "poisson":
-                priv = noisy / (plan.sampling_rate * plan.n_samples)  # type: ignore[operator]
+                priv = noisy.div_(plan.sampling_rate * plan.n_samples)  # type: ignore[operator]
             elif plan.method == "noisy_sgd":
-                priv = noisy / plan.batch_size  # type: ignore[operator]
+                priv = noisy.div_(plan.batch_size)  # type: ignore[operator]
             else:
-                priv = noisy / plan.n_samples
+                priv = noisy.div_(plan.n_samples)
         for p, g in zip(oracle._params, oracle.split(priv), strict=True):
             p.grad = g
         self.optimizer.step()
