@@ -314,3 +314,21 @@ def test_torch_noise_is_seeded_and_on_the_values_device():
     # sd 2: the sample variance of 1000 draws is within its 1e-4 two-sided chi-square bounds
     lo, hi = stats.chi2.ppf([5e-5, 1 - 5e-5], 999) / 999 * 4.0
     assert lo <= float(a.var()) <= hi
+
+
+def test_fit_private_runs_a_network_and_the_noisy_gd_plan_refuses_it():
+    """The oracle seam: training.fit_private trains a TorchOracle with NoisySGD; NoisyGD's
+    planner needs a smoothness or Lipschitz constant that a network does not state."""
+    from noisygd.exceptions import AssumptionError
+    from noisygd.training import fit_private
+
+    X, y = _blobs()
+    oracle = TorchOracle(_mlp(), CE, X, y)
+    assert oracle.row_norm_bound is None
+    fit = fit_private([oracle], method="noisy_sgd", epsilon=2.0, delta=1e-5, clip=1.0,
+                      n_samples_public=len(X), rng=np.random.default_rng(0))
+    assert fit.privacy.epsilon <= 2.0 * (1 + 1e-9)
+    assert fit.thetas[0].shape == (oracle.n_params,)
+    with pytest.raises(AssumptionError, match="smoothness"):
+        fit_private([oracle], method="noisy_gd", epsilon=2.0, delta=1e-5, clip=1.0,
+                    n_samples_public=len(X), rng=np.random.default_rng(0))
