@@ -200,6 +200,38 @@ def test_layer_called_twice_falls_back_to_torch_func():
     torch.testing.assert_close(fused.clipped_sum(None, 0.1)[0], plain.clipped_sum(None, 0.1)[0])
 
 
+def test_in_place_activation_falls_back_to_torch_func():
+    """ReLU(inplace=True) overwrites a recorded output: the fused norms would be wrong, so the
+    version counters send this forward pass to torch.func."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(inplace=True), nn.Linear(8, 3))
+    x, y = torch.randn(20, 5), torch.arange(20) % 3
+    fused = TorchOracle(model, CE, x, y)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    torch.testing.assert_close(fused.clipped_sum(None, 0.1)[0], plain.clipped_sum(None, 0.1)[0])
+
+
+def test_batch_mixing_module_detected_and_served_by_torch_func():
+    """A module whose output for one example depends on the others (here: centring over the
+    batch, with sequence-first activations for the linear layer) fails the first-batch check."""
+
+    class Mixing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.lin(x - x.mean(0, keepdim=True))
+
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 4), torch.arange(8) % 3
+    oracle = TorchOracle(Mixing(), CE, x, y)
+    assert oracle.fused
+    with pytest.warns(RuntimeWarning, match="disagree"):
+        oracle.clipped_sum(None, 0.5)
+    assert not oracle.fused
+
+
 def test_batchnorm_in_training_mode_refused_with_groupnorm_named():
     model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Flatten())
     with pytest.raises(ValueError, match=r"'1' is BatchNorm2d.*GroupNorm\(num_groups, 4\)"):

@@ -29,9 +29,13 @@ output pixels of a convolution after ``unfold``):
   normalised input, are as small as the parameters: materialised.
 
 :class:`FusedPlan` applies when every trained parameter belongs to one of these layers, each
-called once per forward pass; otherwise (or for a layer configuration not covered, e.g. a
-grouped convolution) the oracle uses the ``torch.func`` path
-(:mod:`noisygd.torch.per_example`). Both give the same clipped sum (tests/torch).
+called once per forward pass with batch-first input and output, neither modified in place
+later (``ReLU(inplace=True)``: checked by the tensors' version counters); otherwise (or for a
+layer configuration not covered, e.g. a grouped convolution) the oracle uses the
+``torch.func`` path (:mod:`noisygd.torch.per_example`). Both give the same clipped sum
+(tests/torch). The path assumes what every per-example method assumes, that the module treats
+the examples of a batch independently; :class:`~noisygd.torch.oracle.TorchOracle` checks it
+once, on its first batch, against ``torch.func`` (which runs each example alone).
 """
 
 from __future__ import annotations
@@ -248,21 +252,28 @@ class FusedPlan:
     def __init__(self, layers: list[_Layer], names: Sequence[str]) -> None:
         self.layers = layers
         self.names = list(names)
-        self._records: list[tuple[nn.Module, torch.Tensor, torch.Tensor]] = []
+        self._records: list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] = []
         self._active = False
         self._handles = [layer.module.register_forward_hook(self._hook) for layer in layers]
 
     def _hook(self, module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
         if self._active:
-            self._records.append((module, inputs[0], output))
+            # the version counters tell whether a later in-place operation (ReLU(inplace=True),
+            # x += ...) changed the recorded tensors, which would make the norms wrong
+            self._records.append((module, inputs[0], output, inputs[0]._version,
+                                  output._version))
 
-    def _take(self) -> list[tuple[nn.Module, torch.Tensor, torch.Tensor]] | None:
+    def _take(self) -> list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] | None:
         """The records of the last forward pass in the order of :attr:`layers`, or None
-        unless each covered layer was called exactly once."""
+        unless each covered layer was called exactly once and none of the recorded inputs
+        and outputs was modified in place afterwards."""
         records, self._records = self._records, []
-        by_layer: dict[int, tuple[nn.Module, torch.Tensor, torch.Tensor]] = {}
+        by_layer: dict[int, tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] = {}
+        batch = records[0][1].shape[0] if records else 0
         for rec in records:
-            if id(rec[0]) in by_layer:
+            if (id(rec[0]) in by_layer or rec[1]._version != rec[3]
+                    or rec[2]._version != rec[4] or rec[1].shape[0] != batch
+                    or rec[2].shape[0] != batch):
                 return None
             by_layer[id(rec[0])] = rec
         if len(by_layer) != len(self.layers):

@@ -33,6 +33,7 @@ algorithms whose theorem needs those constants refuse it
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -165,6 +166,7 @@ class TorchOracle(GradientOracle):
         if fused is True and self._fused is None:
             raise ValueError("fused=True: some trained parameter is not in a Linear, Conv2d "
                              "(groups=1, zero padding), Embedding, LayerNorm or GroupNorm layer")
+        self._checked = False
         self._chunk = (None if max_physical_batch_size is None
                        else check_positive_int("max_physical_batch_size",
                                                max_physical_batch_size))
@@ -275,6 +277,8 @@ class TorchOracle(GradientOracle):
             losses = self._losses(x, y)
             return list(torch.autograd.grad(losses.sum(), self._params)), losses.detach().sum()
         clips = self.clips(clip)
+        if self._fused is not None and not self._checked and x.shape[0] >= 2:
+            self._check_fused(x[:4], y[:4])
         if self._fused is not None:
             done = self._fused.clipped_sum(self.module, self.loss, x, y, clips)
             if done is not None:
@@ -285,6 +289,27 @@ class TorchOracle(GradientOracle):
         with torch.no_grad():
             total = self._losses(x, y).sum()
         return grads, total
+
+    def _check_fused(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Once: the fused norms of a few examples against ``torch.func``'s (each example
+        alone). A module that mixes the examples of a batch, or whose activations are not
+        batch-first, fails it and is served by ``torch.func`` from then on (with a warning)."""
+        self._checked = True
+        fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
+        alone = [g.flatten(1).pow(2).sum(1) for g in
+                 per_example_gradients(self.module, self.loss, x, y, self._names)]
+        if fused is not None and all(
+                torch.allclose(a, b, rtol=1e-3, atol=1e-6 * max(1.0, float(b.max())))
+                for a, b in zip(fused, alone, strict=True)):
+            return
+        if fused is None:
+            return  # this forward pass did not fit the plan: clipped_sum falls back anyway
+        warnings.warn("the fused per-example norms disagree with torch.func's on the first "
+                      "batch (does the module mix the examples of a batch, or hold "
+                      "activations that are not batch-first?); using torch.func",
+                      RuntimeWarning, stacklevel=4)
+        self.close()
+        self._fused = None
 
     def _losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         losses = self.loss(self.module(x), y)
