@@ -9,6 +9,12 @@
   :class:`SecureNoise`).
 """
 
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("noisygd.torch needs PyTorch: pip install 'noisygd[torch]' "
+                      "(torch==2.13.0)") from exc
+
 from noisygd.torch.loader import PoissonLoader, ShuffleLoader
 from noisygd.torch.noise import NoiseSource, NumpyNoise, SecureNoise, TorchNoise
 from noisygd.torch.oracle import TorchOracle, check_per_example
