@@ -56,6 +56,12 @@ FUSED_LAYERS: tuple[type[nn.Module], ...] = (
     nn.Linear, nn.Conv2d, nn.Embedding, nn.LayerNorm, nn.GroupNorm)
 
 
+#: Output positions from which a convolution's per-example gradients are computed by one
+#: batch-grouped convolution rather than ``unfold`` and a batched product (measured on CPU:
+#: ``unfold`` dominates for large maps, the grouped convolution for small ones).
+_GROUPED_MIN_POSITIONS = 256
+
+
 def _sq(t: torch.Tensor) -> torch.Tensor:
     """Per-example squared norm of a ``(B, ...)`` tensor."""
     return torch.linalg.vector_norm(t.flatten(1), dim=1).square()
@@ -150,13 +156,32 @@ class _Conv2d(_Layer):
         return F.unfold(a, m.kernel_size, dilation=m.dilation, padding=m.padding,
                         stride=m.stride)
 
+    def _per_example(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """The per-example weight gradients, shape (B, p, d): one convolution with the batch
+        as groups (much faster than ``unfold`` and a batched product on CPU)."""
+        m = self.module
+        B, c = a.shape[0], a.shape[1]
+        w = torch.nn.grad.conv2d_weight(
+            a.reshape(1, B * c, *a.shape[2:]), (B * m.out_channels, c, *m.kernel_size),
+            b.reshape(1, B * b.shape[1], *b.shape[2:]), stride=m.stride, padding=m.padding,
+            dilation=m.dilation, groups=B)
+        return w.view(B, m.out_channels, -1)
+
     def norms(self, a, b):
         out: dict[str, torch.Tensor] = {}
         cache = None
         b3 = b.flatten(2)  # (B, p, L)
         if "weight" in self.names:
-            au = self._unfold(a)  # (B, d, L)
-            out["weight"], cache = _contraction_norm(au.transpose(1, 2), b3.transpose(1, 2))
+            m = self.module
+            L, p = b3.shape[2], b3.shape[1]
+            d = a.shape[1] * m.kernel_size[0] * m.kernel_size[1]
+            if L * (d + p) >= d * p and L >= _GROUPED_MIN_POSITIONS:
+                cache = self._per_example(a, b)
+                out["weight"] = _sq(cache)
+            else:  # ghost norm or materialised, on the unfolded input
+                au = self._unfold(a)  # (B, d, L)
+                out["weight"], cache = _contraction_norm(au.transpose(1, 2),
+                                                         b3.transpose(1, 2))
         if "bias" in self.names:
             out["bias"] = _sq(b3.sum(2))
         return out, cache
