@@ -15,14 +15,17 @@ PEERS_REQS  := benchmarks/peers/requirements.txt
 
 .PHONY: run test test-slow test-all postgres chromium docs bench bench-env bench-scale bench-scale-quick \
         bench-utility bench-utility-quick bench-secure judge-regression lint reproduce clean venv \
-        bench-dask bench-dask-quick
+        bench-dask bench-dask-quick bench-torch bench-torch-quick
 
 venv: $(STAMP)
 
-# dask and distributed (the Dask oracle's extra) are installed for run and test; torch is not.
+# torch==2.13.0 exactly, before the package: the local CPU wheel, for noisygd.torch and its
+# tests (any other torch spec pulls GBs of CUDA wheels). `noisygd demo` does not import it.
+# dask and distributed (the Dask oracle's extra, noisygd[dask]) are installed for the tests too.
 $(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
+	$(BIN)/python -m pip install -q "torch==2.13.0"
 	$(BIN)/python -m pip install -q -e ".[test,plot,parquet,docs,dask]"
 	touch $(STAMP)
 
@@ -110,6 +113,15 @@ judge-regression: $(STAMP)
 # Secure noise (OpenDP's discrete Gaussian) against the default sampler (about 40 s).
 bench-secure: $(STAMP)
 	$(BIN)/python benchmarks/bench_secure.py
+
+# noisygd.torch against Opacus 1.6 (hooks, ghost clipping) and plain torch: MLP and CNN on
+# digits and a CIFAR-shaped synthetic set, then the CNN at epsilon 1, 2, 8 (about 15 min).
+bench-torch: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_torch_vs_opacus.py
+
+# The digits MLP row alone (under 3 min): one JSON line.
+bench-torch-quick: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python benchmarks/bench_torch_vs_opacus.py --quick
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_margin_kernels_c.*.so

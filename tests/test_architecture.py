@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("oracles",),
     ("mechanisms",),
     ("algorithms",),
-    ("solvers", "planning", "planning_langevin", "training", "tuning"),
+    ("solvers", "planning", "planning_langevin", "training", "tuning", "torch"),
     ("data",),
     ("report",),
     ("estimators", "dask"),

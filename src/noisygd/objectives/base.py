@@ -186,6 +186,8 @@ class Objective(ABC):
     supports_sparse: bool = False
     #: Whether the loss is quadratic with a data-independent Hessian (default False).
     quadratic_constant_hessian: bool = False
+    #: Whether the per-example loss is quadratic in the margin (least squares; default False).
+    quadratic_loss: bool = False
 
     @abstractmethod
     def n_params(self, n_features: int) -> int:

@@ -413,6 +413,11 @@ class ArrayOracle(GradientOracle):
         """Forwarded from the objective."""
         return bool(self.objective.quadratic_constant_hessian)
 
+    @property
+    def quadratic_loss(self) -> bool:
+        """Forwarded from the objective."""
+        return bool(self.objective.quadratic_loss)
+
     def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         r""":math:`\ell(\theta; \tilde x_i, y_i)` for all rows (or ``rows``, in that order)."""
         theta = self._check_theta(theta)

@@ -70,8 +70,12 @@ class GradientOracle(ABC):
 
     @property
     @abstractmethod
-    def row_norm_bound(self) -> float:
-        r"""The declared bound ``B``: every row served satisfies :math:`\lVert x_i\rVert \le B`."""
+    def row_norm_bound(self) -> float | None:
+        r"""The declared bound ``B``: every row served satisfies :math:`\lVert x_i\rVert \le B`.
+
+        ``None`` for an oracle that bounds no row (a network clips gradients, not rows:
+        :class:`noisygd.torch.TorchOracle`); a method whose theorem needs ``B`` refuses it.
+        """
 
     # ---------------------------------------------------------------- the data term
     @abstractmethod
@@ -152,6 +156,11 @@ class GradientOracle(ABC):
         """Whether the loss is quadratic with a data-independent Hessian (default False)."""
         return False
 
+    @property
+    def quadratic_loss(self) -> bool:
+        """Whether the per-example loss is quadratic in the margin (least squares; the Hessian
+        may depend on the rows). Default False."""
+        return False
     # ---------------------------------------------------------------- curvature (second order)
     def clipped_curvature_sum(
         self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None

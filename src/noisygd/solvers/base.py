@@ -148,7 +148,8 @@ class PublicFacts:
         Length of ``theta``.
     constants : ObjectiveConstants
         The oracle's declared constants (for rows within ``row_norm_bound``).
-    row_norm_bound : float
+    row_norm_bound : float or None
+        None for an oracle that bounds no row (a network: it clips gradients).
     relation : Neighbouring
     l2 : float
     radius : float or None
@@ -172,7 +173,7 @@ class PublicFacts:
     n_samples: float
     n_params: int
     constants: ObjectiveConstants
-    row_norm_bound: float
+    row_norm_bound: float | None
     relation: Neighbouring
     l2: float = 0.0
     radius: float | None = None
@@ -217,7 +218,7 @@ class PublicFacts:
             max_iter=max_iter,
             total_gradient_sensitivity=objective.total_gradient_sensitivity(B),
             quadratic_constant_hessian=bool(objective.quadratic_constant_hessian),
-            quadratic_loss=bool(getattr(objective, "quadratic_loss", False)),
+            quadratic_loss=bool(objective.quadratic_loss),
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
         )
@@ -243,8 +244,7 @@ class PublicFacts:
             max_iter=max_iter,
             total_gradient_sensitivity=oracle.total_gradient_sensitivity(),
             quadratic_constant_hessian=bool(oracle.quadratic_constant_hessian),
-            quadratic_loss=bool(getattr(getattr(oracle, "objective", None), "quadratic_loss",
-                                        False)),
+            quadratic_loss=bool(oracle.quadratic_loss),
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
         )

@@ -1,0 +1,399 @@
+r"""Clipped gradient sums without per-example gradients: book-keeping with ghost norms.
+
+The book-keeping method (Bu, Mao and Xu, "Differentially private optimization on large model
+at small cost", ICML 2023) for layers whose parameter gradient is a contraction of the layer's
+input :math:`a` and the gradient :math:`b = \partial \sum_i\ell_i/\partial s` of its output
+:math:`s`:
+
+1. one forward pass records each layer's input :math:`a_i` and output :math:`s_i`;
+2. one backward pass computes the output gradients :math:`b_i` only (no parameter gradient);
+3. the per-example gradient norms come from :math:`a_i` and :math:`b_i` (below) and give the
+   clipping factors :math:`c_i` (:func:`~noisygd.torch.per_example.clip_factors`);
+4. the clipped sum is one weighted contraction per layer, e.g. for a linear layer
+   :math:`\sum_i c_i\, b_i^\top a_i`.
+
+Per-example squared norms (:math:`a_i \in \mathbb R^{T\times d}`, :math:`b_i \in \mathbb R^{T\times
+p}` over :math:`T` positions: 1 for a plain linear layer, the sequence for a transformer, the
+output pixels of a convolution after ``unfold``):
+
+* ``Linear`` and ``Conv2d`` weight, with :math:`G_i = b_i^\top a_i`: for :math:`T = 1`,
+  :math:`\lVert G_i\rVert_F^2 = \lVert a_i\rVert^2\lVert b_i\rVert^2`; otherwise the ghost norm
+  (Li, Tramèr, Liang and Hashimoto 2022; Goodfellow 2015)
+  :math:`\lVert G_i\rVert_F^2 = \langle a_i a_i^\top, b_i b_i^\top\rangle_F` (cost
+  :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper; bias:
+  :math:`\lVert \mathbf 1^\top b_i\rVert^2`;
+* ``Embedding`` with indices :math:`k_{i,t}`:
+  :math:`\sum_{t,s}[k_{i,t} = k_{i,s}]\,\langle b_{i,t}, b_{i,s}\rangle`;
+* ``LayerNorm`` and ``GroupNorm``: the per-example gradients of the affine parameters,
+  :math:`\sum_t b_{i,t}\odot\hat a_{i,t}` and :math:`\sum_t b_{i,t}` with :math:`\hat a` the
+  normalised input, are as small as the parameters: materialised.
+
+:class:`FusedPlan` applies when every trained parameter belongs to one of these layers, each
+called once per forward pass with batch-first input and output, neither modified in place
+later (``ReLU(inplace=True)``: checked by the tensors' version counters); otherwise (or for a
+layer configuration not covered, e.g. a grouped convolution) the oracle uses the
+``torch.func`` path (:mod:`noisygd.torch.per_example`). Both give the same clipped sum
+(tests/torch). The path assumes what every per-example method assumes, that the module treats
+the examples of a batch independently; :class:`~noisygd.torch.oracle.TorchOracle` checks it
+once, on its first batch, against ``torch.func`` (which runs each example alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from noisygd.torch.per_example import clip_factors
+
+__all__ = ["FUSED_LAYERS", "FusedPlan", "fused_plan"]
+
+#: The layer types the fused path covers (module doc).
+FUSED_LAYERS: tuple[type[nn.Module], ...] = (
+    nn.Linear, nn.Conv2d, nn.Embedding, nn.LayerNorm, nn.GroupNorm)
+
+
+#: Output positions from which a convolution's per-example gradients are computed by one
+#: batch-grouped convolution rather than ``unfold`` and a batched product (measured on CPU:
+#: ``unfold`` dominates for large maps, the grouped convolution for small ones).
+_GROUPED_MIN_POSITIONS = 256
+
+
+def _sq(t: torch.Tensor) -> torch.Tensor:
+    """Per-example squared norm of a ``(B, ...)`` tensor."""
+    return torch.linalg.vector_norm(t.flatten(1), dim=1).square()
+
+
+def _scaled(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """``b`` with example ``i`` multiplied by ``c[i]``."""
+    return b * c.view(-1, *([1] * (b.dim() - 1)))
+
+
+def _contraction_norm(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, Any]:
+    r""":math:`\lVert b_i^\top a_i\rVert_F^2` for ``a`` (B, T, d), ``b`` (B, T, p): ghost or
+    materialised, whichever is cheaper; returns the materialised ``(B, p, d)`` if it was."""
+    T, d, p = a.shape[1], a.shape[2], b.shape[2]
+    if T == 1:
+        return _sq(a) * _sq(b), None
+    if T * (d + p) < d * p:
+        aa = torch.bmm(a, a.transpose(1, 2))
+        bb = torch.bmm(b, b.transpose(1, 2))
+        return (aa * bb).flatten(1).sum(1), None
+    per = torch.bmm(b.transpose(1, 2), a)
+    return _sq(per), per
+
+
+class _Layer:
+    """One covered layer: its trained parameters and the norm/contraction rules."""
+
+    def __init__(self, module: nn.Module, names: dict[str, str]) -> None:
+        self.module = module
+        self.names = names  # attribute ("weight"/"bias") -> full parameter name
+
+    def parts(self) -> list[str]:
+        return [k for k in ("weight", "bias") if k in self.names]
+
+    # subclasses: norms(a, b) -> (dict attr -> (B,) squared norms, cache);
+    # grads(a, b, cache, factors: dict attr -> (B,)) -> dict attr -> gradient
+    def norms(self, a: torch.Tensor, b: torch.Tensor) -> tuple[dict[str, torch.Tensor], Any]:
+        raise NotImplementedError
+
+    def grads(self, a: torch.Tensor, b: torch.Tensor, cache: Any,
+              factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+
+class _Linear(_Layer):
+    @staticmethod
+    def _flat(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        B = a.shape[0]
+        return a.reshape(B, -1, a.shape[-1]), b.reshape(B, -1, b.shape[-1])
+
+    def norms(self, a, b):
+        if a.dim() == 2:  # one position: ||b_i a_i^T||^2 = ||a_i||^2 ||b_i||^2
+            sb = _sq(b)
+            out2 = {"bias": sb} if "bias" in self.names else {}
+            if "weight" in self.names:
+                out2["weight"] = _sq(a) * sb
+            return out2, None
+        a3, b3 = self._flat(a, b)
+        out: dict[str, torch.Tensor] = {}
+        cache = None
+        if "weight" in self.names:
+            out["weight"], cache = _contraction_norm(a3, b3)
+        if "bias" in self.names:
+            out["bias"] = _sq(b3.sum(1))
+        return out, cache
+
+    def grads(self, a, b, cache, factors):
+        if a.dim() == 2:
+            out2 = {}
+            if "weight" in factors:
+                out2["weight"] = torch.mm(_scaled(b, factors["weight"]).t(), a)
+            if "bias" in factors:
+                out2["bias"] = factors["bias"] @ b
+            return out2
+        a3, b3 = self._flat(a, b)
+        out = {}
+        if "weight" in factors:
+            c = factors["weight"]
+            if cache is not None:
+                out["weight"] = torch.einsum("b,bpd->pd", c, cache)
+            else:
+                bs = _scaled(b3, c)
+                out["weight"] = bs.reshape(-1, bs.shape[-1]).T @ a3.reshape(-1, a3.shape[-1])
+        if "bias" in factors:
+            out["bias"] = factors["bias"] @ b3.sum(1)
+        return out
+
+
+class _Conv2d(_Layer):
+    def _unfold(self, a: torch.Tensor) -> torch.Tensor:
+        m = self.module
+        return F.unfold(a, m.kernel_size, dilation=m.dilation, padding=m.padding,
+                        stride=m.stride)
+
+    def _per_example(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """The per-example weight gradients, shape (B, p, d): one convolution with the batch
+        as groups (much faster than ``unfold`` and a batched product on CPU)."""
+        m = self.module
+        B, c = a.shape[0], a.shape[1]
+        w = torch.nn.grad.conv2d_weight(
+            a.reshape(1, B * c, *a.shape[2:]), (B * m.out_channels, c, *m.kernel_size),
+            b.reshape(1, B * b.shape[1], *b.shape[2:]), stride=m.stride, padding=m.padding,
+            dilation=m.dilation, groups=B)
+        return w.view(B, m.out_channels, -1)
+
+    def norms(self, a, b):
+        out: dict[str, torch.Tensor] = {}
+        cache = None
+        b3 = b.flatten(2)  # (B, p, L)
+        if "weight" in self.names:
+            m = self.module
+            L, p = b3.shape[2], b3.shape[1]
+            d = a.shape[1] * m.kernel_size[0] * m.kernel_size[1]
+            if L * (d + p) >= d * p and L >= _GROUPED_MIN_POSITIONS:
+                cache = self._per_example(a, b)
+                out["weight"] = _sq(cache)
+            else:  # ghost norm or materialised, on the unfolded input
+                au = self._unfold(a)  # (B, d, L)
+                out["weight"], cache = _contraction_norm(au.transpose(1, 2),
+                                                         b3.transpose(1, 2))
+        if "bias" in self.names:
+            out["bias"] = _sq(b3.sum(2))
+        return out, cache
+
+    def grads(self, a, b, cache, factors):
+        m = self.module
+        out = {}
+        if "weight" in factors:
+            c = factors["weight"]
+            if cache is not None:
+                out["weight"] = torch.einsum("b,bpd->pd", c, cache).view_as(m.weight)
+            else:
+                out["weight"] = torch.nn.grad.conv2d_weight(
+                    a, m.weight.shape, _scaled(b, c), stride=m.stride, padding=m.padding,
+                    dilation=m.dilation, groups=1)
+        if "bias" in factors:
+            out["bias"] = factors["bias"] @ b.flatten(2).sum(2)
+        return out
+
+
+class _Embedding(_Layer):
+    def _parts(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        B = a.shape[0]
+        idx = a.reshape(B, -1)
+        g = b.reshape(B, -1, b.shape[-1])
+        pad = self.module.padding_idx
+        if pad is not None:
+            g = g * (idx != pad).unsqueeze(-1).to(g.dtype)
+        return idx, g
+
+    def norms(self, a, b):
+        idx, g = self._parts(a, b)
+        same = (idx.unsqueeze(2) == idx.unsqueeze(1)).to(g.dtype)
+        return {"weight": (torch.bmm(g, g.transpose(1, 2)) * same).flatten(1).sum(1)}, None
+
+    def grads(self, a, b, cache, factors):
+        idx, g = self._parts(a, b)
+        w = self.module.weight
+        gs = _scaled(g, factors["weight"]).reshape(-1, g.shape[-1])
+        return {"weight": torch.zeros_like(w).index_add_(0, idx.reshape(-1), gs)}
+
+
+class _Norm(_Layer):
+    """LayerNorm and GroupNorm: materialised per-example affine gradients (module doc)."""
+
+    def _per(self, a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
+        m = self.module
+        if isinstance(m, nn.LayerNorm):
+            xhat = F.layer_norm(a, m.normalized_shape, eps=m.eps)
+            dims = tuple(range(1, a.dim() - len(m.normalized_shape)))
+        else:
+            xhat = F.group_norm(a, m.num_groups, eps=m.eps)
+            dims = tuple(range(2, a.dim()))
+        out = {}
+        if "weight" in self.names:
+            out["weight"] = (b * xhat).sum(dims) if dims else b * xhat
+        if "bias" in self.names:
+            out["bias"] = b.sum(dims) if dims else b
+        return out
+
+    def norms(self, a, b):
+        per = self._per(a, b)
+        return {k: _sq(v) for k, v in per.items()}, per
+
+    def grads(self, a, b, cache, factors):
+        return {k: torch.einsum("b,b...->...", factors[k], cache[k]) for k in factors}
+
+
+def _covered(module: nn.Module) -> type[_Layer] | None:
+    """The rule class for ``module``, or None where the fused path does not apply."""
+    if type(module) is nn.Linear:
+        return _Linear
+    if type(module) is nn.Conv2d:
+        pad = module.padding
+        if (module.groups != 1 or module.padding_mode != "zeros" or isinstance(pad, str)):
+            return None
+        return _Conv2d
+    if type(module) is nn.Embedding:
+        if module.max_norm is not None or module.scale_grad_by_freq or module.sparse:
+            return None
+        return _Embedding
+    if type(module) in (nn.LayerNorm, nn.GroupNorm):
+        return _Norm
+    return None
+
+
+class FusedPlan:
+    """The covered layers of a module and the hooks that record their inputs and outputs.
+
+    Built by :func:`fused_plan`; :meth:`clipped_sum` computes the clipped gradient sum.
+    """
+
+    def __init__(self, layers: list[_Layer], names: Sequence[str]) -> None:
+        self.layers = layers
+        self.names = list(names)
+        self._records: list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] = []
+        self._active = False
+        self._handles = [layer.module.register_forward_hook(self._hook) for layer in layers]
+
+    def _hook(self, module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
+        if self._active:
+            # the version counters tell whether a later in-place operation (ReLU(inplace=True),
+            # x += ...) changed the recorded tensors, which would make the norms wrong
+            self._records.append((module, inputs[0], output, inputs[0]._version,
+                                  output._version))
+
+    def _take(self) -> list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] | None:
+        """The records of the last forward pass in the order of :attr:`layers`, or None
+        unless each covered layer was called exactly once and none of the recorded inputs
+        and outputs was modified in place afterwards."""
+        records, self._records = self._records, []
+        by_layer: dict[int, tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] = {}
+        batch = records[0][1].shape[0] if records else 0
+        for rec in records:
+            if (id(rec[0]) in by_layer or rec[1]._version != rec[3]
+                    or rec[2]._version != rec[4] or rec[1].shape[0] != batch
+                    or rec[2].shape[0] != batch):
+                return None
+            by_layer[id(rec[0])] = rec
+        if len(by_layer) != len(self.layers):
+            return None
+        return [by_layer[id(layer.module)] for layer in self.layers]
+
+    def remove(self) -> None:
+        """Remove the forward hooks."""
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    def clipped_sum(
+        self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor,
+        clips: float | Sequence[float],
+    ) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+        r""":math:`\sum_i c_i g_i` for each trained parameter (order of ``names``) and the
+        summed loss, or None when this forward pass did not call each covered layer exactly
+        once (the caller then uses the ``torch.func`` path)."""
+        self._records = []
+        self._active = True
+        try:
+            out = module(x)
+        finally:
+            self._active = False
+        records = self._take()
+        losses = loss(out, y)
+        if losses.shape != (x.shape[0],):
+            raise ValueError("the loss must return one value per example, shape "
+                             f"({x.shape[0]},), got {tuple(losses.shape)}: use reduction='none'")
+        if records is None:
+            return None
+        outs = [r[2] for r in records]
+        bs = torch.autograd.grad(losses.sum(), outs, allow_unused=True, materialize_grads=True)
+        norms: dict[str, torch.Tensor] = {}
+        caches = []
+        for layer, rec, b in zip(self.layers, records, bs, strict=True):
+            n, cache = layer.norms(rec[1], b)
+            caches.append(cache)
+            for attr, v in n.items():
+                norms[layer.names[attr]] = v
+        sq = [norms[k] for k in self.names]
+        factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
+        grads: dict[str, torch.Tensor] = {}
+        for layer, rec, b, cache in zip(self.layers, records, bs, caches, strict=True):
+            f = {attr: factors[name] for attr, name in layer.names.items()}
+            for attr, g in layer.grads(rec[1], b, cache, f).items():
+                grads[layer.names[attr]] = g
+        return [grads[k] for k in self.names], losses.detach().sum()
+
+    def sq_norms(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
+                 ) -> list[torch.Tensor] | None:
+        """Per-example squared norms of each trained parameter's gradient (for tests)."""
+        self._records = []
+        self._active = True
+        try:
+            out = module(x)
+        finally:
+            self._active = False
+        records = self._take()
+        if records is None:
+            return None
+        bs = torch.autograd.grad(loss(out, y).sum(), [r[2] for r in records],
+                                 allow_unused=True, materialize_grads=True)
+        norms = {}
+        for layer, rec, b in zip(self.layers, records, bs, strict=True):
+            for attr, v in layer.norms(rec[1], b)[0].items():
+                norms[layer.names[attr]] = v
+        return [norms[k] for k in self.names]
+
+
+def fused_plan(module: nn.Module, names: Sequence[str]) -> FusedPlan | None:
+    """A :class:`FusedPlan` when every parameter in ``names`` belongs to a covered layer
+    (module doc), else None.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    names : sequence of str
+        The trained parameters (``module.named_parameters()`` names).
+    """
+    wanted = set(names)
+    layers: list[_Layer] = []
+    seen: set[str] = set()
+    for prefix, sub in module.named_modules():
+        own = {attr: f"{prefix}.{attr}" if prefix else attr
+               for attr, _ in sub.named_parameters(recurse=False)}
+        own = {attr: full for attr, full in own.items() if full in wanted}
+        if not own:
+            continue
+        rule = _covered(sub)
+        if rule is None or not set(own) <= {"weight", "bias"}:
+            return None
+        layers.append(rule(sub, own))
+        seen |= set(own.values())
+    if seen != wanted:
+        return None
+    return FusedPlan(layers, names)

@@ -1,0 +1,93 @@
+r"""Per-example gradients by ``torch.func`` and their clipped sum (the general path).
+
+For a module :math:`f_\theta` and a per-example loss :math:`\ell`, the per-example gradients
+:math:`g_i = \nabla_\theta\,\ell(f_\theta(x_i), y_i)` are computed as
+``vmap(grad(loss_of_one_example))`` over the batch (``torch.func``): one vectorised call, exact
+for any module whose output for example ``i`` depends on ``x_i`` only (no batch statistics).
+Memory is :math:`O(|S|\,p)`; :mod:`noisygd.torch.fused` avoids it for the layers it covers.
+
+Clipping (Lecture 12, eq. 12.1), flat or per layer:
+
+.. math::
+
+    \mathrm{flat:}\quad c_i = \min\Big(1, \frac{C}{\lVert g_i\rVert}\Big), \qquad
+    \mathrm{per\ layer:}\quad c_{i,k} = \min\Big(1, \frac{C_k}{\lVert g_{i,k}\rVert}\Big),
+
+where :math:`g_{i,k}` is the block of parameter tensor ``k``. Per layer, the clipped
+per-example gradient has norm at most :math:`\sqrt{\sum_k C_k^2}`, the sensitivity of the sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch.func import functional_call, grad, vmap
+
+__all__ = ["clip_factors", "per_example_gradients"]
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def per_example_gradients(
+    module: torch.nn.Module,
+    loss: LossFn,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    names: Sequence[str],
+) -> list[torch.Tensor]:
+    """Per-example gradients of ``loss(module(x_i), y_i)`` for the parameters ``names``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    loss : callable
+        ``loss(output, target)`` returning one loss per example (``reduction="none"``).
+    x, y : Tensor
+        A batch: ``x[i]`` and ``y[i]`` are example ``i``.
+    names : sequence of str
+        Names (``module.named_parameters()``) of the trained parameters.
+
+    Returns
+    -------
+    list of Tensor
+        One tensor of shape ``(len(x), *param.shape)`` per name.
+    """
+    params = dict(module.named_parameters())
+    trained = {k: params[k].detach() for k in names}
+    frozen = {k: v.detach() for k, v in params.items() if k not in trained}
+    buffers = dict(module.named_buffers())
+
+    def one(p: dict[str, torch.Tensor], xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
+        out = functional_call(module, ({**p, **frozen}, buffers), (xi.unsqueeze(0),))
+        return loss(out, yi.unsqueeze(0)).sum()
+
+    randomness = "different" if module.training else "error"
+    grads = vmap(grad(one), in_dims=(None, 0, 0), randomness=randomness)(trained, x, y)
+    return [grads[k] for k in names]
+
+
+def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | float
+                 ) -> list[torch.Tensor]:
+    r"""Clipping factors from per-example squared norms (module doc).
+
+    Parameters
+    ----------
+    sq_norms : sequence of Tensor of shape (B,)
+        :math:`\lVert g_{i,k}\rVert^2` for each parameter tensor ``k``.
+    clips : float or sequence of float
+        One ``C`` (flat clipping: one factor for all tensors) or one ``C_k`` per tensor.
+
+    Returns
+    -------
+    list of Tensor of shape (B,)
+        The factor of each tensor (flat: the same tensor repeated). A zero gradient gets 1.
+    """
+    if isinstance(clips, int | float):
+        total = torch.stack(list(sq_norms)).sum(0).sqrt()
+        factor = torch.clamp(float(clips) / total, max=1.0)
+        return [factor] * len(sq_norms)
+    if len(clips) != len(sq_norms):
+        raise ValueError(f"{len(clips)} per-layer clips for {len(sq_norms)} parameter tensors")
+    return [torch.clamp(float(c) / s.sqrt(), max=1.0) for s, c in zip(sq_norms, clips,
+                                                                        strict=True)]

@@ -1,0 +1,254 @@
+"""Per-example gradients (torch.func) against batch-size-1 backward passes; fused norms and
+clipped sums (book-keeping) against the materialised ones."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from noisygd.torch.fused import fused_plan  # noqa: E402
+from noisygd.torch.oracle import TorchOracle, check_per_example  # noqa: E402
+from noisygd.torch.per_example import per_example_gradients  # noqa: E402
+
+CE = nn.CrossEntropyLoss(reduction="none")
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """Every test here in float64 (tolerances of 1e-6 and below), restored afterwards."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+class Pool(nn.Module):
+    """Mean over all but the batch and last dims, then a linear head (a classifier)."""
+
+    def __init__(self, body: nn.Module, width: int, classes: int = 3, channels_last=True):
+        super().__init__()
+        self.body, self.head, self.channels_last = body, nn.Linear(width, classes), channels_last
+
+    def forward(self, x):
+        h = self.body(x)
+        h = h.flatten(2).mean(2) if not self.channels_last else h.flatten(1, -2).mean(1)
+        return self.head(h)
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block from Linear and LayerNorm only (fused path applies)."""
+
+    def __init__(self, vocab=11, d=8, heads=2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d, padding_idx=0)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ff1, self.ff2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.head = nn.Linear(d, 3)
+        self.heads = heads
+
+    def forward(self, tokens):
+        h = self.emb(tokens)
+        B, T, d = h.shape
+        q, k, v = self.qkv(self.ln1(h)).view(B, T, 3, self.heads, d // self.heads).unbind(2)
+        att = torch.softmax(torch.einsum("bthe,bshe->bhts", q, k) / (d // self.heads) ** 0.5,
+                            -1)
+        h = h + self.proj(torch.einsum("bhts,bshe->bthe", att, v).reshape(B, T, d))
+        h = h + self.ff2(torch.relu(self.ff1(self.ln2(h))))
+        return self.head(h.mean(1))
+
+
+def _models():
+    g = torch.Generator().manual_seed(1)
+    seq = torch.randint(0, 11, (6, 5), generator=g)
+    seq[0, :2] = 0  # padding
+    seq[1] = 3  # repeated index within an example
+    return {
+        "linear": (nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3)),
+                   torch.randn(6, 4, generator=g)),
+        "linear_sequence": (Pool(nn.Linear(4, 7), 7), torch.randn(6, 9, 4, generator=g)),
+        "linear_sequence_ghost": (Pool(nn.Linear(16, 16), 16), torch.randn(6, 3, 16, generator=g)),
+        "conv2d": (Pool(nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, stride=2), nn.ReLU(),
+                                      nn.Conv2d(4, 3, 2, dilation=2)), 3,
+                        channels_last=False), torch.randn(6, 2, 9, 9, generator=g)),
+        # >= 256 output positions: per-example gradients by a batch-grouped convolution
+        "conv2d_grouped": (Pool(nn.Sequential(nn.Conv2d(2, 3, 3, stride=2, padding=2,
+                                                        dilation=2), nn.Tanh(),
+                                              nn.Conv2d(3, 2, 3, padding=1)), 2,
+                                channels_last=False), torch.randn(6, 2, 34, 34, generator=g)),
+        "conv2d_ghost": (Pool(nn.Conv2d(16, 16, 3), 16, channels_last=False),
+                         torch.randn(6, 16, 4, 4, generator=g)),
+        "embedding": (Pool(nn.Embedding(11, 4, padding_idx=0), 4), seq),
+        "layernorm": (Pool(nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)), 6),
+                      torch.randn(6, 5, 4, generator=g)),
+        "groupnorm": (Pool(nn.Sequential(nn.Conv2d(2, 6, 3), nn.GroupNorm(3, 6)), 6,
+                           channels_last=False), torch.randn(6, 2, 6, 6, generator=g)),
+        "transformer_block": (Block(), seq),
+        "torch_transformer_layer": (Pool(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                                    batch_first=True), 8),
+                                    torch.randn(6, 5, 8, generator=g)),
+    }
+
+
+MODELS = ["conv2d", "conv2d_ghost", "conv2d_grouped", "embedding", "groupnorm", "layernorm",
+          "linear", "linear_sequence", "linear_sequence_ghost", "torch_transformer_layer",
+          "transformer_block"]
+
+
+def _setup(name):
+    torch.manual_seed(0)
+    model, x = _models()[name]
+    y = torch.arange(x.shape[0]) % 3
+    return model, x, y
+
+
+def _reference(model, x, y):
+    """Per-example gradients by one backward pass per example (batch size 1)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    rows = []
+    for i in range(x.shape[0]):
+        loss = CE(model(x[i:i + 1]), y[i:i + 1]).sum()
+        rows.append(torch.autograd.grad(loss, params, allow_unused=True, materialize_grads=True))
+    return [torch.stack([r[k] for r in rows]) for k in range(len(params))]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_per_example_gradients_equal_batch_size_one(name):
+    model, x, y = _setup(name)
+    names = [k for k, p in model.named_parameters() if p.requires_grad]
+    got = per_example_gradients(model, CE, x, y, names)
+    for g, ref in zip(got, _reference(model, x, y), strict=True):
+        assert g.shape == ref.shape
+        torch.testing.assert_close(g, ref, atol=1e-6, rtol=0)
+
+
+FUSED = [m for m in MODELS if m != "torch_transformer_layer"]
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_fused_norms_equal_materialised(name):
+    model, x, y = _setup(name)
+    oracle = TorchOracle(model, CE, x, y)
+    assert oracle.fused
+    fused = oracle.per_example_sq_norms(fused=True)
+    materialised = oracle.per_example_sq_norms(fused=False)
+    for a, b in zip(fused, materialised, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", FUSED)
+@pytest.mark.parametrize("per_layer", [False, True])
+def test_fused_clipped_sum_equals_torch_func(name, per_layer):
+    model, x, y = _setup(name)
+    fused = TorchOracle(model, CE, x, y, per_layer=per_layer)
+    plain = TorchOracle(model, CE, x, y, per_layer=per_layer, fused=False)
+    rows = torch.tensor([5, 0, 2, 2])
+    # a clip below most norms, so that the factors matter
+    norms = torch.stack(plain.per_example_sq_norms()).sum(0).sqrt()
+    clip = float(norms.median())
+    a, la = fused.clipped_sum(rows, clip)
+    b, lb = plain.clipped_sum(rows, clip)
+    torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-9)
+    torch.testing.assert_close(la, lb)
+
+
+def test_clipped_sum_clips_each_example():
+    model, x, y = _setup("linear")
+    oracle = TorchOracle(model, CE, x, y, fused=False)
+    per = per_example_gradients(model, CE, x, y, oracle.parameter_names)
+    flat = torch.cat([g.flatten(1) for g in per], 1)
+    clip = 0.3
+    expected = (flat * torch.clamp(clip / flat.norm(dim=1), max=1.0)[:, None]).sum(0)
+    torch.testing.assert_close(oracle.clipped_sum(None, clip)[0], expected)
+    assert float(oracle.clipped_sum(torch.tensor([3]), clip)[0].norm()) <= clip * (1 + 1e-12)
+
+
+def test_per_layer_clipping_bounds_each_tensor_and_the_total():
+    model, x, y = _setup("linear")
+    weights = [1.0, 2.0, 1.0, 3.0]
+    oracle = TorchOracle(model, CE, x, y, per_layer=weights)
+    clip = 0.05
+    clips = oracle.clips(clip)
+    assert sum(c * c for c in clips) == pytest.approx(clip * clip)
+    for i in range(x.shape[0]):
+        parts = oracle.split(oracle.clipped_sum(torch.tensor([i]), clip)[0])
+        for part, c in zip(parts, clips, strict=True):
+            assert float(part.norm()) <= c * (1 + 1e-12)
+            assert float(part.norm()) == pytest.approx(c)  # every norm here exceeds its clip
+
+
+def test_fused_chosen_automatically():
+    model, x, y = _setup("torch_transformer_layer")
+    assert not TorchOracle(model, CE, x, y).fused  # MultiheadAttention: torch.func
+    with pytest.raises(ValueError, match="fused=True"):
+        TorchOracle(model, CE, x, y, fused=True)
+    grouped = nn.Sequential(nn.Conv2d(2, 2, 3, groups=2), nn.Flatten(), nn.Linear(8, 3))
+    assert fused_plan(grouped, [k for k, _ in grouped.named_parameters()]) is None
+
+
+def test_layer_called_twice_falls_back_to_torch_func():
+    class Twice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.lin(torch.tanh(self.lin(x)))
+
+    torch.manual_seed(0)
+    model, x, y = Twice(), torch.randn(5, 3), torch.tensor([0, 1, 2, 0, 1])
+    fused = TorchOracle(model, CE, x, y)
+    assert fused.fused  # the plan applies; this forward pass calls `lin` twice
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    torch.testing.assert_close(fused.clipped_sum(None, 0.1)[0], plain.clipped_sum(None, 0.1)[0])
+
+
+def test_in_place_activation_falls_back_to_torch_func():
+    """ReLU(inplace=True) overwrites a recorded output: the fused norms would be wrong, so the
+    version counters send this forward pass to torch.func."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(inplace=True), nn.Linear(8, 3))
+    x, y = torch.randn(20, 5), torch.arange(20) % 3
+    fused = TorchOracle(model, CE, x, y)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    torch.testing.assert_close(fused.clipped_sum(None, 0.1)[0], plain.clipped_sum(None, 0.1)[0])
+
+
+def test_batch_mixing_module_detected_and_served_by_torch_func():
+    """A module whose output for one example depends on the others (here: centring over the
+    batch, with sequence-first activations for the linear layer) fails the first-batch check."""
+
+    class Mixing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.lin(x - x.mean(0, keepdim=True))
+
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 4), torch.arange(8) % 3
+    oracle = TorchOracle(Mixing(), CE, x, y)
+    assert oracle.fused
+    with pytest.warns(RuntimeWarning, match="disagree"):
+        oracle.clipped_sum(None, 0.5)
+    assert not oracle.fused
+
+
+def test_batchnorm_in_training_mode_refused_with_groupnorm_named():
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Flatten())
+    with pytest.raises(ValueError, match=r"'1' is BatchNorm2d.*GroupNorm\(num_groups, 4\)"):
+        check_per_example(model)
+    with pytest.raises(ValueError, match="GroupNorm"):
+        TorchOracle(model, CE, torch.randn(2, 1, 5, 5), torch.tensor([0, 1]))
+    model.eval()
+    check_per_example(model)  # frozen statistics: per-example
+
+
+def test_loss_must_be_per_example():
+    model, x, y = _setup("linear")
+    oracle = TorchOracle(model, nn.CrossEntropyLoss(), x, y)
+    with pytest.raises(ValueError, match="reduction='none'"):
+        oracle.clipped_sum(None, 1.0)
