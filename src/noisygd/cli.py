@@ -72,6 +72,40 @@ class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
+#: Largest ``--n-samples`` of ``noisygd plan``: counts above 2**53 are not exact as floats.
+MAX_N_SAMPLES = 2**53
+#: Largest ``--features`` of ``noisygd plan``: a plan (like a fit) holds vectors of D floats;
+#: 2**24 of them take 128 MiB each.
+MAX_FEATURES = 2**24
+#: Largest ``noisygd audit --runs`` and ``--steps`` (each run takes ``steps`` steps, twice).
+MAX_AUDIT_RUNS = 10**6
+MAX_AUDIT_STEPS = 10**6
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, naming the option, a value no command could use (before any work is done)."""
+    command = args.command
+    seed = getattr(args, "seed", None)
+    if command in ("fit", "audit") and seed is not None and seed < 0:
+        raise CLIError(f"--seed must be an integer >= 0, got {seed}")
+    epsilon = getattr(args, "epsilon", None)
+    if command in ("fit", "plan", "demo", "audit") and epsilon is not None and not (
+            math.isfinite(epsilon) and epsilon > 0):
+        raise CLIError(f"--epsilon must be a positive finite number, got {epsilon:g}")
+    delta = getattr(args, "delta", None)
+    if command in ("fit", "plan", "demo", "audit", "account") and delta is not None and not (
+            0.0 <= delta < 1.0):
+        raise CLIError(f"--delta must be in [0, 1), got {delta:g}")
+    limits = {"plan": (("n_samples", "--n-samples", MAX_N_SAMPLES),
+                       ("features", "--features", MAX_FEATURES)),
+              "audit": (("runs", "--runs", MAX_AUDIT_RUNS),
+                        ("steps", "--steps", MAX_AUDIT_STEPS))}
+    for attr, flag, most in limits.get(command, ()):
+        value = getattr(args, attr, None)
+        if value is not None and not 1 <= value <= most:
+            raise CLIError(f"{flag} must be an integer in [1, {most}], got {value}")
+
+
 # --------------------------------------------------------------------------- progress
 
 
@@ -322,15 +356,29 @@ def _write_json(path: Path, payload: dict[str, Any], what: str) -> None:
 
 
 def _report_path(args: argparse.Namespace) -> Path | None:
-    """``--report PATH`` checked before any data is read (and matplotlib present)."""
+    """``--report PATH`` checked before any data is read (and matplotlib present); with
+    ``fit``, none of the report's files may be the model file (``--out``)."""
     if args.report is None:
         return None
     from noisygd.report import check_report_path
+    from noisygd.report.html import PLOT_NAMES, png_paths
 
     try:
-        return check_report_path(args.report)
+        page = check_report_path(args.report)
     except ImportError as exc:
         raise CLIError(str(exc)) from None
+    out = getattr(args, "out", None)
+    if args.command == "fit" and out is not None:
+        targets = [page, *png_paths(page, tuple(PLOT_NAMES)).values()]
+        if any(_same_path(out, t) for t in targets):
+            raise CLIError(f"--report {args.report} would overwrite the model file --out "
+                           f"{out}: give the report another name")
+    return page
+
+
+def _same_path(a: str | Path, b: str | Path) -> bool:
+    """Whether two output paths name the same file (resolved; neither need exist)."""
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _fit_stages(report_path: Path | None) -> tuple[str, ...]:
@@ -546,19 +594,39 @@ def _load_model_file(path: str) -> dict[str, Any]:
     if not p.is_file():
         raise CLIError(f"model file not found: {p} (write one with 'noisygd fit ... --out')")
     try:
-        payload = json.loads(p.read_text(encoding="utf-8"))
+        payload = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CLIError(f"{p} is not a model file written by 'noisygd fit' (not JSON: "
                        f"{exc})") from None
+    except (ValueError, RecursionError) as exc:  # NaN, an over-long integer, deep nesting
+        why = ("nests arrays or objects too deeply" if isinstance(exc, RecursionError)
+               else str(exc) if isinstance(exc, _NonFiniteInModel)
+               else "holds an integer of thousands of digits")
+        raise CLIError(f"{p} is not a model file written by 'noisygd fit' (it {why})"
+                       ) from None
     if not isinstance(payload, dict):
         raise CLIError(f"{p} is not a model file written by 'noisygd fit'")
     return payload
 
 
+class _NonFiniteInModel(ValueError):
+    """A ``NaN`` or ``Infinity`` in a model file (noisygd never writes one)."""
+
+
+def _no_constant(name: str) -> None:
+    """``json.loads``' ``parse_constant``: a model file holds no ``NaN`` or ``Infinity``."""
+    raise _NonFiniteInModel(f"holds {name}, a non-finite number")
+
+
 def cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     """``noisygd predict MODEL DATA [--out PATH]``: predictions (and probabilities)."""
     from noisygd.data.io import read_raw_table
-    from noisygd.data.output import atomic_write, check_output_path, table_bytes
+    from noisygd.data.output import (
+        atomic_write,
+        check_output_path,
+        check_table_suffix,
+        table_bytes,
+    )
     from noisygd.schema import parse_schema
     from noisygd.schema.fitting import predict_table
 
@@ -570,6 +638,8 @@ def cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     if args.out is None and args.json:
         raise CLIError("--json needs --out (the predictions would be mixed with the JSON)")
     out = None if args.out is None else check_output_path(args.out, "--out")
+    if out is not None:
+        check_table_suffix(out, "--out")
     frame = read_raw_table(args.data, **schema.file.model_dump())
     preds = predict_table(payload, frame, str(args.data))
     if out is None:
@@ -719,6 +789,9 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
                       row_norm_bound=row_norm_bound, centring=centring,
                       target_range=target_range, l2=args.l2, max_iter=args.max_iter,
                       radius=args.radius, method_options=options)
+    if all(r.refused is not None for r in rows):
+        reasons = sorted({f"{r.method} ({r.relation}): {r.refused}" for r in rows})
+        raise CLIError("no method applies to these arguments: " + "; ".join(reasons))
     out = {"model": model, "n_samples": args.n_samples, "n_features": n_features,
            "epsilon": args.epsilon, "delta": args.delta,
            "plans": [r.to_dict() for r in rows]}
@@ -1056,7 +1129,29 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(with_ledger=bool(argv) and argv[0] == "ledger")
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # one line per warning, no source line (restored after)
+        warnings.showwarning = _warning_printer(_command_name(args))
+        return _dispatch(args)
+
+
+def _warning_printer(command: str) -> Any:
+    """A :func:`warnings.showwarning` that prints ``noisygd CMD: warning: Category: text``."""
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        stream = sys.stderr if file is None else file
+        try:
+            print(f"noisygd {command}: warning: {category.__name__}: {message}", file=stream)
+        except OSError:  # a closed or broken standard error: the warning is dropped
+            pass
+
+    return show
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command of ``args``; a user error is one line on stderr and status 2."""
     try:
+        _check_arguments(args)
         if args.command == "ledger":
             from noisygd.ledger.cli import cmd_ledger
 

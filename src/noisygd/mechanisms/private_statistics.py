@@ -136,8 +136,11 @@ def geometric_grid(low: float, high: float, *, ratio: float = DEFAULT_GRID_RATIO
     scale = max(abs(low), abs(high))
     r = (DEFAULT_RELATIVE_RESOLUTION * scale if resolution is None
          else check_positive("resolution", resolution))
-    k_max = max(0, math.ceil(math.log(scale / r) / math.log(ratio))) if scale > r else 0
-    mags = r * ratio ** np.arange(k_max + 1, dtype=np.float64)
+    # logarithms of each side: scale / r overflows for a tiny r (1e300 / 1e-300)
+    k_max = (max(0, math.ceil((math.log(scale) - math.log(r)) / math.log(ratio)))
+             if scale > r else 0)
+    mags = np.exp(math.log(r) + math.log(ratio) * np.arange(k_max + 1, dtype=np.float64))
+    mags = np.unique(mags[mags > 0.0])  # a subnormal r may round to 0 or repeat
     points = np.concatenate([-mags[::-1], [0.0], mags])
     inner = points[(points > low) & (points < high)]
     return np.concatenate([[low], inner, [high]])

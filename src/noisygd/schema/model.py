@@ -122,6 +122,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: Largest magnitude of ``row_norm_bound`` and of a regression target's bounds: the losses'
+#: Lipschitz and smoothness constants square them, and 1e150 squared is still a finite
+#: float64 (1.8e308 is the largest).
+MAX_SCALE = 1e150
+
+
 def _bounds(value: tuple[float, float], what: str) -> tuple[float, float]:
     lo, hi = value
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -471,7 +477,10 @@ class Target(_PaidBounds):
         if (self.labels is None) == (self.bounds is None):
             raise ValueError("give exactly one of labels = [...] (classification) or "
                              "bounds = [low, high] (regression)")
-        _check_private_bounds(self)
+        lo, hi, where = _check_private_bounds(self)
+        if self.bounds is not None and max(abs(lo), abs(hi)) > MAX_SCALE:
+            raise ValueError(f"{where} must lie within [-{MAX_SCALE:g}, {MAX_SCALE:g}]: the "
+                             "squared loss squares the targets (rescale the target's units)")
         if self.labels is not None:
             _distinct_levels(self.labels, "labels")
             if len(self.labels) < 2:
@@ -509,8 +518,9 @@ class TableSchema(_Strict):
     @field_validator("row_norm_bound")
     @classmethod
     def _positive(cls, v: float) -> float:
-        if not (math.isfinite(v) and v > 0):
-            raise ValueError("row_norm_bound must be a positive finite number")
+        if not (math.isfinite(v) and 0 < v <= MAX_SCALE):
+            raise ValueError(f"row_norm_bound must be a positive number <= {MAX_SCALE:g} (the "
+                             "losses' constants square it)")
         return v
 
     @model_validator(mode="after")
