@@ -713,6 +713,8 @@ def load_schema(path: str | Path) -> TableSchema:
         a valid schema; the message names the table and key.
     """
     p = Path(path)
+    if p.is_dir():
+        raise SchemaError(f"schema {p} is a directory: give the path of a TOML schema file")
     if not p.is_file():
         raise SchemaError(f"schema file not found: {p}")
     try:
