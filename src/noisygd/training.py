@@ -686,6 +686,7 @@ def fit_private(
                 n_samples = float(oracles[0].n_rows)
                 info["n_samples_source"] = "replace-one: public by definition"
             else:
+                _check_declared_count(setup.n_samples_public, oracles[0].n_rows)
                 n_samples = float(setup.n_samples_public)
                 info["n_samples_source"] = "declared public by the user"
             n_high = n_samples
@@ -735,6 +736,20 @@ def fit_private(
         info["ledger_release"] = release.id
     return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,
                       release)
+
+
+def _check_declared_count(n_samples_public: int, n_rows: int) -> None:
+    """Refuse a declared public count that is not the number of rows held.
+
+    Declaring ``n_samples_public`` makes the count public, so comparing it with the rows
+    reveals nothing more; a wrong one would scale every gradient by the wrong ``1/n`` (a
+    zero model for ``n`` far too large) with no sign of it. The message names no count.
+    """
+    if n_samples_public != n_rows:
+        raise ValueError(
+            f"n_samples_public={n_samples_public} is not the number of rows of the data: "
+            "declare the true (public) number of rows, or leave n_samples_public=None to "
+            "pay for a noisy count")
 
 
 def _reuse(preplanned: PreviewedFit | None, facts: PublicFacts, budget: Budget) -> Any:
