@@ -78,6 +78,8 @@ from pydantic import (
     model_validator,
 )
 
+from noisygd._checks import MAX_SCALE
+
 __all__ = [
     "CategoricalColumn",
     "FileOptions",
@@ -120,12 +122,6 @@ class SchemaError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-#: Largest magnitude of ``row_norm_bound`` and of a regression target's bounds: the losses'
-#: Lipschitz and smoothness constants square them, and 1e150 squared is still a finite
-#: float64 (1.8e308 is the largest).
-MAX_SCALE = 1e150
 
 
 def _bounds(value: tuple[float, float], what: str) -> tuple[float, float]:
