@@ -1129,23 +1129,23 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(with_ledger=bool(argv) and argv[0] == "ledger")
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():  # one line per warning, no source line (restored after)
-        warnings.showwarning = _warning_printer(_command_name(args))
+    original = warnings.formatwarning
+    warnings.formatwarning = _warning_format(_command_name(args))  # one line, no source line
+    try:
         return _dispatch(args)
+    finally:
+        warnings.formatwarning = original
 
 
-def _warning_printer(command: str) -> Any:
-    """A :func:`warnings.showwarning` that prints ``noisygd CMD: warning: Category: text``."""
+def _warning_format(command: str) -> Any:
+    """A :func:`warnings.formatwarning` that writes ``noisygd CMD: warning: Category: text``
+    (no file name, no source line: the user runs a command, not our code)."""
 
-    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-             file: Any = None, line: str | None = None) -> None:
-        stream = sys.stderr if file is None else file
-        try:
-            print(f"noisygd {command}: warning: {category.__name__}: {message}", file=stream)
-        except OSError:  # a closed or broken standard error: the warning is dropped
-            pass
+    def format_warning(message: Warning | str, category: type[Warning], filename: str,
+                       lineno: int, line: str | None = None) -> str:
+        return f"noisygd {command}: warning: {category.__name__}: {message}\n"
 
-    return show
+    return format_warning
 
 
 def _dispatch(args: argparse.Namespace) -> int:

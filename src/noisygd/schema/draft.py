@@ -130,10 +130,6 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
     Issues a :class:`~noisygd.exceptions.PrivacyLeakWarning`: the draft is computed from the
     data. Every derived value is in a table with ``draft = true``.
     """
-    warnings.warn(
-        f"the draft schema for {source} is computed from the data (bounds, levels, gaps): each "
-        "value is marked DATA-DERIVED; replace or confirm every one before fitting",
-        PrivacyLeakWarning, stacklevel=2)
     cols = [str(c) for c in frame.columns]
     if target is not None and target not in cols:
         raise ValueError(f"--target {target!r} is not a column of {source}; its columns are: "
@@ -166,7 +162,15 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
         body, notes = _draft_column(frame[name])
         data["columns"][name] = body
         comments.update({f"columns.{name}.{k}": v for k, v in notes.items()})
+    if all(body["kind"] == "ignore" for body in data["columns"].values()):
+        raise ValueError(f"no column of {source} can be drafted as a feature (each is constant, "
+                         "a row number, free text or empty): write the schema by hand "
+                         "(docs/schema.md)")
     parse_schema(data, "the draft")  # the draft itself is a valid (draft) schema
+    warnings.warn(
+        f"the draft schema for {source} is computed from the data (bounds, levels, gaps): each "
+        "value is marked DATA-DERIVED; replace or confirm every one before fitting",
+        PrivacyLeakWarning, stacklevel=2)
     return data, comments
 
 
