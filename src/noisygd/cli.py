@@ -100,6 +100,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
                        ("features", "--features", MAX_FEATURES)),
               "audit": (("runs", "--runs", MAX_AUDIT_RUNS),
                         ("steps", "--steps", MAX_AUDIT_STEPS))}
+    from noisygd._checks import MAX_SCALE
+
+    for attr, flag in (("l2", "--l2"), ("radius", "--radius"),
+                       ("row_norm_bound", "--row-norm-bound"), ("target_bound", "--target-bound")):
+        value = getattr(args, attr, None) if command in ("fit", "plan") else None
+        if value is not None and not (0.0 <= value <= MAX_SCALE):  # NaN fails both
+            raise CLIError(f"{flag} must be a number in [0, {MAX_SCALE:g}], got {value:g}")
     for attr, flag, most in limits.get(command, ()):
         value = getattr(args, attr, None)
         if value is not None and not 1 <= value <= most:

@@ -178,6 +178,10 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                     scale_share=scale_share))
             except (ValueError, TypeError, AssumptionError, UnsupportedEventError) as exc:
                 rows.append(PlanRow(method=name, relation=relation, refused=str(exc)))
+            except ArithmeticError:  # an overflow or a division by 0 of the planner's formulas
+                rows.append(PlanRow(method=name, relation=relation, refused=(
+                    "the public constants (row norm bound, l2, radius) are out of "
+                    "floating-point range for this method's planner")))
     return sorted(rows, key=lambda r: (r.refused is not None, r.bound is None,
                                        math.inf if r.bound is None else r.bound,
                                        r.method, r.relation))
