@@ -68,7 +68,6 @@ from noisygd.algorithms.noisy_gd import check_oracle
 from noisygd.exceptions import AssumptionError
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
-    is_secure,
     secure_event,
     sensitivity_inflation,
 )
@@ -186,7 +185,6 @@ def bassily_sgd_glm_batch(
     if not isinstance(oracle, ArrayOracle) or not isinstance(oracle.objective, GLMObjective):
         raise TypeError("bassily_sgd_glm_batch needs an ArrayOracle over a GLMObjective")
     check_generator("rng", rng)
-    secure = is_secure(rng)
     objective = oracle.objective
     n, d = oracle.n_rows, oracle.n_features  # n public: replace-one neighbours
     p = oracle.n_params
@@ -220,7 +218,6 @@ def bassily_sgd_glm_batch(
     while t < T:
         k = min(chunk, T - t)
         idx = sample_without_replacement(rng, n, m, (k, R))
-        noise = None if secure else rng.standard_normal((k, R, C, p))
         for j in range(k):
             t += 1
             ib = idx[j]  # (R, m)
@@ -237,13 +234,12 @@ def bassily_sgd_glm_batch(
                 g[:, :, d] = r.sum(axis=2) / m
             eta = np.where(strongly, 1.0 / (np.where(strongly, l2, 1.0) * t),
                            diam / (G * math.sqrt(t)))
-            if noise is None:  # secure: discrete Gaussian on the data term's batch mean
-                for r_i in range(R):
-                    for c_i in range(C):
-                        g[r_i, c_i] = add_gaussian_noise(g[r_i, c_i], float(s[c_i]), rng)
-                g += l2[None, :, None] * theta
-            else:
-                g += l2[None, :, None] * theta + s[None, :, None] * noise[j]
+            # noise on the data term's batch mean, block by block (one call per block: the
+            # secure mode's grid is per block; NumPy draws in the same (round, class) order)
+            for r_i in range(R):
+                for c_i in range(C):
+                    g[r_i, c_i] = add_gaussian_noise(g[r_i, c_i], float(s[c_i]), rng)
+            g += l2[None, :, None] * theta
             theta -= eta[None, :, None] * g
             norms = np.linalg.norm(theta, axis=2, keepdims=True)
             theta *= np.minimum(1.0, radius[None, :, None] / np.maximum(norms, 1e-300))

@@ -276,18 +276,14 @@ def projected_noisy_gd(
                               "pass a fixed theta0 (strict=False) to run without it")
 
     if theta0 is None:  # data-independent start (secure: a discrete Gaussian of that scale)
-        theta = (add_gaussian_noise(np.zeros(p), math.sqrt(start_variance), rng) if secure
-                 else rng.normal(0.0, math.sqrt(start_variance), size=p))
+        theta = add_gaussian_noise(np.zeros(p), math.sqrt(start_variance), rng)
     else:
         theta = theta0
     theta = oracle.project(theta)
     l2 = float(oracle.l2)
     for _ in range(K):
         grad = oracle.clipped_gradient_sum(theta, None) / n + l2 * theta
-        if secure:
-            theta = oracle.project(add_gaussian_noise(theta - eta * grad, noise_sd, rng))
-        else:
-            theta = oracle.project(theta - eta * grad + noise_sd * rng.standard_normal(p))
+        theta = oracle.project(add_gaussian_noise(theta - eta * grad, noise_sd, rng))
     info = {
         "algorithm": "projected noisy GD (Chourasia-Ye-Shokri 2021, Algorithm 1)",
         "sigma": sigma,

@@ -216,16 +216,10 @@ def rrpsgd(
     while done < R:
         k = min(chunk, R - done)
         rows = rng.integers(0, n, size=k)
-        if secure:
-            for j in range(k):
-                g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
-                theta = oracle.project(
-                    theta - eta * (add_gaussian_noise(g, sigma_z, rng) + mu * theta))
-        else:
-            noise = rng.standard_normal((k, p)) * sigma_z
-            for j in range(k):
-                g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
-                theta = oracle.project(theta - eta * (g + mu * theta + noise[j]))
+        for j in range(k):  # one noise site for both modes (mechanisms.noise)
+            g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
+            theta = oracle.project(
+                theta - eta * (add_gaussian_noise(g, sigma_z, rng) + mu * theta))
         done += k
     tight = secure_event(rrpsgd_tight_event(lipschitz=L, noise_std=sigma_z, n=n, steps=R),
                          rng, kappa)
