@@ -62,7 +62,7 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
-    sensitivity_inflation,
+    secure_noise_scale,
 )
 from noisygd.objectives.base import Objective
 from noisygd.solvers import PublicFacts
@@ -1868,12 +1868,7 @@ def target_scale_noise(*, mu: float, sensitivity: float, rng: Any) -> tuple[floa
     sigma = sens / mu
     if not is_secure(rng):
         return sigma, 1.0
-    for _ in range(64):
-        kappa = sensitivity_inflation(rng, sigma, SCALE_SUMS, sens)
-        if kappa * sens / sigma <= mu:
-            return sigma, kappa
-        sigma = kappa * sens / mu * (1.0 + 1e-12)
-    raise RuntimeError("internal error: no secure noise for the target scale meets its share")
+    return secure_noise_scale(rng, sigma, SCALE_SUMS, sens, mu)
 
 
 def huber_clip(half_range: float, row_norm_bound: float, intercept_scale: float | None

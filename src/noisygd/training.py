@@ -114,6 +114,7 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
+    secure_noise_scale,
     sensitivity_inflation,
 )
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
@@ -252,13 +253,7 @@ class _Setup:
         z = 1.0 / self.mu_count
         if not self.secure:
             return z
-        rng = SecureRandom()
-        for _ in range(64):
-            kappa = sensitivity_inflation(rng, z, 1, 1.0)
-            if kappa / z <= self.mu_count:
-                return z
-            z = kappa / self.mu_count * (1.0 + 1e-12)
-        raise RuntimeError("internal error: no secure count noise meets its share")
+        return secure_noise_scale(SecureRandom(), z, 1, 1.0, self.mu_count)[0]
 
     @property
     def count_event(self) -> DpEvent:

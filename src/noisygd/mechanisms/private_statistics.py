@@ -59,6 +59,7 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
+    secure_noise_scale,
     sensitivity_inflation,
 )
 
@@ -179,12 +180,7 @@ def _secure_sigma(rng: Any, sigma: float, dim: int, sensitivity: float, mu: floa
     """Secure mode: the smallest ``sigma`` (to 1e-12 relative) with :math:`\\kappa\\Delta/\\sigma
     \\le \\mu`, so the discrete event's zCDP :math:`(\\kappa\\Delta/\\sigma)^2/2` is at most
     :math:`\\mu^2/2`."""
-    for _ in range(64):
-        kappa = sensitivity_inflation(rng, sigma, dim, sensitivity)
-        if kappa * sensitivity / sigma <= mu:
-            return sigma
-        sigma = kappa * sensitivity / mu * (1.0 + 1e-12)
-    raise RuntimeError("internal error: no secure histogram noise meets its share")
+    return secure_noise_scale(rng, sigma, dim, sensitivity, mu)[0]
 
 
 def histogram_event(n_bins: int, *, mu: float, relation: Neighbouring | str,
