@@ -75,6 +75,10 @@ from noisygd.objectives.glm import GLMObjective
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
 
+#: The relation of these algorithms (n public); its sensitivity rule lives in
+#: :attr:`Neighbouring.clipped_sum_sensitivity` (2 per clipped term).
+_REPLACE_ONE = Neighbouring.REPLACE_ONE
+
 __all__ = [
     "bassily_event",
     "bassily_noise_std",
@@ -118,7 +122,8 @@ def bassily_event(
     """
     L = check_positive("lipschitz", lipschitz)
     z = check_positive("noise_std", noise_std) * batch_size / L
-    inner = Gaussian(noise_multiplier=z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+    inner = Gaussian(noise_multiplier=z, sensitivity=_REPLACE_ONE.clipped_sum_sensitivity,
+                     relation=_REPLACE_ONE)
     return SelfComposed(SampledWithoutReplacement(int(batch_size), int(n), inner), int(steps))
 
 
@@ -203,7 +208,8 @@ def bassily_sgd_glm_batch(
     diam = 2.0 * radius
     G = np.sqrt(L * L + p * s * s)
     # secure mode: rounding adds gamma sqrt(p) to the batch mean's sensitivity 2L/m
-    kappas = [sensitivity_inflation(rng, float(sc), p, 2.0 * L / m) for sc in s]
+    kappas = [sensitivity_inflation(rng, float(sc), p,
+                                    _REPLACE_ONE.clipped_sum_sensitivity * L / m) for sc in s]
     events = [
         secure_event(bassily_event(lipschitz=L, noise_std=float(sc), n=n, batch_size=m, steps=T),
                      rng, kappa)

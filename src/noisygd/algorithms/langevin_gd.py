@@ -67,6 +67,7 @@ from noisygd._checks import (
     check_real,
 )
 from noisygd.accounting.base import UnsupportedEventError
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.langevin import (
     LastIterateLangevin,
     last_iterate_rho,
@@ -110,7 +111,9 @@ def total_gradient_sensitivity(oracle: GradientOracle) -> float:
     if exact is not None:
         return float(exact)
     lipschitz = oracle.constants().lipschitz
-    return math.inf if lipschitz is None else 2.0 * float(lipschitz)
+    if lipschitz is None:
+        return math.inf
+    return Neighbouring.REPLACE_ONE.clipped_sum_sensitivity * float(lipschitz)
 
 
 def langevin_facts(oracle: GradientOracle) -> dict:
