@@ -172,12 +172,8 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
     X = encode_features(schema, frame, source)
     kwargs.update(row_norm_bound=schema.row_norm_bound, feature_bounds=public_centring(schema))
     est = getattr(estimators, MODELS[name])(**kwargs)
-    if paid is not None:
-        est._prior_events = list(paid.events)  # composed first by fit_private
-    try:
-        est.fit(X, y)
-    finally:  # a later refit of this estimator on other rows must not compose them again
-        est.__dict__.pop("_prior_events", None)
+    # the paid releases are composed first by fit_private (an argument of this fit only)
+    est.fit(X, y, prior_events=None if paid is None else list(paid.events))
     params_out = {k: v for k, v in est.get_params().items()
                   if k not in ("ledger", "feature_bounds") and _jsonable(v)}
     payload: dict[str, Any] = {

@@ -202,7 +202,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
     note = ""
     l2_used = L2_DEFAULTS[model] if l2 is None else float(l2)
-    if (model in ("logistic", "linear") and solver.name == "noisy_gd" and l2 is None
+    if (model in ("logistic", "linear") and solver.plans_ridge and l2 is None
             and radius is None and "l2" not in options):
         # as the estimators' l2=None with NoisyGD (``_plans_ridge``): the solver plans the
         # ridge (noisygd.planning.ridge_strength) on an unregularised objective, and
@@ -211,7 +211,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
     op_bound = None
-    if solver.name == "output_perturbation" and l2 is None:
+    if solver.chooses_l2 and l2 is None:
         base = _objective(model, 0.0, radius, half)
         d0 = radius or options.get("optimum_norm_bound") or DEFAULT_INIT_DISTANCE
         l2_used, op_bound = choose_l2(
@@ -241,7 +241,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         max_iter=max_iter, options=options)
     if solver.gaussian:
         _, _, mu_k = split_gaussian_budget(epsilon, delta, 1, 0.0)
-        if (model == "linear" and solver.name == "noisy_gd" and clip is not None
+        if (model == "linear" and solver.plans_ridge and clip is not None
                 and scale_share > 0):
             # DPLinearRegression's private scales take scale_share of mu^2 first; the fit's
             # clip is at most this one (target_scale_ and row_scale_ are at most 1), and its
