@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from noisygd._checks import check_positive, check_positive_int, check_real
 from noisygd.accounting.base import check_delta, check_epsilon
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.zcdp import zcdp_epsilon
 from noisygd.exceptions import AssumptionError
 
@@ -108,7 +109,7 @@ def langevin_constants(facts: PublicFacts) -> tuple[float, float | None, float]:
     if facts.total_gradient_sensitivity is not None:
         sens = float(facts.total_gradient_sensitivity)
     elif c.lipschitz is not None:
-        sens = 2.0 * float(c.lipschitz)
+        sens = Neighbouring.REPLACE_ONE.clipped_sum_sensitivity * float(c.lipschitz)
     else:
         sens = math.inf
     return lam, beta, sens
