@@ -118,6 +118,7 @@ from noisygd.mechanisms.noise import (
     sensitivity_inflation,
 )
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
+from noisygd.oracles._parallel import compute_context
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 
@@ -711,10 +712,11 @@ def fit_private(
         planned = _compose([*setup.prior, *own_parts])
 
         results = []
-        for oracle in oracles:
-            res = solver.run(plan, oracle, rng)
-            results.append(res)
-            events.append(res.event)
+        with compute_context():  # the fit's threads and BLAS limit, entered once
+            for oracle in oracles:
+                res = solver.run(plan, oracle, rng)
+                results.append(res)
+                events.append(res.event)
 
     event = _compose([*setup.prior, *events])
     if event != planned:
