@@ -738,43 +738,46 @@ def _parse_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _plan_problem(args: argparse.Namespace) -> tuple[str, int, float, Any,
+                                                    tuple[float, float] | None, float | None]:
+    """``(model, n_features, row_norm_bound, centring, target_range, paid_share)`` of
+    ``noisygd plan``: from ``--schema`` (its encoded width, bounds and paid share), else from
+    ``--features`` and ``--row-norm-bound``."""
+    if args.schema is None:
+        if args.features is None or args.features < 1:
+            raise CLIError("give --schema FILE, or --features D (the number of encoded columns)")
+        bound = 1.0 if args.row_norm_bound is None else args.row_norm_bound
+        return args.model or "logistic", args.features, bound, None, None, None
+    from noisygd.schema import feature_names, load_schema, public_centring
+    from noisygd.schema.fitting import task_model
+
+    if args.features is not None or args.row_norm_bound is not None:
+        raise CLIError("--features and --row-norm-bound conflict with --schema (the "
+                       "schema declares them)")
+    schema = load_schema(args.schema)
+    if schema.draft_tables():
+        print(f"noisygd plan: note: schema {args.schema} still holds draft "
+              "(data-derived) values; 'noisygd fit' will refuse it", file=sys.stderr)
+    if schema.target is None:
+        raise CLIError(f"schema {args.schema} has no [target] table")
+    model = task_model(schema, args.model)
+    paid_share = None
+    if schema.pays:
+        from noisygd.schema.paid import planning_schema
+
+        paid_share = schema.preprocessing_share
+        schema = planning_schema(schema)
+    return (model, len(feature_names(schema)), schema.row_norm_bound, public_centring(schema),
+            schema.target.bounds, paid_share)
+
+
 def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     """``noisygd plan``: every applicable method's plan from public facts, sorted by bound."""
     from noisygd.schema.plans import plan_table
 
     if args.n_samples is None or args.n_samples < 1:
         raise CLIError("--n-samples N (a public number of rows) is required and must be >= 1")
-    centring, target_range = None, None
-    paid_share: float | None = None
-    if args.schema is not None:
-        from noisygd.schema import feature_names, load_schema, public_centring
-        from noisygd.schema.fitting import task_model
-
-        if args.features is not None or args.row_norm_bound is not None:
-            raise CLIError("--features and --row-norm-bound conflict with --schema (the "
-                           "schema declares them)")
-        schema = load_schema(args.schema)
-        if schema.draft_tables():
-            print(f"noisygd plan: note: schema {args.schema} still holds draft "
-                  "(data-derived) values; 'noisygd fit' will refuse it", file=sys.stderr)
-        if schema.target is None:
-            raise CLIError(f"schema {args.schema} has no [target] table")
-        model = task_model(schema, args.model)
-        if schema.pays:
-            from noisygd.schema.paid import planning_schema, preprocessing_mu
-
-            paid_share = schema.preprocessing_share
-            schema = planning_schema(schema)
-        n_features = len(feature_names(schema))
-        row_norm_bound = schema.row_norm_bound
-        centring = public_centring(schema)
-        target_range = schema.target.bounds
-    else:
-        if args.features is None or args.features < 1:
-            raise CLIError("give --schema FILE, or --features D (the number of encoded columns)")
-        model = args.model or "logistic"
-        n_features = args.features
-        row_norm_bound = 1.0 if args.row_norm_bound is None else args.row_norm_bound
+    model, n_features, row_norm_bound, centring, target_range, paid_share = _plan_problem(args)
     if args.target_range is not None:
         if target_range is not None:
             raise CLIError("--target-range conflicts with the schema's [target] bounds")
@@ -788,6 +791,7 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     if paid_share is not None:
         # the training's part: (1 - s) mu^2 of the Gaussian-DP budget (docs/schema.md)
         from noisygd.accounting.gdp import gdp_epsilon
+        from noisygd.schema.paid import preprocessing_mu
 
         mu_total, mu_paid = preprocessing_mu(args.epsilon, args.delta, paid_share)
         epsilon_fit = gdp_epsilon(float(np.sqrt(mu_total**2 - mu_paid**2)), args.delta)
