@@ -390,3 +390,171 @@ def test_light_imports(statement: str, forbidden: tuple[str, ...]) -> None:
     loaded = _loaded_after(statement)
     heavy = sorted(m for m in loaded for f in forbidden if m == f or m.startswith(f + "."))
     assert not heavy, f"`{statement}` loads {', '.join(heavy)}"
+
+
+# --------------------------------------------------------------- one home for each rule
+#
+# Issue 20, items 1, 4 and 5: a rule written in one place. Each check walks the syntax tree of
+# every module (nothing is imported) and fails naming file and line; each has a test on a small
+# source showing that it sees what it must refuse.
+
+#: The home of the clipped-sum sensitivity rule (1 under add/remove, 2 under replace-one).
+SENSITIVITY_HOME = "noisygd.accounting.events"
+#: Names of a per-example bound that ``2 * name`` would turn into a replace-one sensitivity.
+_BOUND_NAMES = {"l", "lip", "lipschitz", "clip", "g_bound"}
+#: Modules allowed to draw Gaussian variates directly: the noise homes (``mechanisms``) and
+#: reproductions that simulate data (not noise).
+NOISE_HOMES = ("noisygd.mechanisms", "noisygd.reproductions.hong_dynamic")
+#: Private attributes that carried a privacy input (issue 20 item 1): only the estimator that
+#: owns one may touch it, and only on ``self``.
+PRIVACY_ATTRIBUTES = {"_prior_events": "noisygd.estimators"}
+
+
+def _is_two(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Constant) and not isinstance(node.value, bool)
+            and isinstance(node.value, int | float) and node.value == 2)
+
+
+def _identifier(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "float" and node.args:
+        return _identifier(node.args[0])
+    return None
+
+
+def sensitivity_literals(source: str) -> list[int]:
+    """Lines writing the replace-one sensitivity as a literal: ``sensitivity=2``,
+    ``2 * L`` (``L``, ``lipschitz``, ``clip``, ...), ``1 if ... else 2``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.keyword) and node.arg == "sensitivity" and _is_two(node.value):
+            lines.append(node.value.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                name = _identifier(b)
+                if _is_two(a) and name is not None and name.lower() in _BOUND_NAMES:
+                    lines.append(node.lineno)
+        elif isinstance(node, ast.IfExp):
+            values = {getattr(node.body, "value", None), getattr(node.orelse, "value", None)}
+            if values == {1, 2} and "Neighbouring" in ast.unparse(node.test):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def direct_noise_draws(source: str) -> list[int]:
+    """Lines calling ``.standard_normal(...)`` or ``.normal(...)`` (a Gaussian draw)."""
+    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                   and node.func.attr in ("standard_normal", "normal")})
+
+
+def solver_name_comparisons(source: str) -> list[int]:
+    """Lines comparing a solver's ``name`` (``solver.name == ...``, ``getattr(solver,
+    "name") != ...``, ``self._solver.name in ...``)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in (node.left, *node.comparators):
+            if isinstance(side, ast.Attribute) and side.attr == "name":
+                owner = ast.unparse(side.value)
+            elif (isinstance(side, ast.Call) and getattr(side.func, "id", None) == "getattr"
+                  and len(side.args) >= 2 and getattr(side.args[1], "value", None) == "name"):
+                owner = ast.unparse(side.args[0])
+            else:
+                continue
+            if "solver" in owner.lower():
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def private_privacy_inputs(module: str, source: str) -> list[int]:
+    """Lines touching a :data:`PRIVACY_ATTRIBUTES` attribute from outside its owner, or on an
+    object other than ``self`` (also through ``__dict__`` or ``setattr``)."""
+    tree = ast.parse(source)
+    parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in PRIVACY_ATTRIBUTES:
+            name, on_self = node.attr, ast.unparse(node.value) == "self"
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and node.value in PRIVACY_ATTRIBUTES):
+            # a name given to getattr/setattr/hasattr/delattr, or a key of ``x.__dict__``
+            name, use = node.value, parent.get(node)
+            if isinstance(use, ast.Call) and getattr(use.func, "id", None) in (
+                    "getattr", "setattr", "hasattr", "delattr"):
+                on_self = bool(use.args) and ast.unparse(use.args[0]) == "self"
+            elif isinstance(use, ast.Call) and isinstance(use.func, ast.Attribute):
+                on_self = ast.unparse(use.func.value) == "self.__dict__"
+            elif isinstance(use, ast.Compare):
+                on_self = all(ast.unparse(c) == "self.__dict__" for c in use.comparators)
+            else:
+                on_self = False
+        else:
+            continue
+        owner = PRIVACY_ATTRIBUTES[name]
+        if module != owner or not on_self:
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def _offences(check, skip: tuple[str, ...] = ()) -> list[str]:
+    out = []
+    for module, path in sorted(MODULES.items()):
+        if path.suffix != ".py" or any(module == s or module.startswith(s + ".") for s in skip):
+            continue
+        source = path.read_text()
+        found = check(module, source)
+        out += [f"  {path.relative_to(SRC.parent)}:{line}" for line in found]
+    return out
+
+
+def test_the_rule_detectors_see_what_they_refuse() -> None:
+    src = ("def f(L, lipschitz, clip, rel):\n"
+           "    a = Gaussian(z, sensitivity=2.0)\n"                        # 2
+           "    b = 2.0 * L\n"                                             # 3
+           "    c = float(lipschitz) * 2\n"                                # 4
+           "    d = 1.0 if rel is Neighbouring.ADD_REMOVE else 2.0\n"      # 5
+           "    e = 2.0 * eta - beta\n"                                    # not a bound
+           "    f = rng.standard_normal(3) + rng.normal(0, 1)\n"           # 7
+           "    g = solver.name == 'noisy_gd'\n"                           # 8
+           "    h = getattr(self._solver, 'name', None) != 'x'\n"          # 9
+           "    est._prior_events = [a]\n"                                 # 10
+           "    est.__dict__.pop('_prior_events', None)\n")                # 11
+    assert sensitivity_literals(src) == [2, 3, 4, 5]
+    assert direct_noise_draws(src) == [7]
+    assert solver_name_comparisons(src) == [8, 9]
+    assert private_privacy_inputs("noisygd.schema.fitting", src) == [10, 11]
+    assert private_privacy_inputs("noisygd.estimators", (
+        "self._prior_events = x\n"
+        "a = getattr(self, '_prior_events', None)\n"
+        "b = self.__dict__.get('_prior_events')\n"
+        "c = '_prior_events' in self.__dict__\n")) == []
+    assert private_privacy_inputs("noisygd.estimators", "getattr(est, '_prior_events')\n") == [1]
+
+
+def test_the_sensitivity_rule_has_one_home() -> None:
+    bad = _offences(lambda m, s: sensitivity_literals(s), skip=(SENSITIVITY_HOME,))
+    assert not bad, ("the clipped-sum sensitivity written as a literal (use "
+                     "Neighbouring.clipped_sum_sensitivity):\n" + "\n".join(bad))
+
+
+def test_every_noise_draw_goes_through_the_mechanisms() -> None:
+    bad = _offences(lambda m, s: direct_noise_draws(s), skip=NOISE_HOMES)
+    assert not bad, ("a Gaussian draw outside noisygd.mechanisms (call "
+                     "noisygd.mechanisms.noise.add_gaussian_noise):\n" + "\n".join(bad))
+
+
+def test_no_behaviour_keyed_on_a_solver_name() -> None:
+    bad = _offences(lambda m, s: solver_name_comparisons(s), skip=("noisygd.solvers",))
+    assert not bad, ("a comparison of a solver's name outside noisygd.solvers (add a Solver "
+                     "class attribute instead):\n" + "\n".join(bad))
+
+
+def test_no_privacy_input_through_a_private_attribute() -> None:
+    bad = _offences(private_privacy_inputs)
+    assert not bad, ("a privacy input passed through a private attribute (pass it as an "
+                     "argument, e.g. fit(..., prior_events=...)):\n" + "\n".join(bad))

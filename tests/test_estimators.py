@@ -189,12 +189,12 @@ def test_delta_at_least_one_over_n_warns_with_a_public_n_only():
         model = DPLogisticRegression(delta=0.01, classes=[0, 1], random_state=0).fit(X, y)
     assert f"{model.n_samples_used_:g}" in str(rec[0].message)
     # a declared public n is the one compared and printed (not the private row count)
-    with pytest.warns(UserWarning, match="public n = 1000"):
-        DPLogisticRegression(delta=0.01, n_samples_public=1000, classes=[0, 1],
+    with pytest.warns(UserWarning, match="public n = 200"):
+        DPLogisticRegression(delta=0.01, n_samples_public=200, classes=[0, 1],
                              random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        DPLogisticRegression(delta=1e-4, n_samples_public=1000, classes=[0, 1],
+        DPLogisticRegression(delta=1e-4, n_samples_public=200, classes=[0, 1],
                              random_state=0).fit(X, y)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MAX_SCALE",
     "DataTypeError",
     "check_bool",
     "check_choice",
@@ -39,6 +40,7 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_real",
+    "check_scale",
 ]
 
 
@@ -52,6 +54,21 @@ def check_real(name: str, value: Any) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_show(value)}")
     return float(value)
+
+
+#: Largest public scale (a row-norm bound, a bound on the targets) the losses accept: their
+#: Lipschitz and smoothness constants square it, and 1e150 squared is still a finite float64
+#: (1.8e308 is the largest).
+MAX_SCALE = 1e150
+
+
+def check_scale(name: str, value: Any) -> float:
+    """A real number in ``(0, MAX_SCALE]`` (:data:`MAX_SCALE`; ``ValueError`` otherwise)."""
+    v = check_positive(name, value)
+    if v > MAX_SCALE:
+        raise ValueError(f"{name} must be at most {MAX_SCALE:g} (the loss squares it; rescale "
+                         f"the units), got {_show(value)}")
+    return v
 
 
 def check_positive(name: str, value: Any) -> float:

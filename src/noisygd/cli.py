@@ -73,6 +73,47 @@ class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
+#: Largest ``--n-samples`` of ``noisygd plan``: counts above 2**53 are not exact as floats.
+MAX_N_SAMPLES = 2**53
+#: Largest ``--features`` of ``noisygd plan``: a plan (like a fit) holds vectors of D floats;
+#: 2**24 of them take 128 MiB each.
+MAX_FEATURES = 2**24
+#: Largest ``noisygd audit --runs`` and ``--steps`` (each run takes ``steps`` steps, twice).
+MAX_AUDIT_RUNS = 10**6
+MAX_AUDIT_STEPS = 10**6
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, naming the option, a value no command could use (before any work is done)."""
+    command = args.command
+    seed = getattr(args, "seed", None)
+    if command in ("fit", "audit") and seed is not None and seed < 0:
+        raise CLIError(f"--seed must be an integer >= 0, got {seed}")
+    epsilon = getattr(args, "epsilon", None)
+    if command in ("fit", "plan", "demo", "audit") and epsilon is not None and not (
+            math.isfinite(epsilon) and epsilon > 0):
+        raise CLIError(f"--epsilon must be a positive finite number, got {epsilon:g}")
+    delta = getattr(args, "delta", None)
+    if command in ("fit", "plan", "demo", "audit", "account") and delta is not None and not (
+            0.0 <= delta < 1.0):
+        raise CLIError(f"--delta must be in [0, 1), got {delta:g}")
+    limits = {"plan": (("n_samples", "--n-samples", MAX_N_SAMPLES),
+                       ("features", "--features", MAX_FEATURES)),
+              "audit": (("runs", "--runs", MAX_AUDIT_RUNS),
+                        ("steps", "--steps", MAX_AUDIT_STEPS))}
+    from noisygd._checks import MAX_SCALE
+
+    for attr, flag in (("l2", "--l2"), ("radius", "--radius"),
+                       ("row_norm_bound", "--row-norm-bound"), ("target_bound", "--target-bound")):
+        value = getattr(args, attr, None) if command in ("fit", "plan") else None
+        if value is not None and not (0.0 <= value <= MAX_SCALE):  # NaN fails both
+            raise CLIError(f"{flag} must be a number in [0, {MAX_SCALE:g}], got {value:g}")
+    for attr, flag, most in limits.get(command, ()):
+        value = getattr(args, attr, None)
+        if value is not None and not 1 <= value <= most:
+            raise CLIError(f"{flag} must be an integer in [1, {most}], got {value}")
+
+
 # --------------------------------------------------------------------------- progress
 
 
@@ -323,15 +364,29 @@ def _write_json(path: Path, payload: dict[str, Any], what: str) -> None:
 
 
 def _report_path(args: argparse.Namespace) -> Path | None:
-    """``--report PATH`` checked before any data is read (and matplotlib present)."""
+    """``--report PATH`` checked before any data is read (and matplotlib present); with
+    ``fit``, none of the report's files may be the model file (``--out``)."""
     if args.report is None:
         return None
     from noisygd.report import check_report_path
+    from noisygd.report.html import PLOT_NAMES, png_paths
 
     try:
-        return check_report_path(args.report)
+        page = check_report_path(args.report)
     except ImportError as exc:
         raise CLIError(str(exc)) from None
+    out = getattr(args, "out", None)
+    if args.command == "fit" and out is not None:
+        targets = [page, *png_paths(page, tuple(PLOT_NAMES)).values()]
+        if any(_same_path(out, t) for t in targets):
+            raise CLIError(f"--report {args.report} would overwrite the model file --out "
+                           f"{out}: give the report another name")
+    return page
+
+
+def _same_path(a: str | Path, b: str | Path) -> bool:
+    """Whether two output paths name the same file (resolved; neither need exist)."""
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _fit_stages(report_path: Path | None) -> tuple[str, ...]:
@@ -570,19 +625,39 @@ def _load_model_file(path: str) -> dict[str, Any]:
     if not p.is_file():
         raise CLIError(f"model file not found: {p} (write one with 'noisygd fit ... --out')")
     try:
-        payload = json.loads(p.read_text(encoding="utf-8"))
+        payload = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CLIError(f"{p} is not a model file written by 'noisygd fit' (not JSON: "
                        f"{exc})") from None
+    except (ValueError, RecursionError) as exc:  # NaN, an over-long integer, deep nesting
+        why = ("nests arrays or objects too deeply" if isinstance(exc, RecursionError)
+               else str(exc) if isinstance(exc, _NonFiniteInModel)
+               else "holds an integer of thousands of digits")
+        raise CLIError(f"{p} is not a model file written by 'noisygd fit' (it {why})"
+                       ) from None
     if not isinstance(payload, dict):
         raise CLIError(f"{p} is not a model file written by 'noisygd fit'")
     return payload
 
 
+class _NonFiniteInModel(ValueError):
+    """A ``NaN`` or ``Infinity`` in a model file (noisygd never writes one)."""
+
+
+def _no_constant(name: str) -> None:
+    """``json.loads``' ``parse_constant``: a model file holds no ``NaN`` or ``Infinity``."""
+    raise _NonFiniteInModel(f"holds {name}, a non-finite number")
+
+
 def cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     """``noisygd predict MODEL DATA [--out PATH]``: predictions (and probabilities)."""
     from noisygd.data.io import read_raw_table
-    from noisygd.data.output import atomic_write, check_output_path, table_bytes
+    from noisygd.data.output import (
+        atomic_write,
+        check_output_path,
+        check_table_suffix,
+        table_bytes,
+    )
     from noisygd.schema import parse_schema
     from noisygd.schema.fitting import predict_table
 
@@ -594,6 +669,8 @@ def cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     if args.out is None and args.json:
         raise CLIError("--json needs --out (the predictions would be mixed with the JSON)")
     out = None if args.out is None else check_output_path(args.out, "--out")
+    if out is not None:
+        check_table_suffix(out, "--out")
     frame = read_raw_table(args.data, **schema.file.model_dump())
     preds = predict_table(payload, frame, str(args.data))
     if out is None:
@@ -685,6 +762,39 @@ def _parse_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _plan_problem(args: argparse.Namespace) -> tuple[str, int, float, Any,
+                                                    tuple[float, float] | None, float | None]:
+    """``(model, n_features, row_norm_bound, centring, target_range, paid_share)`` of
+    ``noisygd plan``: from ``--schema`` (its encoded width, bounds and paid share), else from
+    ``--features`` and ``--row-norm-bound``."""
+    if args.schema is None:
+        if args.features is None or args.features < 1:
+            raise CLIError("give --schema FILE, or --features D (the number of encoded columns)")
+        bound = 1.0 if args.row_norm_bound is None else args.row_norm_bound
+        return args.model or "logistic", args.features, bound, None, None, None
+    from noisygd.schema import feature_names, load_schema, public_centring
+    from noisygd.schema.fitting import task_model
+
+    if args.features is not None or args.row_norm_bound is not None:
+        raise CLIError("--features and --row-norm-bound conflict with --schema (the "
+                       "schema declares them)")
+    schema = load_schema(args.schema)
+    if schema.draft_tables():
+        print(f"noisygd plan: note: schema {args.schema} still holds draft "
+              "(data-derived) values; 'noisygd fit' will refuse it", file=sys.stderr)
+    if schema.target is None:
+        raise CLIError(f"schema {args.schema} has no [target] table")
+    model = task_model(schema, args.model)
+    paid_share = None
+    if schema.pays:
+        from noisygd.schema.paid import planning_schema
+
+        paid_share = schema.preprocessing_share
+        schema = planning_schema(schema)
+    return (model, len(feature_names(schema)), schema.row_norm_bound, public_centring(schema),
+            schema.target.bounds, paid_share)
+
+
 def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     """``noisygd plan``: every applicable method's plan from public facts, ranked by bound among
     comparable bounds only (:func:`noisygd.schema.plans.plan_table`)."""
@@ -692,37 +802,7 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.n_samples is None or args.n_samples < 1:
         raise CLIError("--n-samples N (a public number of rows) is required and must be >= 1")
-    centring, target_range = None, None
-    paid_share: float | None = None
-    if args.schema is not None:
-        from noisygd.schema import feature_names, load_schema, public_centring
-        from noisygd.schema.fitting import task_model
-
-        if args.features is not None or args.row_norm_bound is not None:
-            raise CLIError("--features and --row-norm-bound conflict with --schema (the "
-                           "schema declares them)")
-        schema = load_schema(args.schema)
-        if schema.draft_tables():
-            print(f"noisygd plan: note: schema {args.schema} still holds draft "
-                  "(data-derived) values; 'noisygd fit' will refuse it", file=sys.stderr)
-        if schema.target is None:
-            raise CLIError(f"schema {args.schema} has no [target] table")
-        model = task_model(schema, args.model)
-        if schema.pays:
-            from noisygd.schema.paid import planning_schema, preprocessing_mu
-
-            paid_share = schema.preprocessing_share
-            schema = planning_schema(schema)
-        n_features = len(feature_names(schema))
-        row_norm_bound = schema.row_norm_bound
-        centring = public_centring(schema)
-        target_range = schema.target.bounds
-    else:
-        if args.features is None or args.features < 1:
-            raise CLIError("give --schema FILE, or --features D (the number of encoded columns)")
-        model = args.model or "logistic"
-        n_features = args.features
-        row_norm_bound = 1.0 if args.row_norm_bound is None else args.row_norm_bound
+    model, n_features, row_norm_bound, centring, target_range, paid_share = _plan_problem(args)
     if args.target_range is not None:
         if target_range is not None:
             raise CLIError("--target-range conflicts with the schema's [target] bounds")
@@ -736,6 +816,7 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     if paid_share is not None:
         # the training's part: (1 - s) mu^2 of the Gaussian-DP budget (docs/schema.md)
         from noisygd.accounting.gdp import gdp_epsilon
+        from noisygd.schema.paid import preprocessing_mu
 
         mu_total, mu_paid = preprocessing_mu(args.epsilon, args.delta, paid_share)
         epsilon_fit = gdp_epsilon(float(np.sqrt(mu_total**2 - mu_paid**2)), args.delta)
@@ -744,6 +825,9 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
                       row_norm_bound=row_norm_bound, centring=centring,
                       target_range=target_range, l2=args.l2, max_iter=args.max_iter,
                       radius=args.radius, method_options=options)
+    if all(r.refused is not None for r in rows):
+        reasons = sorted({f"{r.method} ({r.relation}): {r.refused}" for r in rows})
+        raise CLIError("no method applies to these arguments: " + "; ".join(reasons))
     out = {"model": model, "n_samples": args.n_samples, "n_features": n_features,
            "epsilon": args.epsilon, "delta": args.delta,
            "plans": [r.to_dict() for r in rows]}
@@ -1075,7 +1159,29 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(with_ledger=bool(argv) and argv[0] == "ledger")
     args = parser.parse_args(argv)
+    original = warnings.formatwarning
+    warnings.formatwarning = _warning_format(_command_name(args))  # one line, no source line
     try:
+        return _dispatch(args)
+    finally:
+        warnings.formatwarning = original
+
+
+def _warning_format(command: str) -> Any:
+    """A :func:`warnings.formatwarning` that writes ``noisygd CMD: warning: Category: text``
+    (no file name, no source line: the user runs a command, not our code)."""
+
+    def format_warning(message: Warning | str, category: type[Warning], filename: str,
+                       lineno: int, line: str | None = None) -> str:
+        return f"noisygd {command}: warning: {category.__name__}: {message}\n"
+
+    return format_warning
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command of ``args``; a user error is one line on stderr and status 2."""
+    try:
+        _check_arguments(args)
         if args.command == "ledger":
             from noisygd.ledger.cli import cmd_ledger
 

@@ -33,9 +33,11 @@ reason; all other checks pass.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -62,7 +64,7 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
-    sensitivity_inflation,
+    secure_noise_scale,
 )
 from noisygd.objectives.base import Objective
 from noisygd.solvers import PublicFacts
@@ -199,7 +201,7 @@ class _DPLinearModel(BaseEstimator):
         no projection ball, no ``method_options["l2"]``): the solver chooses it after the
         private count, from public quantities only (docs/estimators.md, "Default l2")."""
         return (self._PLANS_RIDGE and self.l2 is None
-                and getattr(self._solver, "name", None) == "noisy_gd"
+                and getattr(self._solver, "plans_ridge", False)
                 and getattr(self, "radius", None) is None
                 and "l2" not in (self.method_options or {}))
 
@@ -233,7 +235,7 @@ class _DPLinearModel(BaseEstimator):
         if self._plans_ridge():
             self._l2_used = 0.0  # the objective's own; NoisyGD adds the planned ridge
             return
-        if (self.l2 is not None or self._solver.name != "output_perturbation"
+        if (self.l2 is not None or not self._solver.chooses_l2
                 or getattr(self, "_l2_used", None) is not None):  # given, or chosen in this fit
             return
         n = self._public_n(n_rows)
@@ -342,6 +344,24 @@ class _DPLinearModel(BaseEstimator):
         if self.neighbouring == "replace_one":
             return float(n_rows)
         return None
+
+    @contextlib.contextmanager
+    def _prior_releases(self, prior_events: Any) -> Iterator[None]:
+        """Hold ``fit``'s ``prior_events`` (checked to be events) for the fit's duration
+        only, so that a later refit on other rows never composes them again."""
+        if prior_events is None:
+            yield
+            return
+        from noisygd.accounting.events import DpEvent
+
+        events = tuple(prior_events)
+        if not all(isinstance(e, DpEvent) for e in events):
+            raise TypeError("prior_events must be privacy events (noisygd.accounting.DpEvent)")
+        self._prior_events = events
+        try:
+            yield
+        finally:
+            del self._prior_events
 
     def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
         """Refuse a fit the ledger's budget cannot admit, before ``X`` is validated or read.
@@ -992,7 +1012,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         planned ridge ``"horizon": "ridge"`` (the run reaches the horizon the ridge was
         planned for: :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon")."""
         opts = super()._method_options()
-        if (not self._multinomial() or getattr(self._solver, "name", None) != "noisy_gd"
+        if (not self._multinomial() or not getattr(self._solver, "takes_noise_dimension", False)
                 or getattr(self, "n_features_in_", None) is None):
             return opts
         extra: dict[str, Any] = {}
@@ -1028,8 +1048,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.intercept_ = intercept
         self._store_fit(fit)
 
-    def fit(self, X: Any, y: Any) -> DPLogisticRegression:
+    def fit(self, X: Any, y: Any, *, prior_events: Any = None) -> DPLogisticRegression:
         """Fit the model privately; returns ``self``.
+
+        ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
+        for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
+        """
+        with self._prior_releases(prior_events):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> DPLogisticRegression:
+        """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
 
         Raises
         ------
@@ -1127,8 +1156,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float
 
-    def fit(self, X: Any, y: Any) -> _DPRegressor:
+    def fit(self, X: Any, y: Any, *, prior_events: Any = None) -> _DPRegressor:
         """Fit the model privately; returns ``self``.
+
+        ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
+        for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
+        """
+        with self._prior_releases(prior_events):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> _DPRegressor:
+        """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
 
         Raises
         ------
@@ -1570,7 +1608,7 @@ class DPLinearRegression(_DPRegressor):
         ``_clip_factor``). With or without a ledger, secure or not: the model does not
         depend on whether a ledger is attached."""
         return (float(self.scale_share) > 0.0 and self.clip is None
-                and getattr(self._solver, "name", None) == "noisy_gd"
+                and getattr(self._solver, "plans_ridge", False)
                 and not self.tune and "_clip_factor" not in self.__dict__)
 
     @staticmethod
@@ -1874,12 +1912,7 @@ def target_scale_noise(*, mu: float, sensitivity: float, rng: Any) -> tuple[floa
     sigma = sens / mu
     if not is_secure(rng):
         return sigma, 1.0
-    for _ in range(64):
-        kappa = sensitivity_inflation(rng, sigma, SCALE_SUMS, sens)
-        if kappa * sens / sigma <= mu:
-            return sigma, kappa
-        sigma = kappa * sens / mu * (1.0 + 1e-12)
-    raise RuntimeError("internal error: no secure noise for the target scale meets its share")
+    return secure_noise_scale(rng, sigma, SCALE_SUMS, sens, mu)
 
 
 def huber_clip(half_range: float, row_norm_bound: float, intercept_scale: float | None

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from noisygd._checks import check_positive, check_positive_int, check_real
 from noisygd.accounting.base import check_delta, check_epsilon
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.zcdp import zcdp_epsilon
 from noisygd.exceptions import AssumptionError
 
@@ -108,7 +109,7 @@ def langevin_constants(facts: PublicFacts) -> tuple[float, float | None, float]:
     if facts.total_gradient_sensitivity is not None:
         sens = float(facts.total_gradient_sensitivity)
     elif c.lipschitz is not None:
-        sens = 2.0 * float(c.lipschitz)
+        sens = Neighbouring.REPLACE_ONE.clipped_sum_sensitivity * float(c.lipschitz)
     else:
         sens = math.inf
     return lam, beta, sens
@@ -181,6 +182,7 @@ def plan_langevin(
     rdp_epsilon: float | None = None,
     step_rule: str | float = "auto",
     max_steps: int = 20000,
+    horizon: int | None = None,
 ) -> LangevinPlan:
     r"""Theorem 4 of seed 004: :math:`\eta`, :math:`\sigma^2` and :math:`K^*` for a privacy target.
 
@@ -200,6 +202,9 @@ def plan_langevin(
         (``"auto"``), or an explicit :math:`\eta < 1/\beta`.
     max_steps : int
         Cap on ``K``; any ``K`` is private since :math:`\sigma` is set for the ``K`` used.
+    horizon : int, optional
+        The number of steps ``"auto"`` raises :math:`\eta` to fit :math:`K^*` in (default
+        ``max_steps``; capped by it). A cap far above it is then a cap, not a target.
 
     Returns
     -------
@@ -224,6 +229,8 @@ def plan_langevin(
         raise ValueError(f"n_samples must be a whole number (public n), got {facts.n_samples!r}")
     n = int(n_real)
     max_steps = check_positive_int("max_steps", max_steps)
+    horizon = max_steps if horizon is None else min(
+        check_positive_int("horizon", horizon), max_steps)
     d = check_positive_int("n_params", facts.n_params)
     if epsilon is not None or delta is not None:
         if rdp_order is not None or rdp_epsilon is not None:
@@ -248,8 +255,8 @@ def plan_langevin(
             raise ValueError(f"step_rule must be one of {STEP_RULES} or a float, "
                              f"got {step_rule!r}")
         eta = eta4
-        if step_rule == "auto" and log_term > 0 and log_term / (lam * eta4) > max_steps:
-            eta = min(_FAST / beta, log_term / (lam * max_steps))
+        if step_rule == "auto" and log_term > 0 and log_term / (lam * eta4) > horizon:
+            eta = min(_FAST / beta, log_term / (lam * horizon))
     else:
         eta = check_positive("step_rule", step_rule)
         if not eta < 1.0 / beta:
@@ -293,6 +300,7 @@ def plan_langevin_secure(
     target: dict[str, float] | None = None,
     step_rule: str | float = "auto",
     max_steps: int = 20000,
+    horizon: int | None = None,
 ) -> LangevinPlan:
     r"""Plan for the *secure* run of Algorithm 1, accounted by composition (zCDP ``rho``).
 
@@ -316,7 +324,7 @@ def plan_langevin_secure(
         The zCDP budget of the run.
     target : dict, optional
         Recorded in ``info["target"]`` (default ``{"zcdp_rho": rho}``).
-    step_rule, max_steps
+    step_rule, max_steps, horizon
         As for :func:`plan_langevin`.
 
     Returns
@@ -329,7 +337,7 @@ def plan_langevin_secure(
 
     rho = check_positive("rho", rho)
     base = plan_langevin(facts, rdp_order=2.0, rdp_epsilon=2.0 * rho, step_rule=step_rule,
-                         max_steps=max_steps)
+                         max_steps=max_steps, horizon=horizon)
     K, eta, S, n = base.steps, base.step_size, base.sensitivity, base.n_samples
 
     def spent(plan: LangevinPlan) -> float:

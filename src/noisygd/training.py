@@ -114,9 +114,11 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
+    secure_noise_scale,
     sensitivity_inflation,
 )
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
+from noisygd.oracles._parallel import compute_context
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 
@@ -252,13 +254,7 @@ class _Setup:
         z = 1.0 / self.mu_count
         if not self.secure:
             return z
-        rng = SecureRandom()
-        for _ in range(64):
-            kappa = sensitivity_inflation(rng, z, 1, 1.0)
-            if kappa / z <= self.mu_count:
-                return z
-            z = kappa / self.mu_count * (1.0 + 1e-12)
-        raise RuntimeError("internal error: no secure count noise meets its share")
+        return secure_noise_scale(SecureRandom(), z, 1, 1.0, self.mu_count)[0]
 
     @property
     def count_event(self) -> DpEvent:
@@ -686,6 +682,7 @@ def fit_private(
                 n_samples = float(oracles[0].n_rows)
                 info["n_samples_source"] = "replace-one: public by definition"
             else:
+                _check_declared_count(setup.n_samples_public, oracles[0].n_rows)
                 n_samples = float(setup.n_samples_public)
                 info["n_samples_source"] = "declared public by the user"
             n_high = n_samples
@@ -715,10 +712,11 @@ def fit_private(
         planned = _compose([*setup.prior, *own_parts])
 
         results = []
-        for oracle in oracles:
-            res = solver.run(plan, oracle, rng)
-            results.append(res)
-            events.append(res.event)
+        with compute_context():  # the fit's threads and BLAS limit, entered once
+            for oracle in oracles:
+                res = solver.run(plan, oracle, rng)
+                results.append(res)
+                events.append(res.event)
 
     event = _compose([*setup.prior, *events])
     if event != planned:
@@ -735,6 +733,20 @@ def fit_private(
         info["ledger_release"] = release.id
     return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,
                       release)
+
+
+def _check_declared_count(n_samples_public: int, n_rows: int) -> None:
+    """Refuse a declared public count that is not the number of rows held.
+
+    Declaring ``n_samples_public`` makes the count public, so comparing it with the rows
+    reveals nothing more; a wrong one would scale every gradient by the wrong ``1/n`` (a
+    zero model for ``n`` far too large) with no sign of it. The message names no count.
+    """
+    if n_samples_public != n_rows:
+        raise ValueError(
+            f"n_samples_public={n_samples_public} is not the number of rows of the data: "
+            "declare the true (public) number of rows, or leave n_samples_public=None to "
+            "pay for a noisy count")
 
 
 def _reuse(preplanned: PreviewedFit | None, facts: PublicFacts, budget: Budget) -> Any:

@@ -166,6 +166,65 @@ def test_mkdocs_build_strict(tmp_path):
     assert (site / "images" / "report.png").is_file()
     api = (site / "api" / "estimators.html").read_text(encoding="utf-8")
     assert "DPLogisticRegression" in api and "row_norm_bound" in api
+    raw, empty = [], []
+    for page in sorted(site.rglob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        raw += [f"{page.relative_to(site)}: {m}" for m in raw_roles(html)]
+        if page.parent.name == "api":
+            empty += [f"{page.relative_to(site)}: {c}" for c in undocumented_classes(html)]
+    assert not raw, "Sphinx roles shown as raw text:\n" + "\n".join(raw[:40])
+    assert not empty, "classes rendered without a docstring:\n" + "\n".join(empty)
+
+
+#: A Sphinx role or directive left in rendered HTML (``:func:<code>x</code>``, ``:math:`x```,
+#: ``.. math::``).
+RAW_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|math|ref|doc"
+                      r"|term|pep):(?:<code>|`)|<p>\.\. [a-z]+::")
+CLASS_BLOCK = re.compile(r'<div class="doc doc-object doc-class">\s*<h\d id="([^"]+)"')
+
+
+def raw_roles(html: str) -> list[str]:
+    """Every raw role or directive of a built page (the text around it)."""
+    return [html[max(0, m.start() - 30):m.end() + 30].replace("\n", " ")
+            for m in RAW_ROLE.finditer(html)]
+
+
+def undocumented_classes(html: str) -> list[str]:
+    """Classes of an API page whose entry has no docstring text: nothing but the bases
+    between the class's contents and its members (or the next object)."""
+    out = []
+    for m in CLASS_BLOCK.finditer(html):
+        start = html.find('class="doc doc-contents', m.end())
+        stops = [i for i in (html.find('<div class="doc doc-children"', start),
+                             html.find('<div class="doc doc-object', start)) if i != -1]
+        body = html[start:min(stops) if stops else len(html)]
+        body = re.sub(r'<p class="doc doc-class-bases">.*?</p>', "", body, flags=re.S)
+        if not re.sub(r"<[^>]+>|\s+", "", body.split(">", 1)[-1]):
+            out.append(m.group(1))
+    return out
+
+
+def test_the_site_checks_see_raw_roles_and_empty_classes():
+    """The two checks of :func:`test_mkdocs_build_strict` on small pieces of HTML, and the
+    hook that renders the roles (docs/site/sphinx_roles.py)."""
+    sys.path.insert(0, str(DOCS / "site"))
+    try:
+        from sphinx_roles import render_roles
+    finally:
+        sys.path.pop(0)
+    raw = ("<p>see :func:<code>fit</code> and :class:<code>~a.b.Solver</code>, "
+           ":math:<code>\\mu</code></p><td><code>:data:`BETA` (1e-3)</code></td>")
+    assert len(raw_roles(raw)) == 4
+    rendered = render_roles(raw + "<p>.. math::</p>\n<pre>x</pre> :pep:<code>562</code>"
+                            "<p>.. math:: \\mu = 1</p>")
+    assert raw_roles(rendered) == []
+    assert "<code>Solver</code>" in rendered and "PEP 562" in rendered
+    assert "<code>BETA (1e-3)</code>" in rendered and "<code>\\mu = 1</code>" in rendered
+    empty = ('<div class="doc doc-object doc-class">\n<h2 id="m.A" class="doc doc-heading">A</h2>'
+             '<div class="doc doc-contents "><p class="doc doc-class-bases">Bases: B</p>\n'
+             '<div class="doc doc-children"></div></div></div>')
+    full = empty.replace("Bases: B</p>", "Bases: B</p><p>What A does.</p>")
+    assert undocumented_classes(empty) == ["m.A"] and undocumented_classes(full) == []
 
 
 # ------------------------------------------------------------- the other pages of the site

@@ -512,6 +512,11 @@ class RandomStoppingSelection(DpEvent):
 
 
 # ------------------------------------------------------- DP-FTRL: the binary tree
+#: Most leaves :func:`max_squared_node_count` counts (its arrays hold one entry per leaf:
+#: 2**24 leaves take 128 MiB each); one epoch of one tree is counted in closed form at any size.
+MAX_COUNTED_LEAVES = 2**24
+
+
 def max_squared_node_count(steps: int, epochs: int = 1, restart_every: int | None = None) -> int:
     r""":math:`\max_p \sum_u m_u(p)^2` over the complete nodes of the released trees.
 
@@ -544,6 +549,11 @@ def max_squared_node_count(steps: int, epochs: int = 1, restart_every: int | Non
     if T % E:
         raise ValueError(f"steps={T} must be a multiple of epochs={E} (s steps per epoch)")
     R = T if restart_every is None else check_positive_int("restart_every", restart_every)
+    if T > MAX_COUNTED_LEAVES:
+        raise UnsupportedEventError(
+            f"the node count of a tree over {T} leaves in {E} epochs is computed leaf by leaf "
+            f"(O(T) memory); at most {MAX_COUNTED_LEAVES} leaves are counted: use fewer steps "
+            "or a larger batch, or one epoch of one tree (counted in closed form)")
     s = T // E
     p = np.arange(s, dtype=np.int64)
     leaves = p[:, None] + s * np.arange(E, dtype=np.int64)[None, :]  # (s, E), increasing in k

@@ -79,7 +79,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from noisygd._checks import check_positive
+from noisygd._checks import check_positive, check_real
 from noisygd.accounting.base import (
     GENERAL,
     Accountant,
@@ -166,10 +166,12 @@ def _check_orders(orders: np.ndarray) -> np.ndarray:
 
 
 def _check_q_sigma(q: float, sigma: float) -> tuple[float, float]:
-    q = float(q)
+    """A sampling rate in [0, 1] and a noise multiplier > 0 (``inf`` allowed); reals only
+    (``TypeError`` for ``True`` or ``"2"``, :func:`~noisygd._checks.check_real`)."""
+    q = check_real("sampling rate", q)
     if not (0.0 <= q <= 1.0):
         raise ValueError(f"sampling rate must be in [0, 1], got {q!r}")
-    sigma = float(sigma)
+    sigma = check_real("noise multiplier", sigma)
     if sigma != math.inf:
         check_positive("noise multiplier", sigma)
     return q, sigma

@@ -68,13 +68,16 @@ from noisygd.algorithms.noisy_gd import check_oracle
 from noisygd.exceptions import AssumptionError
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
-    is_secure,
     secure_event,
     sensitivity_inflation,
 )
 from noisygd.objectives.glm import GLMObjective
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
+
+#: The relation of these algorithms (n public); its sensitivity rule lives in
+#: :attr:`Neighbouring.clipped_sum_sensitivity` (2 per clipped term).
+_REPLACE_ONE = Neighbouring.REPLACE_ONE
 
 __all__ = [
     "bassily_event",
@@ -119,7 +122,8 @@ def bassily_event(
     """
     L = check_positive("lipschitz", lipschitz)
     z = check_positive("noise_std", noise_std) * batch_size / L
-    inner = Gaussian(noise_multiplier=z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+    inner = Gaussian(noise_multiplier=z, sensitivity=_REPLACE_ONE.clipped_sum_sensitivity,
+                     relation=_REPLACE_ONE)
     return SelfComposed(SampledWithoutReplacement(int(batch_size), int(n), inner), int(steps))
 
 
@@ -186,7 +190,6 @@ def bassily_sgd_glm_batch(
     if not isinstance(oracle, ArrayOracle) or not isinstance(oracle.objective, GLMObjective):
         raise TypeError("bassily_sgd_glm_batch needs an ArrayOracle over a GLMObjective")
     check_generator("rng", rng)
-    secure = is_secure(rng)
     objective = oracle.objective
     n, d = oracle.n_rows, oracle.n_features  # n public: replace-one neighbours
     p = oracle.n_params
@@ -205,7 +208,8 @@ def bassily_sgd_glm_batch(
     diam = 2.0 * radius
     G = np.sqrt(L * L + p * s * s)
     # secure mode: rounding adds gamma sqrt(p) to the batch mean's sensitivity 2L/m
-    kappas = [sensitivity_inflation(rng, float(sc), p, 2.0 * L / m) for sc in s]
+    kappas = [sensitivity_inflation(rng, float(sc), p,
+                                    _REPLACE_ONE.clipped_sum_sensitivity * L / m) for sc in s]
     events = [
         secure_event(bassily_event(lipschitz=L, noise_std=float(sc), n=n, batch_size=m, steps=T),
                      rng, kappa)
@@ -220,7 +224,6 @@ def bassily_sgd_glm_batch(
     while t < T:
         k = min(chunk, T - t)
         idx = sample_without_replacement(rng, n, m, (k, R))
-        noise = None if secure else rng.standard_normal((k, R, C, p))
         for j in range(k):
             t += 1
             ib = idx[j]  # (R, m)
@@ -237,13 +240,12 @@ def bassily_sgd_glm_batch(
                 g[:, :, d] = r.sum(axis=2) / m
             eta = np.where(strongly, 1.0 / (np.where(strongly, l2, 1.0) * t),
                            diam / (G * math.sqrt(t)))
-            if noise is None:  # secure: discrete Gaussian on the data term's batch mean
-                for r_i in range(R):
-                    for c_i in range(C):
-                        g[r_i, c_i] = add_gaussian_noise(g[r_i, c_i], float(s[c_i]), rng)
-                g += l2[None, :, None] * theta
-            else:
-                g += l2[None, :, None] * theta + s[None, :, None] * noise[j]
+            # noise on the data term's batch mean, block by block (one call per block: the
+            # secure mode's grid is per block; NumPy draws in the same (round, class) order)
+            for r_i in range(R):
+                for c_i in range(C):
+                    g[r_i, c_i] = add_gaussian_noise(g[r_i, c_i], float(s[c_i]), rng)
+            g += l2[None, :, None] * theta
             theta -= eta[None, :, None] * g
             norms = np.linalg.norm(theta, axis=2, keepdims=True)
             theta *= np.minimum(1.0, radius[None, :, None] / np.maximum(norms, 1e-300))

@@ -67,6 +67,7 @@ from noisygd._checks import (
     check_real,
 )
 from noisygd.accounting.base import UnsupportedEventError
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.langevin import (
     LastIterateLangevin,
     last_iterate_rho,
@@ -110,7 +111,9 @@ def total_gradient_sensitivity(oracle: GradientOracle) -> float:
     if exact is not None:
         return float(exact)
     lipschitz = oracle.constants().lipschitz
-    return math.inf if lipschitz is None else 2.0 * float(lipschitz)
+    if lipschitz is None:
+        return math.inf
+    return Neighbouring.REPLACE_ONE.clipped_sum_sensitivity * float(lipschitz)
 
 
 def langevin_facts(oracle: GradientOracle) -> dict:
@@ -276,18 +279,14 @@ def projected_noisy_gd(
                               "pass a fixed theta0 (strict=False) to run without it")
 
     if theta0 is None:  # data-independent start (secure: a discrete Gaussian of that scale)
-        theta = (add_gaussian_noise(np.zeros(p), math.sqrt(start_variance), rng) if secure
-                 else rng.normal(0.0, math.sqrt(start_variance), size=p))
+        theta = add_gaussian_noise(np.zeros(p), math.sqrt(start_variance), rng)
     else:
         theta = theta0
     theta = oracle.project(theta)
     l2 = float(oracle.l2)
     for _ in range(K):
         grad = oracle.clipped_gradient_sum(theta, None) / n + l2 * theta
-        if secure:
-            theta = oracle.project(add_gaussian_noise(theta - eta * grad, noise_sd, rng))
-        else:
-            theta = oracle.project(theta - eta * grad + noise_sd * rng.standard_normal(p))
+        theta = oracle.project(add_gaussian_noise(theta - eta * grad, noise_sd, rng))
     info = {
         "algorithm": "projected noisy GD (Chourasia-Ye-Shokri 2021, Algorithm 1)",
         "sigma": sigma,

@@ -83,6 +83,10 @@ from noisygd.mechanisms.noise import (
 )
 from noisygd.oracles.base import GradientOracle
 
+#: The relation of these algorithms (n public); its sensitivity rule lives in
+#: :attr:`Neighbouring.clipped_sum_sensitivity` (2 per clipped term).
+_REPLACE_ONE = Neighbouring.REPLACE_ONE
+
 __all__ = [
     "RRPSGDPaperArgument",
     "round_distribution",
@@ -101,7 +105,8 @@ def rrpsgd_noise_std(lipschitz: float, n: int, epsilon: float, delta: float) -> 
     L = check_positive("lipschitz", lipschitz)
     eps = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
-    return 2.0 * L * math.sqrt(math.log(3.0 * n / delta) * math.log(2.0 / delta)) / eps
+    return (_REPLACE_ONE.clipped_sum_sensitivity * L
+            * math.sqrt(math.log(3.0 * n / delta) * math.log(2.0 / delta)) / eps)
 
 
 def round_distribution(step_sizes: np.ndarray, smoothness: float) -> np.ndarray:
@@ -133,7 +138,8 @@ def rrpsgd_tight_event(*, lipschitz: float, noise_std: float, n: int, steps: int
     ``SelfComposed(SampledWithoutReplacement(1, n, Gaussian(sigma_z/L, 2, REPLACE_ONE)), steps)``.
     """
     z = check_positive("noise_std", noise_std) / check_positive("lipschitz", lipschitz)
-    inner = Gaussian(noise_multiplier=z, sensitivity=2.0, relation=Neighbouring.REPLACE_ONE)
+    inner = Gaussian(noise_multiplier=z, sensitivity=_REPLACE_ONE.clipped_sum_sensitivity,
+                     relation=_REPLACE_ONE)
     return SelfComposed(SampledWithoutReplacement(1, int(n), inner), int(steps))
 
 
@@ -209,23 +215,17 @@ def rrpsgd(
     theta = check_theta0(theta0, p)
     secure = is_secure(rng)
     # secure mode: rounding adds gamma sqrt(p) to the replace-one sensitivity 2L
-    kappa = sensitivity_inflation(rng, sigma_z, p, 2.0 * L)
+    kappa = sensitivity_inflation(rng, sigma_z, p, _REPLACE_ONE.clipped_sum_sensitivity * L)
     t0 = time.perf_counter()
     chunk = 4096
     done = 0
     while done < R:
         k = min(chunk, R - done)
         rows = rng.integers(0, n, size=k)
-        if secure:
-            for j in range(k):
-                g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
-                theta = oracle.project(
-                    theta - eta * (add_gaussian_noise(g, sigma_z, rng) + mu * theta))
-        else:
-            noise = rng.standard_normal((k, p)) * sigma_z
-            for j in range(k):
-                g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
-                theta = oracle.project(theta - eta * (g + mu * theta + noise[j]))
+        for j in range(k):  # one noise site for both modes (mechanisms.noise)
+            g = oracle.clipped_gradient_sum(theta, None, rows=rows[j : j + 1])
+            theta = oracle.project(
+                theta - eta * (add_gaussian_noise(g, sigma_z, rng) + mu * theta))
         done += k
     tight = secure_event(rrpsgd_tight_event(lipschitz=L, noise_std=sigma_z, n=n, steps=R),
                          rng, kappa)
@@ -241,7 +241,8 @@ def rrpsgd(
             smoothness=beta, d_f=d_f, sigma=sigma, step_size=eta, horizon=T
         ),
         "paper_event": None if secure else RRPSGDPaperArgument(
-            step_mu=2.0 * L / sigma_z, population_size=n, horizon=T),
+            step_mu=_REPLACE_ONE.clipped_sum_sensitivity * L / sigma_z, population_size=n,
+            horizon=T),
         "worst_case_event": secure_event(
             rrpsgd_tight_event(lipschitz=L, noise_std=sigma_z, n=n, steps=T), rng, kappa),
         "sensitivity_inflation": kappa,

@@ -7,6 +7,7 @@ and scaling is left to :mod:`noisygd.data.preprocessing`.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import importlib.util
 import zlib
@@ -151,7 +152,10 @@ def _load_frame(path: Path) -> pd.DataFrame:
     header = read_csv_file(path, header=None, nrows=1, dtype=str, keep_default_na=False,
                            **options)
     _refuse_duplicates([str(c).strip() for c in header.iloc[0]], path)
-    return read_csv_file(path, **options)
+    frame = read_csv_file(path, **options)
+    if frame.isna().to_numpy().any():
+        _refuse_short_rows(path, frame.shape[1], {"comment": None, **options})
+    return frame
 
 
 def read_table(
@@ -292,14 +296,12 @@ def read_raw_table(
         _first_text_line(p, compressed, encoding, comment))
     if header:
         _refuse_blank_header(p, compressed, encoding, comment)
+    options: dict[str, Any] = dict(
+        sep=sep, header=None, dtype=str, comment=comment, skipinitialspace=True,
+        encoding="utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8")
+        else encoding, compression="gzip" if compressed else None, engine="c")
     try:
-        frame = pd.read_csv(
-            p, sep=sep, header=None, dtype=str, keep_default_na=False,
-            na_values=["", *na_values], comment=comment, skipinitialspace=True,
-            encoding="utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8")
-            else encoding,
-            compression="gzip" if compressed else None, engine="c",
-        )
+        frame = pd.read_csv(p, keep_default_na=False, na_values=["", *na_values], **options)
     except UnicodeDecodeError:
         raise DataFileError(_not_text(p, encoding)) from None
     except pd.errors.EmptyDataError:
@@ -314,6 +316,8 @@ def read_raw_table(
         raise DataFileError(f"cannot read {p}: {_reason(exc)}") from None
     except ValueError:
         raise DataFileError(f"cannot read {p}: corrupt or malformed CSV file") from None
+    if frame.isna().to_numpy().any():
+        _refuse_short_rows(p, frame.shape[1], options)
     if header:
         if frame.shape[0] == 0:
             raise DataFileError(f"{p} is empty (no header line)")
@@ -328,6 +332,28 @@ def read_raw_table(
     _refuse_duplicates(cols, p)
     frame.columns = cols
     return frame
+
+
+def _refuse_short_rows(path: Path, width: int, options: dict[str, Any]) -> None:
+    """Refuse a CSV row with fewer fields than the widest (pandas pads it with missing cells,
+    which would be reported as missing values, or encoded by a ``missing`` rule).
+
+    The file is read again by :mod:`csv` (pandas gives an absent field and an empty one the
+    same value); called only when the parsed table holds a missing cell. No row is named.
+    """
+    opener = gzip.open if options["compression"] == "gzip" else open
+    comment = options["comment"]
+    with opener(path, "rt", encoding=options["encoding"], newline="") as fh:  # type: ignore[operator]
+        lines = (line for line in fh
+                 if not (comment and line.lstrip().startswith(comment)))
+        short = any(0 < len(row) < width
+                    for row in csv.reader(lines, delimiter=options["sep"],
+                                          skipinitialspace=True))
+    if short:
+        raise DataFileError(
+            f"{path} has a row with fewer fields than the header: every row must have one "
+            "field per column (an empty field is written as two adjacent delimiters); check "
+            "the delimiter (schema [file] delimiter) and the quoting")
 
 
 def _refuse_duplicates(cols: Sequence[str], path: Path) -> None:

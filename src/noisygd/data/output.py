@@ -21,7 +21,8 @@ import pandas as pd
 
 from noisygd.data.io import MissingDependencyError
 
-__all__ = ["OutputPathError", "atomic_write", "check_output_path", "table_bytes"]
+__all__ = ["TABLE_SUFFIXES", "OutputPathError", "atomic_write", "check_output_path",
+           "check_table_suffix", "table_bytes"]
 
 
 class OutputPathError(ValueError):
@@ -93,10 +94,26 @@ def atomic_write(path: str | Path, data: bytes, what: str = "output") -> Path:
     return p
 
 
+#: File name endings a table is written for (:func:`table_bytes`).
+TABLE_SUFFIXES = (".csv", ".txt", ".gz", ".parquet", ".pq")
+
+
+def check_table_suffix(path: str | Path, what: str = "output") -> Path:
+    """``path``, refused (:class:`OutputPathError`) unless its ending is one of
+    :data:`TABLE_SUFFIXES`: a table is never written in a format its name does not say."""
+    p = Path(path)
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        raise OutputPathError(
+            f"{what} path {p} must end in {', '.join(TABLE_SUFFIXES)} (CSV, gzipped CSV or "
+            f"Parquet); {p.suffix or 'no ending'} is not a table format noisygd writes")
+    return p
+
+
 def table_bytes(frame: pd.DataFrame, path: str | Path) -> bytes:
     """``frame`` encoded for ``path``: Parquet (``.parquet``/``.pq``), gzipped CSV (``.gz``),
-    else CSV (no index)."""
-    suffix = Path(path).suffix.lower()
+    CSV (``.csv``, ``.txt``; no index); any other ending is refused
+    (:func:`check_table_suffix`)."""
+    suffix = check_table_suffix(path).suffix.lower()
     if suffix in (".parquet", ".pq"):
         buf = io.BytesIO()
         try:

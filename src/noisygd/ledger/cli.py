@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 import sqlalchemy as sa
 
-from noisygd.ledger.core import Ledger
+from noisygd.ledger.core import Ledger, check_budget
 
 __all__ = ["add_ledger_commands", "cmd_ledger", "main"]
 
@@ -113,6 +113,8 @@ def cmd_ledger(args: argparse.Namespace, stdout: TextIO | None = None) -> dict[s
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    if args.ledger_command == "set-budget":  # refused before the ledger is opened (created)
+        check_budget(args.dataset, args.epsilon, args.delta)
     with Ledger(args.ledger) as ledger:
         command = args.ledger_command
         if command == "set-budget":

@@ -40,12 +40,13 @@ raised or lowered later; lowering one below the spend refuses all further releas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -82,6 +83,13 @@ EXPORT_VERSION = 1
 
 class LedgerError(ValueError):
     """A ledger request that cannot be served: no budget, mixed relations, unreadable event."""
+
+
+def check_budget(dataset: Any, epsilon: Any, delta: Any) -> tuple[str, float, float]:
+    """``(dataset, epsilon, delta)`` of :meth:`Ledger.set_budget`, checked (a name of 1 to
+    255 characters, epsilon positive and finite, delta in (0, 1))."""
+    return (_check_name("dataset", dataset), check_positive("epsilon", epsilon),
+            check_probability("delta", delta))
 
 
 @dataclass(frozen=True)
@@ -230,8 +238,15 @@ class Ledger:
         spends against the one store, as a path or URL does)."""
         return self
 
-    def _tx(self, *, write: bool):
-        return storage.transaction(self._engine, write=write, timeout=self._timeout)
+    @contextlib.contextmanager
+    def _tx(self, *, write: bool) -> Iterator[sa.Connection]:
+        """One transaction (:func:`storage.transaction`); a damaged row is reported as a
+        :class:`LedgerError` naming this ledger."""
+        try:
+            with storage.transaction(self._engine, write=write, timeout=self._timeout) as conn:
+                yield conn
+        except _DamagedRow as exc:
+            raise LedgerError(f"ledger {self.url}: {exc}") from None
 
     # ------------------------------------------------------------------ budgets
     def set_budget(self, dataset: str, epsilon: float, delta: float) -> DatasetBudget:
@@ -246,9 +261,7 @@ class Ledger:
         delta : float
             In (0, 1). Every spend of the dataset is accounted at this delta.
         """
-        dataset = _check_name("dataset", dataset)
-        epsilon = check_positive("epsilon", epsilon)
-        delta = check_probability("delta", delta)
+        dataset, epsilon, delta = check_budget(dataset, epsilon, delta)
         now = _now()
         with self._tx(write=True) as conn:
             row = conn.execute(
@@ -695,14 +708,30 @@ def _read_releases(conn: sa.Connection, dataset: str) -> list[Release]:
     return [_release_from_row(r) for r in rows]
 
 
+class _DamagedRow(LedgerError):
+    """A stored release whose JSON cannot be read (re-raised naming the ledger)."""
+
+
+def _json_field(row: Mapping[str, Any], key: str) -> Any:
+    """The JSON column ``key`` of a release row, parsed; :class:`_DamagedRow` names the
+    release and the column, never the stored text."""
+    try:
+        return json.loads(row[key])
+    except (TypeError, ValueError, RecursionError):
+        raise _DamagedRow(
+            f"release {row['id']} of dataset {row['dataset']!r} has a damaged {key} column "
+            "(not the JSON noisygd writes): the dataset cannot be re-accounted, so no "
+            "further release is admitted; restore the ledger from a backup") from None
+
+
 def _release_from_row(row: Mapping[str, Any]) -> Release:
     return Release(
         id=int(row["id"]),
         dataset=row["dataset"],
         time=row["created_at"],
         algorithm=row["algorithm"],
-        parameters=json.loads(row["parameters"]),
-        event_data=json.loads(row["event"]),
+        parameters=_json_field(row, "parameters"),
+        event_data=_json_field(row, "event"),
         event_description=row["event_description"],
         relation=row["relation"],
         delta=float(row["delta"]),
@@ -712,7 +741,7 @@ def _release_from_row(row: Mapping[str, Any]) -> Release:
         spent_epsilon=float(row["spent_epsilon"]),
         spent_accountant=row["spent_accountant"],
         noisygd_version=row["noisygd_version"],
-        reserved_event_data=(json.loads(row["reserved_event"])
+        reserved_event_data=(_json_field(row, "reserved_event")
                              if row.get("reserved_event") is not None else None),
         settled_at=row.get("settled_at"),
     )

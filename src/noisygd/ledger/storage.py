@@ -225,6 +225,17 @@ def transaction(engine: Engine, *, write: bool, timeout: float) -> Iterator[Conn
             yield conn
 
 
+def _refuse_foreign_sqlite(conn: Connection, engine: Engine) -> None:
+    """Refuse an SQLite file that holds tables but no ledger: another application's database,
+    to which the ledger's tables must not be added (a PostgreSQL database may be shared)."""
+    names = set(sa.inspect(conn).get_table_names())
+    if names and ledger_meta.name not in names:
+        raise ValueError(
+            f"ledger {describe_url(engine.url)} is an SQLite database of another application "
+            f"(it holds {len(names)} table(s) and no noisygd ledger): give the path of a new "
+            "file, or of an existing ledger")
+
+
 def create_schema(engine: Engine, *, timeout: float) -> None:
     """Create the tables if absent, and check the schema version of an existing ledger.
 
@@ -236,6 +247,8 @@ def create_schema(engine: Engine, *, timeout: float) -> None:
     with transaction(engine, write=True, timeout=timeout) as conn:
         if is_postgresql(engine):
             conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_SCHEMA_LOCK)))
+        else:
+            _refuse_foreign_sqlite(conn, engine)
         metadata.create_all(conn, checkfirst=True)
         found = conn.execute(
             sa.select(ledger_meta.c.value).where(ledger_meta.c.key == "schema_version")

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from noisygd._checks import check_positive
 from noisygd.accounting.base import check_delta, check_epsilon
 from noisygd.accounting.gdp import gdp_mu
 
@@ -38,10 +39,8 @@ __all__ = [
 
 
 def _check_sensitivity(sensitivity: float) -> float:
-    s = float(sensitivity)
-    if not (s > 0.0) or not math.isfinite(s):
-        raise ValueError(f"sensitivity must be positive and finite, got {sensitivity!r}")
-    return s
+    """A positive finite real (``TypeError`` for ``True`` or ``"2"``: :func:`check_positive`)."""
+    return check_positive("sensitivity", sensitivity)
 
 
 def paper_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:

@@ -36,6 +36,8 @@ import math
 import numpy as np
 from scipy import stats
 
+from noisygd._checks import check_positive
+
 __all__ = [
     "l2_laplace_expected_sq_norm",
     "l2_laplace_norm_distribution",
@@ -58,10 +60,8 @@ def _check_dim(dim: int) -> int:
 
 
 def _check_scale(scale: float) -> float:
-    s = float(scale)
-    if not (s > 0.0) or not math.isfinite(s):
-        raise ValueError(f"scale must be positive and finite, got {scale!r}")
-    return s
+    """A positive finite real (``TypeError`` for ``True`` or ``"2"``: :func:`check_positive`)."""
+    return check_positive("scale", scale)
 
 
 def l2_laplace_scale(sensitivity: float, epsilon: float) -> float:

@@ -33,6 +33,7 @@ __all__ = [
     "is_secure",
     "secure_event",
     "secure_gaussian_sigma",
+    "secure_noise_scale",
     "sensitivity_inflation",
     "zcdp_rho_for",
 ]
@@ -101,6 +102,32 @@ def secure_event(event: DpEvent, rng: Any, inflation: float) -> DpEvent:
     return DiscreteGaussianNoise(event, inflation)
 
 
+def secure_noise_scale(rng: Any, sigma: float, dim: int, sensitivity: float, mu: float,
+                       *, max_rounds: int = 64) -> tuple[float, float]:
+    r"""``(sigma, kappa)``: the noise scale of a release of L2 sensitivity :math:`\Delta` in
+    ``dim`` coordinates whose (secure) event spends at most Gaussian-DP ``mu``.
+
+    The one home of the secure fixed point: rounding to the grid of :math:`\sigma` enlarges
+    the sensitivity by :math:`\kappa(\sigma)` (:func:`sensitivity_inflation`), and the
+    discrete Gaussian is :math:`(\kappa\Delta/\sigma)^2/2`-zCDP (Canonne, Kamath and
+    Steinke 2020). Starting from ``sigma``, :math:`\sigma \leftarrow
+    \kappa(\sigma)\Delta/\mu\,(1 + 10^{-12})` until :math:`\kappa\Delta/\sigma \le \mu`
+    (one or two rounds). A NumPy generator has :math:`\kappa = 1` and keeps ``sigma`` when
+    :math:`\Delta/\sigma \le \mu`.
+
+    Raises
+    ------
+    RuntimeError
+        If no scale meets ``mu`` within ``max_rounds`` rounds (an internal error).
+    """
+    for _ in range(max_rounds):
+        kappa = sensitivity_inflation(rng, sigma, dim, sensitivity)
+        if kappa * sensitivity / sigma <= mu:
+            return sigma, kappa
+        sigma = kappa * sensitivity / mu * (1.0 + 1e-12)
+    raise RuntimeError("internal error: no secure noise scale meets its share of the budget")
+
+
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
     r"""The largest :math:`\rho` (to 1e-12 relative) whose zCDP conversion gives at most
     ``epsilon`` at ``delta`` (:func:`noisygd.accounting.zcdp.zcdp_epsilon`, increasing in
@@ -144,9 +171,5 @@ def secure_gaussian_sigma(sensitivity: float, epsilon: float, delta: float, dim:
     root = math.sqrt(2.0 * rho)
     if not root > c:
         raise ValueError("epsilon too small for the rounding grid: raise grid_bits")
-    sigma = sens / (root - c) * (1.0 + 1e-12)
-    while True:
-        kappa = sensitivity_inflation(rng, sigma, d, sens)
-        if (kappa * sens) ** 2 / (2.0 * sigma * sigma) <= rho:
-            return sigma
-        sigma *= 1.0 + 1e-12
+    sigma, _ = secure_noise_scale(rng, sens / (root - c) * (1.0 + 1e-12), d, sens, root)
+    return sigma

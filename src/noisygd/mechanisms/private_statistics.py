@@ -59,6 +59,7 @@ from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
     secure_event,
+    secure_noise_scale,
     sensitivity_inflation,
 )
 
@@ -136,8 +137,11 @@ def geometric_grid(low: float, high: float, *, ratio: float = DEFAULT_GRID_RATIO
     scale = max(abs(low), abs(high))
     r = (DEFAULT_RELATIVE_RESOLUTION * scale if resolution is None
          else check_positive("resolution", resolution))
-    k_max = max(0, math.ceil(math.log(scale / r) / math.log(ratio))) if scale > r else 0
-    mags = r * ratio ** np.arange(k_max + 1, dtype=np.float64)
+    # logarithms of each side: scale / r overflows for a tiny r (1e300 / 1e-300)
+    k_max = (max(0, math.ceil((math.log(scale) - math.log(r)) / math.log(ratio)))
+             if scale > r else 0)
+    mags = np.exp(math.log(r) + math.log(ratio) * np.arange(k_max + 1, dtype=np.float64))
+    mags = np.unique(mags[mags > 0.0])  # a subnormal r may round to 0 or repeat
     points = np.concatenate([-mags[::-1], [0.0], mags])
     inner = points[(points > low) & (points < high)]
     return np.concatenate([[low], inner, [high]])
@@ -176,12 +180,7 @@ def _secure_sigma(rng: Any, sigma: float, dim: int, sensitivity: float, mu: floa
     """Secure mode: the smallest ``sigma`` (to 1e-12 relative) with :math:`\\kappa\\Delta/\\sigma
     \\le \\mu`, so the discrete event's zCDP :math:`(\\kappa\\Delta/\\sigma)^2/2` is at most
     :math:`\\mu^2/2`."""
-    for _ in range(64):
-        kappa = sensitivity_inflation(rng, sigma, dim, sensitivity)
-        if kappa * sensitivity / sigma <= mu:
-            return sigma
-        sigma = kappa * sensitivity / mu * (1.0 + 1e-12)
-    raise RuntimeError("internal error: no secure histogram noise meets its share")
+    return secure_noise_scale(rng, sigma, dim, sensitivity, mu)[0]
 
 
 def histogram_event(n_bins: int, *, mu: float, relation: Neighbouring | str,

@@ -49,7 +49,7 @@ from abc import abstractmethod
 import numpy as np
 import scipy.sparse as sp
 
-from noisygd._checks import check_bool, check_nonnegative, check_positive
+from noisygd._checks import check_bool, check_nonnegative, check_positive, check_scale
 from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
 
 __all__ = ["GLMObjective", "HuberLoss", "LogisticLoss", "SquaredLoss"]
@@ -366,7 +366,7 @@ class SquaredLoss(GLMObjective):
         target_bound: float | None = None,
     ) -> None:
         super().__init__(l2=l2, fit_intercept=fit_intercept, radius=radius)
-        self.target_bound = None if target_bound is None else check_positive(
+        self.target_bound = None if target_bound is None else check_scale(
             "target_bound", target_bound)
 
     def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""A small persistent thread pool over a fixed partition of row blocks.
+"""Threads over a fixed partition of row blocks, inside a compute context entered once per fit.
 
 NumPy's BLAS calls and ufunc loops release the GIL, so threads over row blocks use every
 core. The partition (which rows form block ``j``) is fixed by the caller, and results are
@@ -7,25 +7,38 @@ every number of threads. BLAS is limited to one thread while blocks are computed
 worker too: the pool is the parallelism (nested BLAS threads would compete for the same
 cores), and a BLAS matrix product's rounding can depend on its own thread count (OpenBLAS
 ``gemm`` does), which would make the result depend on ``n_threads``.
+
+**The compute context** (:func:`compute_context`, entered once per fit by
+:func:`noisygd.training.fit_private`): it owns the fit's thread pool and limits BLAS to one
+thread for its duration, through threadpoolctl, which inspects the libraries loaded *when the
+context is entered* (so a library loaded after ``noisygd`` was imported, such as torch's MKL,
+is limited too), and restores the setting it found when it is left. Each fit's context sets
+and restores only in its own thread (threadpoolctl acts for the calling thread; with OpenMP
+and recent OpenBLAS builds the count is per thread), and a nested entry reuses the outer
+context. Each context has its own pool, so one fit
+never shuts down another's workers. Outside a
+context (an oracle used directly), :func:`run_blocks` uses a persistent default pool, one call
+at a time, with BLAS limited for that call (the behaviour before the context existed).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["default_threads", "run_blocks"]
+__all__ = ["ComputeContext", "compute_context", "default_threads", "run_blocks"]
 
 T = TypeVar("T")
 
-_LOCK = threading.Lock()
-_POOL: ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
-_CONTROLLER: Any = None
+_DEFAULT_LOCK = threading.Lock()
+_ACTIVE: contextvars.ContextVar[ComputeContext | None] = contextvars.ContextVar(
+    "noisygd_compute_context", default=None)
 
 
 def default_threads() -> int:
@@ -37,33 +50,57 @@ def default_threads() -> int:
     return max(1, min(8, n))
 
 
-def _pool(workers: int) -> ThreadPoolExecutor:
-    global _POOL, _POOL_SIZE
-    with _LOCK:
-        if _POOL is None or _POOL_SIZE < workers:
-            if _POOL is not None:
-                _POOL.shutdown(wait=False)
-            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="noisygd-oracle")
-            _POOL_SIZE = workers
-        return _POOL
+def _limit_blas() -> Any:
+    """Limit every BLAS library loaded now to one thread, for the calling thread; returns the
+    limiter whose ``restore_original_limits`` undoes it."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+class ComputeContext:
+    """The compute resources of one fit: its thread pool (grown on demand, shut down when the
+    context is left). Made by :func:`compute_context`; never shared between fits."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._size = 0
+
+    def pool(self, workers: int) -> ThreadPoolExecutor:
+        """A pool of at least ``workers`` threads (the calls of one fit are sequential, so a
+        smaller pool is shut down, after its work, before a larger one replaces it)."""
+        if self._pool is None or self._size < workers:
+            self.close()
+            self._pool = ThreadPoolExecutor(max_workers=workers,
+                                            thread_name_prefix="noisygd-oracle")
+            self._size = workers
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool, self._size = None, 0
 
 
 class _OneBlasThread:
-    """BLAS limited to one thread inside the ``with`` block, restored after.
+    """Outside a compute context: BLAS limited to one thread for one call, restored after.
 
-    Sets each loaded BLAS library's thread count directly through threadpoolctl's
-    library controllers (two C calls per library) instead of ``ThreadpoolController.limit``,
-    which re-inspects every library on each call (about 70 microseconds, 3% of a gradient
-    step at n = 1e5, d = 50).
+    Sets each BLAS library's thread count directly through threadpoolctl's library
+    controllers found at the first call (two C calls per library) instead of
+    ``threadpool_limits``, which re-inspects every library on each call (about 70
+    microseconds, 3% of a gradient step at n = 1e5, d = 50).
     """
 
-    def __init__(self, libraries: list[Any]) -> None:
-        self.libraries = libraries
-        self.saved: list[tuple[Any, int]] = []
+    _libraries: list[Any] | None = None
 
     def __enter__(self) -> None:
+        if _OneBlasThread._libraries is None:
+            from threadpoolctl import ThreadpoolController
+
+            _OneBlasThread._libraries = ThreadpoolController().select(
+                user_api="blas").lib_controllers
         self.saved = []
-        for lib in self.libraries:
+        for lib in _OneBlasThread._libraries:
             n = lib.num_threads
             if n != 1:
                 lib.set_num_threads(1)
@@ -74,13 +111,39 @@ class _OneBlasThread:
             lib.set_num_threads(n)
 
 
-def _blas_limit() -> Any:
-    global _CONTROLLER
-    if _CONTROLLER is None:  # the BLAS libraries loaded now (NumPy's, SciPy's)
-        from threadpoolctl import ThreadpoolController
+#: The context of calls made outside a fit (its pool persists; module docstring).
+_DEFAULT = ComputeContext()
 
-        _CONTROLLER = ThreadpoolController().select(user_api="blas").lib_controllers
-    return _OneBlasThread(_CONTROLLER)
+
+@contextlib.contextmanager
+def _call_context() -> Iterator[ComputeContext]:
+    """The active :func:`compute_context`, or, outside one, the persistent default pool with
+    BLAS limited for this call only (an oracle used directly, e.g. by an algorithm called
+    without :func:`noisygd.training.fit_private`)."""
+    active = _ACTIVE.get()
+    if active is not None:
+        yield active
+        return
+    with _DEFAULT_LOCK, _OneBlasThread():  # the default pool serves one call at a time
+        yield _DEFAULT
+
+
+@contextlib.contextmanager
+def compute_context() -> Iterator[ComputeContext]:
+    """Enter the compute context of a fit (module docstring); nested entries reuse it."""
+    active = _ACTIVE.get()
+    if active is not None:
+        yield active
+        return
+    context = ComputeContext()
+    limiter = _limit_blas()
+    token = _ACTIVE.set(context)
+    try:
+        yield context
+    finally:
+        _ACTIVE.reset(token)
+        context.close()
+        limiter.restore_original_limits()
 
 
 def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int) -> list[T]:
@@ -88,27 +151,27 @@ def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int) -> list[T]
 
     Threads take the next unclaimed block index until none is left (so a thread slowed
     by other load does less); results are stored by block index, so the list, and any
-    sum of it taken in order, does not depend on ``n_threads``.
+    sum of it taken in order, does not depend on ``n_threads``. Runs in the active
+    :func:`compute_context` (outside one: module docstring).
     """
-    workers = min(n_threads, n_blocks)
-    if workers <= 1:
-        with _blas_limit():
+    with _call_context() as context:
+        workers = min(n_threads, n_blocks)
+        if workers <= 1:
             return [fn(j) for j in range(n_blocks)]
-    out: list[Any] = [None] * n_blocks
-    claims = itertools.count()  # next() is atomic under the GIL
+        out: list[Any] = [None] * n_blocks
+        claims = itertools.count()  # next() is atomic under the GIL
 
-    def work() -> None:
-        while True:
-            j = next(claims)
-            if j >= n_blocks:
-                return
-            out[j] = fn(j)
+        def work() -> None:
+            while True:
+                j = next(claims)
+                if j >= n_blocks:
+                    return
+                out[j] = fn(j)
 
-    with _blas_limit():
-        futures = [_pool(workers - 1).submit(work) for _ in range(workers - 1)]
+        futures = [context.pool(workers - 1).submit(work) for _ in range(workers - 1)]
         try:
             work()
         finally:
             for f in futures:
                 f.result()
-    return out
+        return out

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from noisygd.exceptions import PrivacyLeakWarning
-from noisygd.schema.model import INDICATOR, parse_schema
+from noisygd.schema.model import INDICATOR, ZEROS, parse_schema
 from noisygd.schema.toml_write import dumps
 
 __all__ = ["DATA_DERIVED", "draft_schema", "draft_toml"]
@@ -66,6 +66,24 @@ def _levels(col: pd.Series, present: np.ndarray) -> list[Any]:
     return sorted({str(v).strip() for v in values.tolist()})
 
 
+#: Column names that hold a row number or identifier (compared in lower case).
+ROW_NUMBER_NAMES = frozenset({"", "rownames", "row.names", "row_names", "index", "id",
+                              "unnamed: 0"})
+
+
+def _is_row_number(name: str, numbers: np.ndarray) -> bool:
+    """Whether a numeric column looks like a row number: an index's name (R's ``rownames``,
+    pandas' ``Unnamed: 0``) with integer values, or distinct consecutive integers from 0
+    or 1."""
+    if not np.all(numbers == np.floor(numbers)) or numbers.size < 3:
+        return False
+    if name.strip().lower() in ROW_NUMBER_NAMES:
+        return True
+    distinct = np.unique(numbers)
+    return (distinct.size == numbers.size and distinct[0] in (0.0, 1.0)
+            and distinct[-1] - distinct[0] == numbers.size - 1)
+
+
 def _draft_column(col: pd.Series) -> tuple[dict[str, Any], dict[str, str]]:
     """The column's draft table and its comments (keyed by table key, ``""`` the table)."""
     missing = _missing(col)
@@ -73,9 +91,18 @@ def _draft_column(col: pd.Series) -> tuple[dict[str, Any], dict[str, str]]:
     notes: dict[str, str] = {"draft": "delete this line once every DATA-DERIVED value is "
                                       "confirmed or replaced"}
     numbers = _as_numbers(col, present)
-    if numbers is not None:
-        body: dict[str, Any] = {"kind": "numeric",
-                                "bounds": [_number(numbers.min()), _number(numbers.max())]}
+    body: dict[str, Any]
+    if numbers is not None and _is_row_number(str(col.name), numbers):
+        body = {"kind": "ignore"}
+        notes["kind"] = (DATA_DERIVED + " (an index's name, or the integers 0 or 1 to the "
+                         "number of rows: a row number, not a feature?)")
+    elif numbers is not None and numbers.min() == numbers.max():
+        body = {"kind": "ignore"}
+        notes["kind"] = (DATA_DERIVED + " (one value in every row: it tells the rows apart "
+                         "from nothing; declare public bounds to use it)")
+    elif numbers is not None:
+        body = {"kind": "numeric",
+                "bounds": [_number(numbers.min()), _number(numbers.max())]}
         notes["bounds"] = DATA_DERIVED + " (the data's min and max)"
     else:
         levels = _levels(col, present)
@@ -84,8 +111,10 @@ def _draft_column(col: pd.Series) -> tuple[dict[str, Any], dict[str, str]]:
             notes["kind"] = (DATA_DERIVED + f" (more than {MAX_LEVELS} distinct values, or "
                              "none: an identifier or free text?)")
         else:
-            body = {"kind": "categorical", "levels": levels}
+            body = {"kind": "categorical", "levels": levels, "unknown": ZEROS}
             notes["levels"] = DATA_DERIVED + " (the values that occur)"
+            notes["unknown"] = ("a level not listed (one absent from these rows, e.g. in a "
+                                "test split) encodes as all zeros; \"error\" refuses it")
     if missing.any() and body["kind"] != "ignore":
         body["missing"] = INDICATOR
         notes["missing"] = DATA_DERIVED + " (the column has missing cells)"
@@ -101,10 +130,6 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
     Issues a :class:`~noisygd.exceptions.PrivacyLeakWarning`: the draft is computed from the
     data. Every derived value is in a table with ``draft = true``.
     """
-    warnings.warn(
-        f"the draft schema for {source} is computed from the data (bounds, levels, gaps): each "
-        "value is marked DATA-DERIVED; replace or confirm every one before fitting",
-        PrivacyLeakWarning, stacklevel=2)
     cols = [str(c) for c in frame.columns]
     if target is not None and target not in cols:
         raise ValueError(f"--target {target!r} is not a column of {source}; its columns are: "
@@ -137,7 +162,15 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
         body, notes = _draft_column(frame[name])
         data["columns"][name] = body
         comments.update({f"columns.{name}.{k}": v for k, v in notes.items()})
+    if all(body["kind"] == "ignore" for body in data["columns"].values()):
+        raise ValueError(f"no column of {source} can be drafted as a feature (each is constant, "
+                         "a row number, free text or empty): write the schema by hand "
+                         "(docs/schema.md)")
     parse_schema(data, "the draft")  # the draft itself is a valid (draft) schema
+    warnings.warn(
+        f"the draft schema for {source} is computed from the data (bounds, levels, gaps): each "
+        "value is marked DATA-DERIVED; replace or confirm every one before fitting",
+        PrivacyLeakWarning, stacklevel=2)
     return data, comments
 
 

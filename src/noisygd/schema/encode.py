@@ -219,13 +219,19 @@ def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the
     is refused (:meth:`~noisygd.schema.TableSchema.check_public`): the fit resolves them.
     """
     schema.check_public("encoding")
-    blocks = []
+    blocks, problems = [], []
     for name, spec in schema.features.items():
         col = frame[name]
-        if isinstance(spec, NumericColumn):
-            blocks.append(_encode_numeric(col, name, spec, source))
-        else:
-            blocks.append(_encode_levels(col, name, spec, source))
+        try:  # every column is checked: one run names every column to fix
+            if isinstance(spec, NumericColumn):
+                blocks.append(_encode_numeric(col, name, spec, source))
+            else:
+                blocks.append(_encode_levels(col, name, spec, source))
+        except SchemaError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise SchemaError(problems[0] if len(problems) == 1 else
+                          f"{len(problems)} columns cannot be encoded: " + "; ".join(problems))
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
     X *= block_scale(schema)
     return np.ascontiguousarray(clip_rows(X, schema.row_norm_bound))

@@ -172,12 +172,8 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
     X = encode_features(schema, frame, source)
     kwargs.update(row_norm_bound=schema.row_norm_bound, feature_bounds=public_centring(schema))
     est = getattr(estimators, MODELS[name])(**kwargs)
-    if paid is not None:
-        est._prior_events = list(paid.events)  # composed first by fit_private
-    try:
-        est.fit(X, y)
-    finally:  # a later refit of this estimator on other rows must not compose them again
-        est.__dict__.pop("_prior_events", None)
+    # the paid releases are composed first by fit_private (an argument of this fit only)
+    est.fit(X, y, prior_events=None if paid is None else list(paid.events))
     params_out = {k: v for k, v in est.get_params().items()
                   if k not in ("ledger", "feature_bounds") and _jsonable(v)}
     payload: dict[str, Any] = {
@@ -271,6 +267,45 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
+def model_arrays(payload: dict[str, Any], n_features: int
+                 ) -> tuple[np.ndarray, np.ndarray, list[Any] | None]:
+    """``(coef, intercept, labels)`` of a model file, checked: finite numbers of the shapes
+    the task needs (``labels`` is ``None`` for a regression).
+
+    A classifier of ``K >= 2`` labels has one row of coefficients (``K = 2``) or ``K``;
+    a regression has one. Raises :class:`SchemaError` naming the damaged entry.
+    """
+    try:
+        coef = np.atleast_2d(np.asarray(payload["coef"], dtype=np.float64))
+        intercept = np.atleast_1d(np.asarray(payload["intercept"], dtype=np.float64))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise SchemaError("the model file's coef and intercept must be arrays of numbers: "
+                          "the model file is damaged") from None
+    if coef.ndim != 2 or intercept.ndim != 1 or not (
+            np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise SchemaError("the model file's coef and intercept must be finite numbers (a "
+                          "matrix and a vector): the model file is damaged")
+    if coef.shape[1] != n_features:
+        raise SchemaError(f"the model has {coef.shape[1]} coefficients per output but its "
+                          f"schema encodes {n_features} features: the model file is damaged")
+    if payload.get("task") == "regression":
+        outputs, labels = 1, None
+    else:
+        labels = payload.get("labels")
+        if not isinstance(labels, list) or len(labels) < 2:
+            raise SchemaError("the model file's labels must be a list of at least two labels "
+                              "(a classifier of one label predicts nothing): the model file "
+                              "is damaged")
+        outputs = 1 if len(labels) == 2 else len(labels)
+        if coef.shape[0] == len(labels) == 2:  # one row per label also scores 2 classes
+            outputs = 2
+    if coef.shape[0] != outputs or intercept.shape[0] != outputs:
+        raise SchemaError(f"the model file has {coef.shape[0]} rows of coefficients and "
+                          f"{intercept.shape[0]} intercepts, {outputs} expected: the model file "
+                          "is damaged")
+    return coef, intercept, labels
+
+
 def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "the data"
                   ) -> pd.DataFrame:
     """Predictions of a model file (from :func:`fit_table`) for a raw table.
@@ -283,15 +318,11 @@ def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "t
                           "schema to encode the data with): refit with --schema")
     schema = parse_schema(payload["schema"], "the model's schema")
     check_columns(schema, frame.columns, source, need_target=False)
+    coef, intercept, labels = model_arrays(payload, len(feature_names(schema)))
     X = encode_features(schema, frame, source)
-    coef = np.atleast_2d(np.asarray(payload["coef"], dtype=np.float64))
-    if coef.shape[1] != X.shape[1]:
-        raise SchemaError(f"the model has {coef.shape[1]} coefficients per output but its "
-                          f"schema encodes {X.shape[1]} features: the model file is damaged")
-    scores = X @ coef.T + np.atleast_1d(np.asarray(payload["intercept"], dtype=np.float64))
-    if payload.get("task") == "regression":
+    scores = X @ coef.T + intercept
+    if labels is None:
         return pd.DataFrame({"prediction": scores[:, 0]})
-    labels = list(payload["labels"])
     if scores.shape[1] == 1:
         p = _sigmoid(scores[:, 0])
         proba = np.column_stack([1.0 - p, p])

@@ -78,6 +78,8 @@ from pydantic import (
     model_validator,
 )
 
+from noisygd._checks import MAX_SCALE
+
 __all__ = [
     "CategoricalColumn",
     "FileOptions",
@@ -471,7 +473,10 @@ class Target(_PaidBounds):
         if (self.labels is None) == (self.bounds is None):
             raise ValueError("give exactly one of labels = [...] (classification) or "
                              "bounds = [low, high] (regression)")
-        _check_private_bounds(self)
+        lo, hi, where = _check_private_bounds(self)
+        if self.bounds is not None and max(abs(lo), abs(hi)) > MAX_SCALE:
+            raise ValueError(f"{where} must lie within [-{MAX_SCALE:g}, {MAX_SCALE:g}]: the "
+                             "squared loss squares the targets (rescale the target's units)")
         if self.labels is not None:
             _distinct_levels(self.labels, "labels")
             if len(self.labels) < 2:
@@ -509,8 +514,9 @@ class TableSchema(_Strict):
     @field_validator("row_norm_bound")
     @classmethod
     def _positive(cls, v: float) -> float:
-        if not (math.isfinite(v) and v > 0):
-            raise ValueError("row_norm_bound must be a positive finite number")
+        if not (math.isfinite(v) and 0 < v <= MAX_SCALE):
+            raise ValueError(f"row_norm_bound must be a positive number <= {MAX_SCALE:g} (the "
+                             "losses' constants square it)")
         return v
 
     @model_validator(mode="after")
@@ -703,6 +709,8 @@ def load_schema(path: str | Path) -> TableSchema:
         a valid schema; the message names the table and key.
     """
     p = Path(path)
+    if p.is_dir():
+        raise SchemaError(f"schema {p} is a directory: give the path of a TOML schema file")
     if not p.is_file():
         raise SchemaError(f"schema file not found: {p}")
     try:

@@ -197,6 +197,10 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                     scale_share=scale_share))
             except (ValueError, TypeError, AssumptionError, UnsupportedEventError) as exc:
                 rows.append((PlanRow(method=name, relation=relation, refused=str(exc)), None))
+            except ArithmeticError:  # an overflow or a division by 0 of the planner's formulas
+                rows.append((PlanRow(method=name, relation=relation, refused=(
+                    "the public constants (row norm bound, l2, radius) are out of "
+                    "floating-point range for this method's planner")), None))
     return rank_rows(rows)
 
 
@@ -240,7 +244,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
     note = ""
     l2_used = L2_DEFAULTS[model] if l2 is None else float(l2)
-    if (model in ("logistic", "linear") and solver.name == "noisy_gd" and l2 is None
+    if (model in ("logistic", "linear") and solver.plans_ridge and l2 is None
             and radius is None and "l2" not in options):
         # as the estimators' l2=None with NoisyGD (``_plans_ridge``): the solver plans the
         # ridge (noisygd.planning.ridge_strength) on an unregularised objective, and
@@ -249,7 +253,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
     op_bound, d0, d0_source = None, None, None
-    if solver.name == "output_perturbation" and l2 is None:
+    if solver.chooses_l2 and l2 is None:
         base = _objective(model, 0.0, radius, half)
         d0 = radius or options.get("optimum_norm_bound") or DEFAULT_INIT_DISTANCE
         d0_source = ("declared" if radius else "given" if options.get("optimum_norm_bound")
@@ -281,7 +285,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         max_iter=max_iter, options=options)
     if solver.gaussian:
         _, _, mu_k = split_gaussian_budget(epsilon, delta, 1, 0.0)
-        if (model == "linear" and solver.name == "noisy_gd" and clip is not None
+        if (model == "linear" and solver.plans_ridge and clip is not None
                 and scale_share > 0):
             # DPLinearRegression's private scales take scale_share of mu^2 first; the fit's
             # clip is at most this one (target_scale_ and row_scale_ are at most 1), and its

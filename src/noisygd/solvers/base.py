@@ -306,6 +306,19 @@ class Solver(ABC):
         :class:`~noisygd.mechanisms.secure.SecureRandom` and its planned event is then the
         secure one). :func:`noisygd.training.fit_private` refuses ``secure=True`` for the
         others before reading any data.
+    plans_ridge : bool
+        Whether it can plan its own ridge (``method_options={"l2": "auto"}``) when the user
+        gives ``l2=None``: the estimators then fit an unregularised objective and the solver
+        adds the ridge it plans from public quantities (NoisyGD).
+    chooses_l2 : bool
+        Whether ``l2=None`` is resolved by the method's theorems before planning
+        (:func:`noisygd.solvers.output_perturbation.choose_l2`: output perturbation).
+    takes_noise_dimension : bool
+        Whether it takes ``method_options["noise_dimension"]`` (the number of directions the
+        objective varies in, which a multinomial estimator passes: NoisyGD).
+
+    Behaviour that depends on the method is keyed on these attributes, never on ``name``
+    (tests/test_architecture.py).
     """
 
     name: ClassVar[str]
@@ -318,6 +331,9 @@ class Solver(ABC):
     accepts_prior_event: ClassVar[bool] = False
     clips_gradients: ClassVar[bool] = True
     secure_mode: ClassVar[bool] = False
+    plans_ridge: ClassVar[bool] = False
+    chooses_l2: ClassVar[bool] = False
+    takes_noise_dimension: ClassVar[bool] = False
 
     @abstractmethod
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:

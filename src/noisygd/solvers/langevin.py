@@ -9,7 +9,10 @@ Shokri 2021 with the refinements documented there) from the public facts and the
 the run is checked against the ``langevin_last_iterate`` accountant before it is returned.
 
 Options (``method_options``): ``step_rule`` (see :func:`plan_langevin`). ``max_iter`` caps
-``K`` (default :data:`DEFAULT_MAX_STEPS`). Clipping is refused below the Lipschitz constant:
+``K`` (default :data:`DEFAULT_MAX_STEPS`); ``step_rule="auto"`` raises the step size to fit
+:math:`K^*` in at most :data:`DEFAULT_MAX_STEPS` steps whatever the cap, so that a large
+cap is not run to the end (``"theorem4"`` or a float step size use the whole cap if
+:math:`K^*` needs it). Clipping is refused below the Lipschitz constant:
 it would break the gradient-field assumptions of Lemma 5.
 
 **Secure mode** (``Budget.secure``; docs/secure_noise.md). The last-iterate bound needs
@@ -90,15 +93,18 @@ class LangevinSolver(Solver):
                     "langevin uses unclipped gradients: clipping below the Lipschitz constant "
                     "breaks the gradient-field assumptions of Chourasia et al. Lemma 5 "
                     "(leave clip=None)")
+        # max_iter is a cap: "auto" fits K* in the default horizon, never in the cap itself
         max_steps = DEFAULT_MAX_STEPS if facts.max_iter is None else facts.max_iter
+        horizon = min(max_steps, DEFAULT_MAX_STEPS)
         if budget.secure:  # composition of discrete Gaussian steps, at the zCDP budget
             base = plan_langevin_secure(
                 facts, rho=budget.secure_rho(), step_rule=step_rule, max_steps=max_steps,
+                horizon=horizon,
                 target={"epsilon": float(budget.epsilon), "delta": float(budget.delta)})
         else:
             base = plan_langevin(
                 facts, epsilon=budget.epsilon, delta=budget.delta, step_rule=step_rule,
-                max_steps=max_steps)
+                max_steps=max_steps, horizon=horizon)
         return LangevinSolverPlan(
             **{f.name: getattr(base, f.name) for f in dataclasses.fields(LangevinPlan)},
             constraint="none" if facts.radius is None else "ball",

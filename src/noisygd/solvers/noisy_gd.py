@@ -102,6 +102,8 @@ class NoisyGDSolver(Solver):
     description = "NoisyGD (eq. 12.1), planner of section 12.2, exact Gaussian-DP accounting"
     gaussian = True
     secure_mode = True
+    plans_ridge = True
+    takes_noise_dimension = True
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation, overrides)."""

@@ -116,6 +116,7 @@ class OutputPerturbationSolver(Solver):
     relations = (Neighbouring.REPLACE_ONE,)
     clips_gradients = False
     secure_mode = True
+    chooses_l2 = True
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[OutputPerturbationPlan,
                                                                  dict[str, Any]]:

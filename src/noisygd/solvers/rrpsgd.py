@@ -246,7 +246,9 @@ def _secure_wrap(event: SelfComposed, sigma_z: float, dim: int,
     from noisygd.mechanisms.noise import sensitivity_inflation
     from noisygd.mechanisms.secure import SecureRandom
 
-    kappa = sensitivity_inflation(SecureRandom(), sigma_z, dim, 2.0 * lipschitz)
+    kappa = sensitivity_inflation(
+        SecureRandom(), sigma_z, dim,
+        Neighbouring.REPLACE_ONE.clipped_sum_sensitivity * lipschitz)
     return DiscreteGaussianNoise(event, kappa)
 
 
