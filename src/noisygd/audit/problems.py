@@ -53,7 +53,7 @@ of :mod:`noisygd.audit.bounds` bounds epsilon.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,6 +72,7 @@ from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
     PoissonSampled,
+    SampledWithoutReplacement,
     SelfComposed,
 )
 from noisygd.algorithms.base import FitResult
@@ -80,10 +81,12 @@ from noisygd.algorithms.langevin_gd import projected_noisy_gd
 from noisygd.algorithms.noisy_gd import noisy_gd
 from noisygd.algorithms.noisy_sgd import noisy_sgd
 from noisygd.algorithms.output_perturbation import output_perturbation_gd
+from noisygd.audit.bounds import ShiftFamily
 from noisygd.objectives.distance import SquaredDistanceLoss
-from noisygd.objectives.glm import SquaredLoss
+from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
+from noisygd.solvers.noisy_gd import RidgedOracle
 
 __all__ = [
     "CANARY_TARGET",
@@ -105,7 +108,7 @@ Runner = Callable[[int, np.random.Generator], FitResult]
 
 @dataclass(frozen=True)
 class AuditProblem:
-    """Two neighbouring datasets, the algorithm run on them and the statistic.
+    r"""Two neighbouring datasets, the algorithm run on them and the statistic.
 
     Attributes
     ----------
@@ -115,7 +118,7 @@ class AuditProblem:
         ``run(which, rng) -> FitResult``: one run of the algorithm on ``D`` (``which =
         0``) or ``D'`` (``which = 1``), all randomness from ``rng``.
     direction : ndarray
-        Unit vector ``u``; the statistic is :math:`\\langle\\theta, u\\rangle`.
+        Unit vector ``u``; the statistic is :math:`\langle\theta, u\rangle`.
     relation : Neighbouring
         How ``D`` and ``D'`` are neighbours.
     gaussian_output : bool
@@ -125,6 +128,15 @@ class AuditProblem:
         What the canary is and why it is the worst case.
     settings : dict
         The public parameters of the run (for reports).
+    family : ShiftFamily, optional
+        The statistic's law up to its signal-to-noise ratio when it is a known mixture of
+        Gaussians (subsampled runs): the runner then reports the ``"family"`` bound
+        (:mod:`noisygd.audit.bounds`) as the headline.
+    score : callable, optional
+        ``score(result) -> float``: a white-box statistic read from the run's ``info``
+        (``direction`` is then unused); default :math:`\langle\theta, u\rangle`.
+    observed : str
+        What the statistic observes (``"last iterate"``, ``"every step (white-box)"``...).
     """
 
     name: str
@@ -134,10 +146,19 @@ class AuditProblem:
     gaussian_output: bool
     canary: str
     settings: dict[str, Any] = field(default_factory=dict)
+    family: ShiftFamily | None = None
+    score: Callable[[FitResult], float] | None = None
+    observed: str = "released parameters"
 
     def statistic(self, theta: np.ndarray) -> float:
         r""":math:`\langle\theta, u\rangle`."""
         return float(np.dot(np.asarray(theta, dtype=float), self.direction))
+
+    def observe(self, result: FitResult) -> float:
+        """The statistic of one run: ``score(result)`` if set, else :meth:`statistic`."""
+        if self.score is not None:
+            return float(self.score(result))
+        return self.statistic(result.theta)
 
 
 # ------------------------------------------------------------------ datasets
@@ -251,23 +272,108 @@ def noisy_sgd_problem(
     epsilon: float | None = None,
     delta: float = 1e-5,
     noise_multiplier: float | None = None,
+    sampling: str = "poisson",
     steps: int = 4,
-    sampling_rate: float = 0.5,
+    sampling_rate: float = 0.8,
+    batch_size: int | None = None,
+    epochs: int = 2,
     clip: float = 1.0,
     learning_rate: float = 0.1,
-    n_ordinary: int = 4,
+    n_ordinary: int | None = None,
 ) -> AuditProblem:
-    r"""NoisySGD (:func:`~noisygd.algorithms.noisy_sgd.noisy_sgd`, Poisson, add/remove).
+    r"""NoisySGD (:func:`~noisygd.algorithms.noisy_sgd.noisy_sgd`) on the canary problem.
 
-    ``z`` calibrated to ``epsilon`` by
-    :func:`~noisygd.accounting.calibrate_noise_multiplier` when not given. The statistic
-    is the sum over steps (the last iterate's canary coordinate), a mixture of Gaussians:
-    ``gaussian_output`` is False.
+    ``z`` is calibrated to ``epsilon`` on the run's own event by
+    :func:`~noisygd.accounting.calibrate_noise_multiplier` (PLD) when not given.
+
+    ``sampling="poisson"`` (add/remove; ``steps``, ``sampling_rate``; 4 ordinary rows): the
+        canary is in a :math:`\mathrm{Bin}(T, \gamma)` number of batches, so the last
+        iterate's canary coordinate is :math:`\sum_k \mathrm{Bin}(k; T, \gamma)\,
+        \mathcal N(k\nu, 1)` against :math:`\mathcal N(0, 1)` in units of its noise,
+        :math:`\nu = 1/(z\sqrt T)` (:meth:`ShiftFamily.poisson_sum`). That pair's epsilon
+        is the accountant's to 0.5% at the defaults (1.990 against 2.000): the summed iterate
+        loses almost nothing to the release of every iterate that PLD bounds.
+    ``sampling="without_replacement"`` (replace-one; ``steps``, ``batch_size``, default 19
+        of 20 rows): fresh uniform batches; the canary's row has clipped gradient
+        :math:`-Cu` in ``D`` and :math:`+Cu` in ``D'`` in each batch that holds it
+        (:meth:`ShiftFamily.symmetric_sum`). The accountant's pair (Zhu, Dong and Wang 2022,
+        :mod:`noisygd.accounting.wor_pld`) shifts by the whole :math:`2C` against nothing;
+        no pair of rows realises it, and this pair's epsilon approaches it only as
+        :math:`\gamma \to 1` (1.974 against 2.000 at :math:`\gamma = 0.95`, ``T = 4``;
+        1.247 at :math:`\gamma = 0.5`, ``T = 1``).
+    ``sampling="shuffle_fixed"`` (replace-one; ``epochs``, ``batch_size``, default 2 of 5
+        rows): the accountant claims no amplification (the permutation is data-independent,
+        so it may be public), so the auditor is given it: the statistic sums the canary
+        coordinate of the noisy steps whose batch holds the canary (white-box, from the
+        iterates), exactly Gaussian with :math:`\mu = 2\sqrt E/z`, the accountant's.
     """
-    T = check_positive_int("steps", steps)
-    gamma = check_fraction("sampling_rate", sampling_rate)
+    sampling = check_choice("sampling", sampling, ("poisson", "without_replacement",
+                                                   "shuffle_fixed"))
     C = check_positive("clip", clip)
     eta = check_positive("learning_rate", learning_rate)
+    if sampling == "poisson":
+        return _poisson_sgd_problem(epsilon, delta, noise_multiplier, steps, sampling_rate, C,
+                                    eta, 4 if n_ordinary is None else n_ordinary)
+    rel = Neighbouring.REPLACE_ONE
+    n_ord = check_positive_int("n_ordinary", n_ordinary if n_ordinary is not None else
+                               (19 if sampling == "without_replacement" else 4))
+    n = n_ord + 1
+    m = check_positive_int("batch_size", batch_size if batch_size is not None else
+                           (19 if sampling == "without_replacement" else 2))
+    if m > n:
+        raise ValueError(f"batch_size={m} exceeds the {n} rows")
+    inner = Gaussian  # the event's inner Gaussian over the replace-one sensitivity 2
+    if sampling == "without_replacement":
+        T = check_positive_int("steps", steps)
+
+        def make_event(s: float) -> DpEvent:
+            return SelfComposed(SampledWithoutReplacement(
+                m, n, inner(s, sensitivity=2.0, relation=rel)), T)
+    else:
+        E = check_positive_int("epochs", epochs)
+        T = E * math.ceil(n / m)
+
+        def make_event(s: float) -> DpEvent:
+            return SelfComposed(inner(s, sensitivity=2.0, relation=rel), E)
+    z = _noise_or_calibrate(noise_multiplier, epsilon, delta,
+                            lambda e, d: _calibrate(make_event, e, d))
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ord, 1.0, CANARY_TARGET)
+    kwargs = {"noise_multiplier": z, "clip": C, "learning_rate": eta, "n_samples": float(n),
+              "sampling": sampling, "batch_size": m}
+    settings = {"noise_multiplier": z, "sampling": sampling, "steps": T, "batch_size": m,
+                "n_samples": n, "sampling_rate": m / n, "clip": C, "learning_rate": eta,
+                "relation": rel.value}
+    words = ("first row B e_0 with target +1e6 in D' and -1e6 in D (clipped gradient -C e_0 "
+             "or +C e_0 in each batch that holds it), on a coordinate no other row touches; "
+             + _relation_words(rel))
+    if sampling == "without_replacement":
+        def run(which: int, rng: np.random.Generator) -> FitResult:
+            return noisy_sgd(d1 if which else d0, steps=T, rng=rng, **kwargs)
+
+        return AuditProblem(
+            name="noisy_sgd_wor", run=run, direction=_E0, relation=rel,
+            gaussian_output=False, canary=words, family=ShiftFamily.symmetric_sum(T, m / n),
+            settings=settings, observed="last iterate")
+
+    def run_shuffle(which: int, rng: np.random.Generator) -> FitResult:
+        rec = _BatchRecorder(d1 if which else d0)
+        res = noisy_sgd(rec, steps=T, rng=rng, **kwargs)
+        res.info["audit_statistic"] = rec.canary_steps_statistic(
+            res.info["last_iterate"], eta / (m / n), z * C)
+        return res
+
+    return AuditProblem(
+        name="noisy_sgd_shuffle", run=run_shuffle, direction=_E0, relation=rel,
+        gaussian_output=True, canary=words, settings={**settings, "epochs": E},
+        score=_info_statistic,
+        observed="white-box: the noisy steps whose batch holds the canary (permutation known)")
+
+
+def _poisson_sgd_problem(epsilon: float | None, delta: float, noise_multiplier: float | None,
+                         steps: int, sampling_rate: float, C: float, eta: float,
+                         n_ordinary: int) -> AuditProblem:
+    T = check_positive_int("steps", steps)
+    gamma = check_fraction("sampling_rate", sampling_rate)
     z = _noise_or_calibrate(noise_multiplier, epsilon, delta, lambda e, d: _calibrate(
         lambda s: SelfComposed(PoissonSampled(gamma, Gaussian(s)), T), e, d))
     rel = Neighbouring.ADD_REMOVE
@@ -284,9 +390,45 @@ def noisy_sgd_problem(
         name="noisy_sgd", run=run, direction=_E0, relation=rel, gaussian_output=False,
         canary=("row B e_0 (target 1e6: clipped gradient -C e_0 whenever sampled), on a "
                 "coordinate no other row touches; " + _relation_words(rel)),
-        settings={"noise_multiplier": z, "steps": T, "sampling_rate": gamma, "clip": C,
-                  "learning_rate": eta, "n_samples": n_public, "relation": rel.value},
+        settings={"noise_multiplier": z, "sampling": "poisson", "steps": T,
+                  "sampling_rate": gamma, "clip": C, "learning_rate": eta,
+                  "n_samples": n_public, "relation": rel.value},
+        family=ShiftFamily.poisson_sum(T, gamma), observed="last iterate",
     )
+
+
+def _info_statistic(result: FitResult) -> float:
+    """The white-box statistic a problem's run left in ``info["audit_statistic"]``."""
+    return float(result.info["audit_statistic"])
+
+
+class _BatchRecorder(RidgedOracle):
+    """The wrapped oracle, recording each call's point and whether its batch held row 0
+    (the canary's index in both datasets): the white-box view of a run whose batch
+    schedule the threat model makes public (``shuffle_fixed``)."""
+
+    def __init__(self, base: GradientOracle) -> None:
+        super().__init__(base, 0.0)
+        self.points: list[np.ndarray] = []
+        self.holds_canary: list[bool] = []
+
+    def clipped_gradient_sum(self, theta: np.ndarray, clip: float | None,
+                             rows: np.ndarray | None = None) -> np.ndarray:
+        """The wrapped sum; records ``theta`` and whether ``rows`` holds row 0."""
+        self.points.append(np.array(theta, dtype=float))
+        self.holds_canary.append(rows is None or bool(np.any(np.asarray(rows) == 0)))
+        return self.base.clipped_gradient_sum(theta, clip, rows)
+
+    def canary_steps_statistic(self, last: np.ndarray, step: float, noise_sd: float) -> float:
+        r""":math:`\sum_t (\theta_{t,0} - \theta_{t+1,0})/(\eta' z C)` over the steps whose
+        batch holds the canary, divided by the square root of their number: on the canary
+        coordinate (which no other row touches, no ridge, no momentum) a step moves by
+        :math:`\eta'` (``step``) times the canary's clipped gradient plus the noise, so the
+        sum is :math:`\mathcal N(\pm k C/(zC), k)` given the public schedule."""
+        pts = [*self.points, np.asarray(last, dtype=float)]
+        moves = [(pts[t][0] - pts[t + 1][0]) / (step * noise_sd)
+                 for t in range(len(self.points)) if self.holds_canary[t]]
+        return float(np.sum(moves) / math.sqrt(len(moves)))
 
 
 def dp_ftrl_problem(
@@ -458,6 +600,146 @@ def langevin_problem(
     )
 
 
+def ssp_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 4,
+    row_bound: float = 1.0,
+    target_bound: float = 1.0,
+) -> AuditProblem:
+    r"""AdaSSP (:mod:`noisygd.algorithms.ssp`, Wang 2018) planned by
+    :class:`~noisygd.solvers.ssp.SSPSolver`, add/remove, audited white-box on its releases.
+
+    The ordinary rows lie on coordinate 1 with :math:`\sum_i x_{i1}^2 \ge B^2`, so
+    :math:`A_D = \mathrm{diag}(0, S)`; the canary :math:`x = B e_0` with target :math:`Y`
+    moves each release by its whole sensitivity: :math:`\lambda_{\min}` from 0 to
+    :math:`B^2` (Weyl's bound attained: :math:`e_0` is the bottom eigenvector and the next
+    eigenvalue is at least :math:`B^2`), :math:`A_{00}` by :math:`B^2` (the only entry of
+    :math:`xx^\top`) and :math:`b_0` by :math:`BY`. The statistic is the likelihood-ratio
+    combination :math:`\sum_k \Delta_k o_k/\sigma_k^2` of the three released coordinates,
+    divided by :math:`\mu = (\sum_k \Delta_k^2/\sigma_k^2)^{1/2}`: exactly
+    :math:`\mathcal N(m, 1)` against :math:`\mathcal N(m + \mu, 1)`, the accountant's
+    :math:`\mu`. The released :math:`\hat\theta` is post-processing of these releases.
+    """
+    from noisygd.algorithms.ssp import release_statistics, solve_released, sufficient_statistics
+    from noisygd.solvers import Budget, PublicFacts
+    from noisygd.solvers.ssp import SSPSolver
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    B = check_positive("row_bound", row_bound)
+    Y = check_positive("target_bound", target_bound)
+    rel = Neighbouring.ADD_REMOVE
+    obj = SquaredLoss(fit_intercept=False, target_bound=Y)
+    X = np.column_stack([np.zeros(n_ord), np.full(n_ord, B)])  # sum of x_1^2 = n B^2 >= B^2
+    y = np.zeros(n_ord)
+    d0 = ArrayOracle(obj, X, y, row_norm_bound=B)
+    d1 = ArrayOracle(obj, *_with_canary(X, y, B, Y), row_norm_bound=B)
+    solver = SSPSolver()
+    plan = solver.plan(PublicFacts.from_oracle(d1, n_samples=float(n_ord + 1), relation=rel),
+                       Budget(eps, dl))
+    s_l, s_a, s_b = plan.noise_sds
+    shifts = np.array([B * B, B * B, B * Y])  # the canary's move of each observed coordinate
+    weights = shifts / np.array([s_l, s_a, s_b]) ** 2
+    mu = float(np.sqrt(np.sum(shifts * weights)))
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        oracle = d1 if which else d0
+        A, b = sufficient_statistics(oracle)
+        released = release_statistics(A, b, plan, rng)
+        theta, lam = solve_released(released, plan)
+        observed = np.array([released.lambda_min, released.gram[0, 0], released.moment[0]])
+        return FitResult(theta=theta, event=solver.planned_event(plan), n_iter=1,
+                         info={"audit_statistic": float(observed @ weights) / mu,
+                               "adaptive_ridge": lam})
+
+    return AuditProblem(
+        name="ssp", run=run, direction=_E0, relation=rel, gaussian_output=True,
+        canary=(f"row B e_0 with target Y (B = {B:g}, Y = {Y:g}): lambda_min, A_00 and b_0 "
+                "move by their sensitivities B^2, B^2 and BY; " + _relation_words(rel)),
+        settings={"noise_multipliers": list(plan.noise_multipliers), "mu": mu,
+                  "row_bound": B, "target_bound": Y, "n_samples": n_ord + 1,
+                  "relation": rel.value},
+        score=_info_statistic, observed="white-box: the three releases",
+    )
+
+
+class LinearLoss(LogisticLoss):
+    r"""The linear loss :math:`\phi(z, y) = 1 - yz`, labels :math:`\pm 1`: every row's
+    gradient is the constant :math:`-y\tilde x` (a Dirac gradient canary as a loss).
+
+    :math:`L = \tilde B`; the data term is linear, so any :math:`\beta \ge 0` bounds its
+    smoothness and :math:`\tilde B^2/4` (the logistic loss's) is declared, for methods
+    whose step rules need a positive one. For audits only: not exported by the library.
+    """
+
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return 1.0 - y * z
+
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return -np.asarray(y, dtype=float) * np.ones_like(z)
+
+    def compiled_residual(self) -> None:  # type: ignore[override]
+        """None: the compiled kernel knows no linear loss."""
+        return None
+
+
+def rrpsgd_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 1,
+) -> AuditProblem:
+    r"""RRPSGD (:func:`~noisygd.algorithms.rrpsgd.rrpsgd`, replace-one), one round.
+
+    :class:`LinearLoss` without intercept: the canary :math:`x = e_0` has gradient
+    :math:`-y e_0` of norm exactly :math:`L = 1` whatever :math:`\theta` (target
+    :math:`y = -1` in ``D``, :math:`+1` in ``D'``); the ordinary rows lie on coordinate 1.
+    ``horizon = 1``, so :math:`R = 1` and the event (the tight one,
+    ``SampledWithoutReplacement(1, n, Gaussian(sigma_z/L, 2))``) is the same on every run.
+    The paper's noise formula is fed the ``epsilon`` argument whose tight event meets
+    ``epsilon`` (the paper's own argument, Theorem 4, certifies far more). The released
+    iterate's canary coordinate is :meth:`ShiftFamily.symmetric_sum` with ``T = 1`` and
+    :math:`\gamma = 1/n`: the accountant's pair is not attained below :math:`\gamma = 1`
+    (:func:`noisy_sgd_problem`), so this audit cannot be tight.
+    """
+    from noisygd.algorithms.rrpsgd import rrpsgd, rrpsgd_tight_event
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n = check_positive_int("n_ordinary", n_ordinary) + 1
+    rel = Neighbouring.REPLACE_ONE
+    z = _calibrate(lambda s: rrpsgd_tight_event(lipschitz=1.0, noise_std=s, n=n, steps=1),
+                   eps, dl)
+    # the paper's sigma_z = 2 L sqrt(log(3n/delta) log(2/delta)) / epsilon_arg, L = 1
+    eps_arg = 2.0 * math.sqrt(math.log(3.0 * n / dl) * math.log(2.0 / dl)) / z
+    obj = LinearLoss(fit_intercept=False)
+    X = np.column_stack([np.zeros(n - 1), np.full(n - 1, 0.5)])
+    y = np.ones(n - 1)
+    d0 = ArrayOracle(obj, *_with_canary(X, y, 1.0, -1.0), row_norm_bound=1.0)
+    d1 = ArrayOracle(obj, *_with_canary(X, y, 1.0, 1.0), row_norm_bound=1.0)
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        return rrpsgd(d1 if which else d0, epsilon=eps_arg, delta=dl, horizon=1,
+                      loss_gap_bound=1.0, rng=rng)
+
+    return AuditProblem(
+        name="rrpsgd", run=run, direction=_E0, relation=rel, gaussian_output=False,
+        canary=("first row e_0 of the linear loss with target +1 in D' and -1 in D: gradient "
+                "-e_0 or +e_0 (norm L = 1) at every theta, on a coordinate no other row "
+                "touches; " + _relation_words(rel)),
+        settings={"noise_multiplier": z, "paper_epsilon_argument": eps_arg, "horizon": 1,
+                  "n_samples": n, "sampling_rate": 1.0 / n, "relation": rel.value},
+        family=ShiftFamily.symmetric_sum(1, 1.0 / n), observed="released iterate",
+    )
+
+
 # ------------------------------------------------------------------ helpers
 def _relation_words(rel: Neighbouring) -> str:
     if rel is Neighbouring.ADD_REMOVE:
@@ -482,14 +764,32 @@ def _noise_or_calibrate(noise: float | None, epsilon: float | None, delta: float
     return calibrate(check_positive("epsilon", epsilon), check_probability("delta", delta))
 
 
-#: Method name -> problem builder (the names of ``noisygd audit --method``).
-METHODS: dict[str, Callable[..., AuditProblem]] = {
-    "noisy_gd": noisy_gd_problem,
-    "noisy_sgd": noisy_sgd_problem,
-    "dp_ftrl": dp_ftrl_problem,
-    "output_perturbation": output_perturbation_problem,
-    "langevin": langevin_problem,
-}
+class _Registered(Mapping[str, Callable[..., AuditProblem]]):
+    """Name -> builder of :data:`noisygd.audit.registry.AUDITS` (fixed options applied),
+    each builder loaded on first use (the estimator audits' module imports this one)."""
+
+    def __getitem__(self, name: str) -> Callable[..., AuditProblem]:
+        from functools import partial
+
+        from noisygd.audit.registry import AUDITS
+
+        entry = AUDITS[name]
+        return partial(entry.load(), **entry.options) if entry.options else entry.load()
+
+    def __iter__(self) -> Iterator[str]:
+        from noisygd.audit.registry import AUDITS
+
+        return iter(AUDITS)
+
+    def __len__(self) -> int:
+        from noisygd.audit.registry import AUDITS
+
+        return len(AUDITS)
+
+
+#: Method name -> problem builder (the names of ``noisygd audit --method``: the entries of
+#: :data:`noisygd.audit.registry.AUDITS`, their fixed options applied).
+METHODS: Mapping[str, Callable[..., AuditProblem]] = _Registered()
 
 
 def make_problem(method: str, *, epsilon: float, delta: float = 1e-5,

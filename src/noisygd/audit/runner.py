@@ -7,15 +7,19 @@ r"""Run an audit: many runs on ``D`` and ``D'``, two lower bounds, the accountan
 runs are made in. It then computes, from the two samples of the statistic
 (:mod:`noisygd.audit.bounds`):
 
-* the Clopper-Pearson lower bound on epsilon (no assumption), and
-* the Gaussian-DP lower bound on ``mu`` and its epsilon,
+* the Clopper-Pearson lower bound on epsilon (no assumption),
+* the Gaussian-DP lower bound on ``mu`` and its epsilon, and
+* for problems whose statistic is a known mixture of Gaussians (``problem.family``), the
+  family's lower bound on its signal-to-noise ratio and the epsilon of the statistic's pair
+  there,
 
 each holding with probability ``confidence`` over the runs, and puts beside them the
 epsilon the library's accountants certify for the very event the runs returned
 (:func:`noisygd.accounting.best` at the same ``delta``; the event must be the same on
 every run, as it must not depend on the data). The headline ``epsilon_lower`` is decided
-by the problem before any run: the GDP bound when the statistic is exactly Gaussian with a
-common variance (``problem.gaussian_output``), else the Clopper-Pearson bound.
+by the problem before any run: the family bound when it declares a family, the GDP bound
+when the statistic is exactly Gaussian with a common variance (``problem.gaussian_output``),
+else the Clopper-Pearson bound.
 
 Soundness of the accountant means ``epsilon_lower <= accountant_epsilon``; a violation at
 confidence ``c`` happens with probability at most ``1 - c`` when the accountant is right.
@@ -53,7 +57,8 @@ class AuditResult:
     epsilon_lower : float
         The headline lower bound (``bound``).
     bound : str
-        ``"gdp"`` for Gaussian-output problems, else ``"clopper_pearson"``.
+        ``"family"`` for problems with a statistic family, ``"gdp"`` for Gaussian-output
+        problems, else ``"clopper_pearson"``.
     accountant_epsilon : float
         :func:`noisygd.accounting.best` on the run's event at ``delta``.
     accountant : str
@@ -63,6 +68,8 @@ class AuditResult:
         ``event.describe()``.
     clopper_pearson, gdp : EpsilonLowerBound
         Both bounds, each at ``confidence``.
+    family : EpsilonLowerBound or None
+        The family bound (``mu`` is the family's :math:`\nu`), for problems with one.
     statistic : dict
         Mean and standard deviation of the statistic on ``D`` and ``D'`` and the plug-in
         ``mu_hat`` = difference of means / pooled deviation (a point estimate, no bound).
@@ -88,6 +95,8 @@ class AuditResult:
     seconds: float
     canary: str
     settings: dict[str, Any] = field(default_factory=dict)
+    family: EpsilonLowerBound | None = None
+    observed: str = ""
 
     @property
     def sound(self) -> bool:
@@ -110,6 +119,8 @@ class AuditResult:
             "clopper_pearson": self.clopper_pearson.to_dict(), "gdp": self.gdp.to_dict(),
             "statistic": dict(self.statistic), "seconds": self.seconds,
             "canary": self.canary, "settings": _plain(self.settings),
+            "family": None if self.family is None else self.family.to_dict(),
+            "observed": self.observed,
         }
 
 
@@ -197,7 +208,7 @@ def run_audit(
                     raise ValueError(
                         f"run {i} on {'D_prime' if which else 'D'} returned a different event: the "
                         "event of a run must not depend on the data or the noise")
-                scores[which, i] = problem.statistic(res.theta)
+                scores[which, i] = problem.observe(res)
             if bar is not None:
                 bar.update(1)
     finally:
@@ -212,7 +223,9 @@ def run_audit(
               "candidates": candidates}
     cp = empirical_epsilon(scores[0], scores[1], bound="clopper_pearson", **common)
     gdp = empirical_epsilon(scores[0], scores[1], bound="gdp", **common)
-    headline = gdp if problem.gaussian_output else cp
+    fam = None if problem.family is None else empirical_epsilon(
+        scores[0], scores[1], bound="family", family=problem.family, **common)
+    headline = fam if fam is not None else gdp if problem.gaussian_output else cp
     sd0, sd1 = float(scores[0].std(ddof=1)), float(scores[1].std(ddof=1))
     pooled = math.sqrt((sd0**2 + sd1**2) / 2.0)
     stat = {
@@ -227,5 +240,6 @@ def run_audit(
         accountant_epsilon=float(acc.epsilon), accountant=acc.accountant,
         accountant_theorem=acc.theorems.get(acc.accountant, ""), event=event.describe(),
         clopper_pearson=cp, gdp=gdp, statistic=stat, seconds=seconds,
-        canary=problem.canary, settings=dict(problem.settings),
+        canary=problem.canary, settings=dict(problem.settings), family=fam,
+        observed=problem.observed,
     )
