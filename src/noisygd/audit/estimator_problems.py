@@ -106,6 +106,8 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
         self.canary_target = canary_target
         self.in_data = bool(in_data)
         self.last_statistic: float | None = None
+        #: :math:`\sqrt T/z` of the last run: the shift of ``S`` between ``D`` and ``D'``.
+        self.last_mu: float | None = None
 
     def run(self, plan: Any, oracle: GradientOracle, rng: np.random.Generator) -> FitResult:
         """The parent's run on a recording oracle; then the statistic (module doc)."""
@@ -118,6 +120,7 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
         result = super().run(plan, rec, rng)
         l2 = float((result.info.get("plan") or {}).get("l2", oracle.l2))
         self.last_statistic = _white_box_statistic(rec.records, result.info, l2)
+        self.last_mu = math.sqrt(len(rec.records)) / float(result.info["noise_multiplier"])
         result.info["audit_statistic"] = self.last_statistic
         return result
 
@@ -162,11 +165,13 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
         est = make(solver, rng).fit(X1 if which else X, y1 if which else y)
         coef = np.concatenate([np.ravel(est.coef_), np.ravel(est.intercept_)])
         return FitResult(theta=coef, event=est.privacy_.event, n_iter=int(np.max(est.n_iter_)),
-                         info={"audit_statistic": solver.last_statistic})
+                         info={"audit_statistic": solver.last_statistic,
+                               "mu_run": solver.last_mu})
 
     return AuditProblem(
         name=name, run=run, direction=np.zeros(1), relation=Neighbouring.ADD_REMOVE,
         gaussian_output=True, canary=words, settings=settings, score=_info_statistic,
+        event_varies=True,
         observed="white-box: every noisy step of the run (count and scale releases unobserved)")
 
 

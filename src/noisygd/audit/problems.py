@@ -137,6 +137,11 @@ class AuditProblem:
         (``direction`` is then unused); default :math:`\langle\theta, u\rangle`.
     observed : str
         What the statistic observes (``"last iterate"``, ``"every step (white-box)"``...).
+    event_varies : bool
+        The run's event depends on an earlier release of the same run (the estimators'
+        private count sets the plan's steps and noise): each distinct event is accounted
+        and the claim is the largest epsilon among them. Otherwise runs whose events differ
+        are refused.
     """
 
     name: str
@@ -149,6 +154,7 @@ class AuditProblem:
     family: ShiftFamily | None = None
     score: Callable[[FitResult], float] | None = None
     observed: str = "released parameters"
+    event_varies: bool = False
 
     def statistic(self, theta: np.ndarray) -> float:
         r""":math:`\langle\theta, u\rangle`."""

@@ -68,6 +68,9 @@ class AuditResult:
         ``event.describe()``.
     clopper_pearson, gdp : EpsilonLowerBound
         Both bounds, each at ``confidence``.
+    n_events : int
+        Distinct events the runs returned (more than 1 only for ``problem.event_varies``;
+        ``accountant_epsilon`` is then the largest of their epsilons).
     family : EpsilonLowerBound or None
         The family bound (``mu`` is the family's :math:`\nu`), for problems with one.
     statistic : dict
@@ -97,6 +100,7 @@ class AuditResult:
     settings: dict[str, Any] = field(default_factory=dict)
     family: EpsilonLowerBound | None = None
     observed: str = ""
+    n_events: int = 1
 
     @property
     def sound(self) -> bool:
@@ -120,7 +124,7 @@ class AuditResult:
             "statistic": dict(self.statistic), "seconds": self.seconds,
             "canary": self.canary, "settings": _plain(self.settings),
             "family": None if self.family is None else self.family.to_dict(),
-            "observed": self.observed,
+            "observed": self.observed, "n_events": self.n_events,
         }
 
 
@@ -179,7 +183,8 @@ def run_audit(
     Raises
     ------
     ValueError
-        If two runs return different events (an event must not depend on the data).
+        If two runs return different events (an event must not depend on the data), unless
+        ``problem.event_varies`` (the event depends on an earlier release of the run).
     """
     if not isinstance(problem, AuditProblem):
         raise TypeError(f"problem must be an AuditProblem, got {type(problem).__name__}")
@@ -195,19 +200,22 @@ def run_audit(
 
     children = np.random.SeedSequence(seed).spawn(2 * m)
     scores = np.empty((2, m))
-    event = None
+    events: list[Any] = []
     bar = _progress_bar(m, progress, f"audit {problem.name}")
     t0 = time.perf_counter()
     try:
         for i in range(m):
             for which in (0, 1):
                 res = problem.run(which, np.random.default_rng(children[2 * i + which]))
-                if event is None:
-                    event = res.event
-                elif res.event != event:
-                    raise ValueError(
-                        f"run {i} on {'D_prime' if which else 'D'} returned a different event: the "
-                        "event of a run must not depend on the data or the noise")
+                if not events:
+                    events.append(res.event)
+                elif res.event not in events:
+                    if not problem.event_varies:
+                        raise ValueError(
+                            f"run {i} on {'D_prime' if which else 'D'} returned a different "
+                            "event: the event of a run must not depend on the data or the "
+                            "noise")
+                    events.append(res.event)
                 scores[which, i] = problem.observe(res)
             if bar is not None:
                 bar.update(1)
@@ -218,7 +226,9 @@ def run_audit(
 
     from noisygd.accounting import best
 
-    acc = best(event, delta)
+    # the claim: the run's event, or the largest epsilon of the events runs returned
+    acc = max((best(e, delta) for e in events), key=lambda r: r.epsilon)
+    event = acc.event
     common = {"delta": delta, "confidence": confidence, "split": split,
               "candidates": candidates}
     cp = empirical_epsilon(scores[0], scores[1], bound="clopper_pearson", **common)
@@ -241,5 +251,5 @@ def run_audit(
         accountant_theorem=acc.theorems.get(acc.accountant, ""), event=event.describe(),
         clopper_pearson=cp, gdp=gdp, statistic=stat, seconds=seconds,
         canary=problem.canary, settings=dict(problem.settings), family=fam,
-        observed=problem.observed,
+        observed=problem.observed, n_events=len(events),
     )
