@@ -91,7 +91,7 @@ def test_linear_regression_white_box_statistic_shift_is_the_runs_mu() -> None:
     # sqrt(T)/z (the canary at the clip in every step, checked inside the run).
     p = make_problem("linear_regression", epsilon=2.0, n_ordinary=500)
     r0, r1 = p.run(0, np.random.default_rng(1)), p.run(1, np.random.default_rng(1))
-    assert r0.info["mu_run"] == r1.info["mu_run"]
+    assert r0.info["mu_run"] == r1.info["mu_run"] == pytest.approx(p.nu, rel=1e-6)
     assert p.observe(r1) - p.observe(r0) == pytest.approx(r0.info["mu_run"], abs=1e-9)
     # the claim is the whole fit (count, scale release and run), above the run's own mu
     from noisygd.accounting.gdp import gdp_epsilon
@@ -110,6 +110,7 @@ def test_multinomial_white_box_run_keeps_the_canary_at_the_clip() -> None:
         assert best(r.event, 1e-5).epsilon == pytest.approx(2.0, rel=1e-3)
     assert math.isfinite(p.observe(r0)) and math.isfinite(p.observe(r1))
     assert r1.theta.shape == (3 * 2,)  # K x (d + 1)
+    assert r0.info["mu_run"] == pytest.approx(p.nu, rel=1e-6)
 
 
 def test_white_box_refuses_a_canary_below_the_clip() -> None:

@@ -153,9 +153,22 @@ def _white_box_statistic(records: list[tuple[np.ndarray, np.ndarray, np.ndarray,
     return total / math.sqrt(T)
 
 
+def run_mu(epsilon: float, delta: float, scale_share: float = 0.0) -> float:
+    r"""The run's :math:`\mu` in a default fit: :math:`\mu\sqrt{1 - f - f_c}`, with
+    :math:`\mu` the budget's Gaussian-DP parameter, :math:`f` the residual scale's share
+    and :math:`f_c` the private count's (``fit_private``'s ``count_budget_fraction``)."""
+    import inspect
+
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.training import fit_private
+
+    f_c = inspect.signature(fit_private).parameters["count_budget_fraction"].default
+    return calibrate_mu(epsilon, delta) * math.sqrt(1.0 - scale_share - f_c)
+
+
 def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
                        canary_x: np.ndarray, canary_y: Any, canary_target: float,
-                       words: str, settings: dict[str, Any]) -> AuditProblem:
+                       words: str, settings: dict[str, Any], nu: float) -> AuditProblem:
     """The two datasets (``D`` the rows, ``D'`` the canary first then the rows), add/remove."""
     X1 = np.vstack([canary_x[None, :], X])
     y1 = np.concatenate([[canary_y], y])
@@ -171,7 +184,7 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
     return AuditProblem(
         name=name, run=run, direction=np.zeros(1), relation=Neighbouring.ADD_REMOVE,
         gaussian_output=True, canary=words, settings=settings, score=_info_statistic,
-        event_varies=True,
+        event_varies=True, nu=nu,
         observed="white-box: every noisy step of the run (count and scale releases unobserved)")
 
 
@@ -187,7 +200,7 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
     :math:`k h\sqrt{\hat V}`: its clipped gradient is at the clip at every step (checked on
     every run, module doc; the white-box statistic needs no orthogonality).
     """
-    from noisygd.estimators import DPLinearRegression
+    from noisygd.estimators import DEFAULT_SCALE_SHARE, DPLinearRegression
 
     eps = check_positive("epsilon", epsilon)
     dl = check_probability("delta", delta)
@@ -201,7 +214,7 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
         "row x = R = 1 with target h = 1 (rows of D: the same x, y = 0); its clipped gradient is "
         "at the clip at every step; D' = D plus the canary (add/remove)",
         {"estimator": "DPLinearRegression()", "n_samples": n, "n_features": 1,
-         "relation": "add_remove"})
+         "relation": "add_remove"}, run_mu(eps, dl, DEFAULT_SCALE_SHARE))
 
 
 def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 300,
@@ -236,4 +249,4 @@ def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int 
         "clipped gradient is at the default clip C_K at every step; D' = D plus the canary "
         "(add/remove)",
         {"estimator": "DPLogisticRegression(multiclass='multinomial')", "n_samples": n,
-         "n_classes": K, "n_features": 1, "relation": "add_remove"})
+         "n_classes": K, "n_features": 1, "relation": "add_remove"}, run_mu(eps, dl))

@@ -137,6 +137,11 @@ class AuditProblem:
         (``direction`` is then unused); default :math:`\langle\theta, u\rangle`.
     observed : str
         What the statistic observes (``"last iterate"``, ``"every step (white-box)"``...).
+    nu : float or None
+        The statistic's signal-to-noise ratio (:math:`\mu` of a Gaussian statistic,
+        :math:`\nu` of ``family``) when the implementation adds exactly the noise its event
+        states: what :mod:`noisygd.audit.power` simulates (None where not known in closed
+        form).
     event_varies : bool
         The run's event depends on an earlier release of the same run (the estimators'
         private count sets the plan's steps and noise): each distinct event is accounted
@@ -154,6 +159,7 @@ class AuditProblem:
     family: ShiftFamily | None = None
     score: Callable[[FitResult], float] | None = None
     observed: str = "released parameters"
+    nu: float | None = None
     event_varies: bool = False
 
     def statistic(self, theta: np.ndarray) -> float:
@@ -270,6 +276,7 @@ def noisy_gd_problem(
                 "coordinate no other row touches; " + _relation_words(rel)),
         settings={"noise_multiplier": z, "steps": T, "clip": C, "learning_rate": eta,
                   "n_samples": n_public, "relation": rel.value, **extra},
+        nu=rel.clipped_sum_sensitivity * math.sqrt(T) / z,
     )
 
 
@@ -359,7 +366,7 @@ def noisy_sgd_problem(
         return AuditProblem(
             name="noisy_sgd_wor", run=run, direction=_E0, relation=rel,
             gaussian_output=False, canary=words, family=ShiftFamily.symmetric_sum(T, m / n),
-            settings=settings, observed="last iterate")
+            settings=settings, observed="last iterate", nu=1.0 / (z * math.sqrt(T)))
 
     def run_shuffle(which: int, rng: np.random.Generator) -> FitResult:
         rec = _BatchRecorder(d1 if which else d0)
@@ -371,7 +378,7 @@ def noisy_sgd_problem(
     return AuditProblem(
         name="noisy_sgd_shuffle", run=run_shuffle, direction=_E0, relation=rel,
         gaussian_output=True, canary=words, settings={**settings, "epochs": E},
-        score=_info_statistic,
+        score=_info_statistic, nu=2.0 * math.sqrt(E) / z,
         observed="white-box: the noisy steps whose batch holds the canary (permutation known)")
 
 
@@ -400,6 +407,7 @@ def _poisson_sgd_problem(epsilon: float | None, delta: float, noise_multiplier: 
                   "sampling_rate": gamma, "clip": C, "learning_rate": eta,
                   "n_samples": n_public, "relation": rel.value},
         family=ShiftFamily.poisson_sum(T, gamma), observed="last iterate",
+        nu=1.0 / (z * math.sqrt(T)),
     )
 
 
@@ -479,6 +487,7 @@ def dp_ftrl_problem(
         settings={"noise_multiplier": z, "epochs": E, "steps": E, "batch_size": n_ord + 1,
                   "clip": C, "l2_ftrl": lam, "tree": tree, "output": "last",
                   "relation": rel.value},
+        nu=2.0 * math.sqrt(E * (2 * E - 1)) / z if tree == "honaker" and E <= 2 else None,
     )
 
 
@@ -670,7 +679,7 @@ def ssp_problem(
         settings={"noise_multipliers": list(plan.noise_multipliers), "mu": mu,
                   "row_bound": B, "target_bound": Y, "n_samples": n_ord + 1,
                   "relation": rel.value},
-        score=_info_statistic, observed="white-box: the three releases",
+        score=_info_statistic, observed="white-box: the three releases", nu=mu,
     )
 
 
@@ -743,6 +752,7 @@ def rrpsgd_problem(
         settings={"noise_multiplier": z, "paper_epsilon_argument": eps_arg, "horizon": 1,
                   "n_samples": n, "sampling_rate": 1.0 / n, "relation": rel.value},
         family=ShiftFamily.symmetric_sum(1, 1.0 / n), observed="released iterate",
+        nu=1.0 / z,
     )
 
 
