@@ -24,9 +24,15 @@ replace-one, where ``D'`` replaces the canary's target by :math:`-Y`). Then
   :math:`s \sim \mathcal N(0, \eta^2 z^2C^2T)` against
   :math:`\mathcal N(\eta TC, \eta^2 z^2C^2T)`: exactly :math:`\sqrt T/z`-GDP, the
   accountant's :math:`\mu` (Lecture 12, 12.1.2). The audit is tight.
-* NoisySGD (Poisson rate :math:`\gamma`): the same with the canary in a Binomial number of
-  batches; the statistic sums the steps, so it is weaker than the accountant's
-  (which bounds every iterate): a soundness check.
+* NoisySGD (:func:`noisy_sgd_problem`): Poisson sampling, the same with the canary in a
+  Binomial number of batches, the statistic a known binomial mixture of Gaussians whose
+  epsilon is the accountant's to 0.1% (the ``"family"`` bound of
+  :mod:`noisygd.audit.bounds`); without replacement, the symmetric mixture; with shuffled
+  fixed batches (no amplification claimed, so the permutation may be public) the white-box
+  sum over the canary's own steps, exactly the accountant's Gaussian.
+* RRPSGD (:func:`rrpsgd_problem`): one round, a linear loss whose gradient is constant (a
+  Dirac gradient canary); AdaSSP (:func:`ssp_problem`): the three releases, white-box.
+  The estimators' defaults: :mod:`noisygd.audit.estimator_problems`.
 * DP-FTRL (replace-one, full batch, ``E`` epochs, ``output="last"``,
   :math:`w_{T+1} = -\tilde s_T/\lambda`): the canary's leaf differs by :math:`2C` in all
   ``T = E`` leaves; with Honaker's estimator and ``T = 2`` the released prefix sum is the
@@ -92,12 +98,15 @@ __all__ = [
     "CANARY_TARGET",
     "METHODS",
     "AuditProblem",
+    "LinearLoss",
     "dp_ftrl_problem",
     "langevin_problem",
     "make_problem",
     "noisy_gd_problem",
     "noisy_sgd_problem",
     "output_perturbation_problem",
+    "rrpsgd_problem",
+    "ssp_problem",
 ]
 
 #: Target of the canary row for the clipped algorithms: its residual never changes sign.
