@@ -125,6 +125,18 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
         return result
 
 
+def at_clip(c: np.ndarray, C: float, clip: float, t: int) -> float:
+    """``||c||`` after checking it is the clip ``C`` (to :data:`AT_CLIP_RTOL`) at step
+    ``t`` and that the step clipped at ``C``; raises otherwise (the canary would not be the
+    worst case on this run)."""
+    norm = float(np.linalg.norm(c))
+    if abs(norm - C) > AT_CLIP_RTOL * C or clip != C:
+        raise RuntimeError(f"the canary's clipped gradient has norm {norm:.6g} at step "
+                           f"{t + 1}, not the clip {C:.6g}: the canary is not the worst "
+                           "case on this run")
+    return norm
+
+
 def _white_box_statistic(records: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]],
                          info: dict[str, Any], l2: float) -> float:
     """``S`` of the module doc from the recorded points and the run's public ``info``."""
@@ -143,11 +155,7 @@ def _white_box_statistic(records: list[tuple[np.ndarray, np.ndarray, np.ndarray,
     thetas.append(np.asarray(info["last_iterate"], dtype=float))
     total = 0.0
     for t, (p, ordinary, c, clip) in enumerate(records):
-        norm = float(np.linalg.norm(c))
-        if abs(norm - C) > AT_CLIP_RTOL * C or clip != C:
-            raise RuntimeError(f"the canary's clipped gradient has norm {norm:.6g} at step "
-                               f"{t + 1}, not the clip {C:.6g}: the canary is not the worst "
-                               "case on this run")
+        norm = at_clip(c, C, clip, t)
         x = (p - thetas[t + 1]) / eta - ordinary - reg * p
         total += float(x @ c) / (sd * norm)
     return total / math.sqrt(T)

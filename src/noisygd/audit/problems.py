@@ -765,6 +765,123 @@ def rrpsgd_problem(
     )
 
 
+def dynamic_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 4,
+    l2: float = 0.1,
+    max_steps: int = 20,
+) -> AuditProblem:
+    r"""Dynamic budget allocation (``method="dynamic"``, Hong, Wang and Zhou, Algorithm 1),
+    planned by its solver, audited white-box.
+
+    The canary problem of :func:`noisy_gd_problem` (squared loss, canary :math:`B e_0` with
+    target :math:`10^6`, clipped gradient :math:`-C e_0` at every step) with the ridge
+    ``l2`` the planner needs (a Polyak-Lojasiewicz constant) and at most ``max_steps``
+    steps. The auditor sees every iterate, so it recovers each noisy mean gradient
+    :math:`(\theta_t - \theta_{t+1})/\eta - \lambda\theta_t` and, knowing ``D``,
+    :math:`x_t = \sigma_t C\xi_t` on ``D`` and :math:`c_t + \sigma_t C\xi_t` on ``D'``
+    (in sum units). The likelihood-ratio statistic
+    :math:`S = \sum_t \langle x_t, c_t\rangle/(\sigma_tC)^2 / (\sum_t\sigma_t^{-2})^{1/2}`
+    is exactly :math:`\mathcal N(0, 1)` against :math:`\mathcal N(\mu, 1)`,
+    :math:`\mu = (\sum_t\sigma_t^{-2})^{1/2}`: the event's.
+    """
+    from noisygd.audit.estimator_problems import _StepRecorder, at_clip
+    from noisygd.solvers import SOLVERS, Budget, PublicFacts
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    rel = Neighbouring.ADD_REMOVE
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False, l2=check_positive("l2", l2)), rel,
+                      n_ord, 1.0, CANARY_TARGET)
+    n = float(n_ord + 1)
+    solver = SOLVERS["dynamic"]()
+    plan = solver.plan(PublicFacts.from_oracle(
+        d1, n_samples=n, relation=rel, clip=1.0,
+        max_iter=check_positive_int("max_steps", max_steps), options={"loss_gap": 1.0}),
+        Budget(eps, dl))
+    canary_x = np.array([[1.0, 0.0]])
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        rec = _StepRecorder(d1 if which else d0, canary_x, np.array([CANARY_TARGET]),
+                            0 if which else None)
+        res = solver.run(plan, rec, rng)
+        if res.info.get("momentum") is not None:
+            raise ValueError("the white-box dynamic audit reads Algorithm 1 (no momentum)")
+        eta, C, N = float(res.info["learning_rate"]), float(res.info["clip"]), n
+        sig = np.asarray(plan.sigmas, dtype=float)[:len(rec.records)]
+        thetas = [r[0] for r in rec.records] + [np.asarray(res.theta, dtype=float)]
+        total = 0.0
+        for t, (theta, ordinary, c, clip) in enumerate(rec.records):
+            at_clip(c, C, clip, t)
+            x = N * ((theta - thetas[t + 1]) / eta - d0.l2 * theta) - ordinary
+            total += float(x @ c) / (sig[t] * C) ** 2
+        res.info["audit_statistic"] = total / math.sqrt(float(np.sum(sig ** -2.0)))
+        return res
+
+    sig = np.asarray(plan.sigmas, dtype=float)
+    return AuditProblem(
+        name="dynamic", run=run, direction=_E0, relation=rel, gaussian_output=True,
+        canary=("row B e_0 (target 1e6: clipped gradient -C e_0 at every step), on a "
+                "coordinate no other row touches; " + _relation_words(rel)),
+        settings={"sigmas": [float(x) for x in sig], "steps": int(sig.size),
+                  "learning_rate": float(plan.learning_rate), "l2": l2, "n_samples": n,
+                  "relation": rel.value},
+        score=_info_statistic, observed="white-box: every noisy step",
+        nu=float(np.sqrt(np.sum(sig ** -2.0))),
+    )
+
+
+def newton_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 4,
+    steps: int = 4,
+) -> AuditProblem:
+    r"""Private damped Newton (``method="newton"``), least squares, planned by its solver.
+
+    The canary :math:`B e_0` (target :math:`10^6`) is the worst case of both releases under
+    add/remove: its curvature term :math:`B^2 e_0e_0^\top` has Frobenius norm exactly the
+    curvature clip :math:`C_H = \beta = B^2` (least squares' per-example smoothness), and its
+    clipped gradient is :math:`-C e_0` at every step (a Newton step moves
+    :math:`\theta_0` by about :math:`C/B^2`, nowhere near the target). The statistic is the
+    released parameters' canary coordinate; the step divides by the released curvature, so
+    it is not Gaussian and the headline is the assumption-free Clopper-Pearson bound.
+    """
+    from noisygd.solvers import SOLVERS, Budget, PublicFacts
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    rel = Neighbouring.ADD_REMOVE
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ord, 1.0, CANARY_TARGET)
+    n = float(n_ord + 1)
+    solver = SOLVERS["newton"]()
+    plan = solver.plan(PublicFacts.from_oracle(
+        d1, n_samples=n, relation=rel, clip=1.0,
+        options={"steps": check_positive_int("steps", steps)}), Budget(eps, dl))
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        return solver.run(plan, d1 if which else d0, rng)
+
+    return AuditProblem(
+        name="newton", run=run, direction=_E0, relation=rel, gaussian_output=False,
+        canary=("row B e_0 (target 1e6): curvature term of Frobenius norm C_H = B^2 and "
+                "clipped gradient -C e_0 at every step, on a coordinate no other row "
+                "touches; " + _relation_words(rel)),
+        settings={"steps": steps, "clip": 1.0, "curvature_clip": 1.0, "n_samples": n,
+                  "relation": rel.value},
+        observed="released parameters",
+    )
+
+
 # ------------------------------------------------------------------ helpers
 def _relation_words(rel: Neighbouring) -> str:
     if rel is Neighbouring.ADD_REMOVE:
