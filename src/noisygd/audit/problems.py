@@ -771,15 +771,16 @@ def dynamic_problem(
     delta: float = 1e-5,
     n_ordinary: int = 4,
     l2: float = 0.1,
-    max_steps: int = 20,
+    steps: int = 10,
 ) -> AuditProblem:
     r"""Dynamic budget allocation (``method="dynamic"``, Hong, Wang and Zhou, Algorithm 1),
     planned by its solver, audited white-box.
 
     The canary problem of :func:`noisy_gd_problem` (squared loss, canary :math:`B e_0` with
     target :math:`10^6`, clipped gradient :math:`-C e_0` at every step) with the ridge
-    ``l2`` the planner needs (a Polyak-Lojasiewicz constant) and at most ``max_steps``
-    steps. The auditor sees every iterate, so it recovers each noisy mean gradient
+    ``l2`` the planner needs (a Polyak-Lojasiewicz constant) and ``steps`` steps (its
+    ``steps`` option: the Lemma 3.1 schedule for that ``T``; on 5 rows the planner's own
+    ``T`` would be 1). The auditor sees every iterate, so it recovers each noisy mean gradient
     :math:`(\theta_t - \theta_{t+1})/\eta - \lambda\theta_t` and, knowing ``D``,
     :math:`x_t = \sigma_t C\xi_t` on ``D`` and :math:`c_t + \sigma_t C\xi_t` on ``D'``
     (in sum units). The likelihood-ratio statistic
@@ -802,7 +803,7 @@ def dynamic_problem(
     solver = SOLVERS["dynamic"]()
     plan = solver.plan(PublicFacts.from_oracle(
         d1, n_samples=n, relation=rel, clip=1.0,
-        max_iter=check_positive_int("max_steps", max_steps), options={"loss_gap": 1.0}),
+        options={"loss_gap": 1.0, "steps": check_positive_int("steps", steps)}),
         Budget(eps, dl))
     canary_x = np.array([[1.0, 0.0]])
 
