@@ -339,8 +339,9 @@ class ShiftFamily:
             top *= 2.0
             if top > 1e3:  # pragma: no cover - unreachable for nu <= nu_max
                 return math.inf
-        return float(brentq(lambda e: self.hockey_stick(e, nu) - delta, 0.0, top,
-                            xtol=1e-7)) * (1.0 - 1e-9)
+        root = brentq(lambda e: self.hockey_stick(e, nu) - delta, 0.0, top, xtol=1e-8,
+                      rtol=1e-12)
+        return max(0.0, float(root) - 1e-7)  # below the root: brentq's answer is within xtol
 
     def describe(self) -> str:
         """One line for reports."""
