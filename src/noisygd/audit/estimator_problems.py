@@ -225,7 +225,7 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
          "relation": "add_remove"}, run_mu(eps, dl, DEFAULT_SCALE_SHARE))
 
 
-def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 300,
+def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 1000,
                         n_classes: int = 3) -> AuditProblem:
     r"""``DPLogisticRegression(epsilon, delta, multiclass="multinomial")``, one feature.
 
@@ -235,9 +235,12 @@ def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int 
     :math:`\Theta = 0` its gradient :math:`(\pi - e_0)\tilde x^\top` has norm exactly the
     default clip :math:`C_K = \sqrt{1 - 1/K}\tilde B` (uniform :math:`\pi`, a row at the
     bound), and the ordinary rows at the same point then lower :math:`\pi_0` (which the one
-    canary cannot raise back above :math:`1/K`), which keeps the norm at or above :math:`C_K`:
-    its clipped gradient, a ``K x p`` matrix in the canary's column and the intercepts, is at
-    the clip at every step (checked on every run).
+    canary cannot raise back above :math:`1/K`), which keeps the norm at or above :math:`C_K`.
+    After the first step the gap between class 0's margin and the others' is about
+    :math:`n/(2.3z)` noise deviations (``n`` rows, noise multiplier ``z``, 63 at epsilon 2):
+    with 300 rows the noise reversed it in 2 of 260 runs, with the default 1 000 it is 7
+    deviations (and grows with the steps). So the canary's clipped gradient, a ``K x p``
+    matrix, is at the clip at every step (checked on every run: 0 failures in 156 runs).
     """
     from noisygd.estimators import DPLogisticRegression
 
