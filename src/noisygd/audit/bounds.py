@@ -459,7 +459,10 @@ def empirical_epsilon(
         handful of lucky counts scores low there, and would not hold up on the evaluation
         split). It decides which test is evaluated, never the level of the bound
         reported; being fixed, it makes the chosen test, hence the bound, independent of
-        ``confidence``, so the bound is non-increasing in ``confidence``.
+        ``confidence``, so the bound is non-increasing in ``confidence``. When no test
+        scores above 0 there (too few selection runs), the test is the pooled selection
+        median, oriented by the difference of the selection means (a choice that still
+        never sees the evaluation split).
     family : ShiftFamily, optional
         The statistic's family, for ``bound="family"`` (required there, refused otherwise).
         Its selection scores 256 thresholds (order statistics of the pooled selection
@@ -506,6 +509,12 @@ def empirical_epsilon(
         tests.extend((float(value[i]), float(taus[i]), sign) for i in order)
     tests.sort(key=lambda t: -t[0])
     tests = tests[:k]
+    if tests[0][0] <= 0.0:
+        # no test scores above 0 at the strict level (too few selection runs): the median
+        # threshold of the pooled selection scores, oriented by the difference of the means
+        sign = 1 if np.mean(s1[:n_sel]) >= np.mean(s0[:n_sel]) else -1
+        tests = [(0.0, float(np.median(sign * np.concatenate([s0[:n_sel], s1[:n_sel]]))),
+                  sign)]
 
     best: tuple[float, float, int, int, int, float, float] | None = None
     for _, tau, sign in tests:
