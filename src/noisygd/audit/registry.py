@@ -91,6 +91,16 @@ AUDITS: dict[str, AuditEntry] = {
         "AdaSSP (Wang 2018); canary B e_0 with target Y moves lambda_min, A_00 and b_0 by "
         "their sensitivities; white-box: the three releases (exactly Gaussian)",
         steps_option=None),
+    "newton": AuditEntry(
+        "problems:newton_problem", "newton",
+        "private damped Newton, least squares (one curvature release); canary B e_0 at the "
+        "curvature clip C_H = B^2 and the gradient clip every step; released parameters "
+        "(not Gaussian: Clopper-Pearson)"),
+    "dynamic": AuditEntry(
+        "problems:dynamic_problem", "dynamic",
+        "dynamic budget allocation (Hong, Wang and Zhou, Alg. 1), T = 10 steps of decreasing "
+        "noise; row canary at the clip every step; white-box: every noisy step (exactly "
+        "Gaussian)"),
     "linear_regression": AuditEntry(
         "estimator_problems:linear_regression_problem", "noisy_gd",
         "DPLinearRegression() default (count, residual-scale release, planned NoisyGD); "
