@@ -38,7 +38,7 @@ PKG = "noisygd"
 #: (``data.uci``) are bundled schema files encoded by ``noisygd.schema``, so they sit above it,
 #: while the rest of ``noisygd.data`` (readers, preprocessing) sits below it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "_checks", "exceptions"),
+    ("", "_checks", "exceptions", "bounds"),
     ("accounting",),
     ("ledger",),
     ("objectives",),

@@ -57,7 +57,8 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
 
 #: The names of :data:`noisygd.solvers.SOLVERS`, written out so that ``--help`` does not
 #: import the solvers (tests/test_cli.py checks that the two agree).
-METHOD_NAMES = ("dp_ftrl", "langevin", "newton", "noisy_gd", "noisy_sgd", "output_perturbation",
+METHOD_NAMES = ("dp_ftrl", "dynamic", "langevin", "newton", "noisy_gd", "noisy_sgd",
+                "output_perturbation",
                 "rrpsgd", "ssp")
 DEFAULT_METHOD = "noisy_gd"
 
@@ -662,7 +663,8 @@ def _parse_range(text: str) -> tuple[float, float]:
 
 
 def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
-    """``noisygd plan``: every applicable method's plan from public facts, sorted by bound."""
+    """``noisygd plan``: every applicable method's plan from public facts, ranked by bound among
+    comparable bounds only (:func:`noisygd.schema.plans.plan_table`)."""
     from noisygd.schema.plans import plan_table
 
     if args.n_samples is None or args.n_samples < 1:
@@ -731,27 +733,15 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     if not args.json:
         print(f"plans for {MODELS[model]}: n = {args.n_samples} (declared public), "
               f"{n_features} features, epsilon = {args.epsilon:g}, delta = {args.delta:g}; "
-              "sorted by predicted bound")
+              "ranked by predicted bound within groups of comparable bounds")
         if paid_share is not None:
             print(f"bounds/levels paid for privately: share {paid_share:g} of the budget "
                   f"(mu^2); the plans below are for the rest, epsilon = {epsilon_fit:.4g} at "
                   f"delta = {args.delta:g} (at most {n_features} features: every vocabulary "
                   "level kept)")
-        head = (f"{'method':<20} {'relation':<12} {'noise':>10} {'steps':>7} "
-                f"{'step size':>10} {'epsilon':>8} {'accountant':<22} {'bound':>10}")
-        print(head)
-        for r in rows:
-            if r.refused is not None:
-                continue
-            print(f"{r.method:<20} {r.relation:<12} {_g(r.noise):>10} {_g(r.steps):>7} "
-                  f"{_g(r.step_size):>10} {_g(r.epsilon):>8} {r.accountant or '':<22} "
-                  f"{_g(r.bound):>10}")
-        for r in rows:
-            if r.bound is not None and r.refused is None:
-                print(f"  {r.method} ({r.relation}) bound: {r.bound_name}")
-        for r in rows:
-            if r.refused is not None:
-                print(f"  not applicable: {r.method} ({r.relation}): {r.refused}")
+        from noisygd.schema.plans import format_plan_rows
+
+        print("\n".join(format_plan_rows(rows)))
     return out
 
 

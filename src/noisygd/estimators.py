@@ -444,7 +444,7 @@ class _DPLinearModel(BaseEstimator):
     def _default_candidates(self) -> list[dict[str, Any]]:
         """The public default grid (public constants, read from no data). With NoisyGD's
         planned ridge (:meth:`_plans_ridge`): the planned ridge and a decade either side
-        (``l2_factor`` 0.1 and 10: the theorem's choice rests on the comparator radius
+        (``l2_factor`` 0.1 and 10: the heuristic balance rests on the comparator radius
         :math:`D_0 = \\sqrt{2nF_0}`, which the data may exceed or fall short of). Otherwise
         the estimator's own settings and a ridge 10 and 100 times weaker. Regressors: see
         :meth:`_DPRegressor._default_candidates`."""
@@ -1382,7 +1382,7 @@ class DPLinearRegression(_DPRegressor):
 
     **Default l2** (``l2=None``; the value used is ``l2_``). With NoisyGD, the planned ridge
     :func:`noisygd.planning.ridge_strength` for the squared loss's :math:`F_0 = h^2/2`
-    (a theorem's balance of the ridge's bias against NoisyGD's stationary noise, from public
+    (a heuristic balance of the ridge's bias against NoisyGD's stationary noise, from public
     quantities and the count's lower bound). With ``method="ssp"`` (AdaSSP, Wang 2018,
     docs/ssp.md) 0: the algorithm's own adaptive ridge, chosen from a private
     :math:`\lambda_{\min}`, is the regulariser. Other methods: ``1e-3``.

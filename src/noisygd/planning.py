@@ -415,6 +415,18 @@ def ridge_strength(*, n: float, n_params: int, clip: float, mu: float, loss_at_z
     dominates (small ``n``, small :math:`\mu`, large ``d``) and shrinks on large data or a
     large budget: :math:`\lambda^* \propto \sqrt d\,C/(\mu n^{3/2})`.
 
+    **Status: a heuristic balance, not a guarantee.** Step 2 charges the noise of a run of
+    :math:`T \approx \kappa = \beta_F/\lambda^*` plain steps, the horizon at which the
+    noiseless part has forgotten its start; the planned run is much shorter (at most
+    :data:`MAX_STEPS_ACCELERATED` = 1000 steps; on Adult at epsilon 1, add/remove,
+    :math:`\kappa \approx 3.6\times10^4`), so its optimisation error, the
+    :math:`(1 - 1/\kappa)^T` part that steps 1-3 drop, is not small and is not in the balance.
+    The excess risk :math:`\sqrt d\,C\Delta D_0/(n\mu)` above is therefore not a bound on the
+    run; ``noisygd plan`` reports the run's own bound (12.2.x of the textbook run, with its
+    premises) instead. The choice is kept because it is a function of public quantities with the
+    right scaling in ``n``, ``d`` and :math:`\mu`, and it was judged on several data sets
+    (module doc), not because a theorem picks it.
+
     Parameters
     ----------
     n : float

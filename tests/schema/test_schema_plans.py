@@ -57,12 +57,34 @@ def test_plan_rows_are_the_fits_plans(method, relation):
     assert row.accountant in est.privacy_.by_accountant
 
 
-def test_rows_are_sorted_by_bound_and_refusals_explained():
+def _check_ranked_within_groups(rows):
+    """Rows with a bound first, grouped, each group sorted by bound and ranked 1..m; rows
+    without a bound next; refused last."""
+    kinds = [0 if r.group is not None else 1 if r.refused is None else 2 for r in rows]
+    assert kinds == sorted(kinds)
+    groups = {}
+    for r in rows:
+        if r.group is not None:
+            groups.setdefault(r.group, []).append(r)
+    for members in groups.values():
+        assert [m.bound for m in members] == sorted(m.bound for m in members)
+        assert [m.rank for m in members] == list(range(1, len(members) + 1))
+        assert {m.group_size for m in members} == {len(members)}
+        # one group: one quantity, comparator, guarantee and set of premises
+        assert len({(m.quantity, m.comparator, m.guarantee, frozenset(m.assumptions))
+                    for m in members}) == 1
+    # every grouped row prints its assumptions, each with its source
+    for r in rows:
+        if r.group is not None:
+            assert r.assumptions and all(
+                any(f"[{src}" in a for src in ("declared", "derived", "given", "nominal"))
+                for a in r.assumptions)
+
+
+def test_rows_are_ranked_within_comparable_groups_and_refusals_explained():
     rows = plan_table(model="logistic", n_samples=10**5, n_features=4, epsilon=1.0,
                       delta=1e-5, centring=public_centring(SCHEMA))
-    bounds = [r.bound for r in rows if r.refused is None]
-    finite = [b for b in bounds if b is not None]
-    assert finite == sorted(finite) and bounds[: len(finite)] == finite
+    _check_ranked_within_groups(rows)
     methods = {(r.method, r.relation) for r in rows}
     assert ("rrpsgd", "replace_one") in methods
     rr = next(r for r in rows if r.method == "rrpsgd")
@@ -81,9 +103,12 @@ def test_cli_plan_json(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert out["model"] == "logistic" and out["n_features"] == 1
-    keys = [(math.inf if p["bound"] is None else p["bound"]) for p in out["plans"]
-            if p["refused"] is None]
-    assert keys == sorted(keys)
+    for group in {p["group"] for p in out["plans"] if p["group"] is not None}:
+        members = [p for p in out["plans"] if p["group"] == group]
+        assert [p["bound"] for p in members] == sorted(p["bound"] for p in members)
+        assert len({p["comparator"] for p in members}) == 1
+    assert all(p["assumptions"] for p in out["plans"] if p["bound"] is not None)
+    assert not any(math.isinf(p["bound"]) for p in out["plans"] if p["bound"] is not None)
     code = main(["plan", "--features", "3", "--n-samples", "100", "--model", "linear"])
     assert code == 2 and "--target-range" in capsys.readouterr().err
     code = main(["plan", "--features", "3"])
@@ -123,3 +148,126 @@ def test_linear_noisy_gd_plan_leaves_the_target_scale_its_share():
     assert "target_scale_" in rows[0.1].note and "target_scale_" not in rows[0.0].note
     with pytest.raises(ValueError, match="scale_share"):
         plan_table(**kw, scale_share=1.0)
+
+
+def test_a_nominal_reference_norm_is_never_ranked_against_a_derived_one():
+    # issue 23: output perturbation's bound rests on the nominal D0 = 1
+    # (DEFAULT_INIT_DISTANCE), noisy_gd's on a derived D = sqrt(2 F0 / l2)
+    from noisygd.schema.plans import format_plan_rows
+
+    rows = plan_table(model="logistic", n_samples=30000, n_features=4, epsilon=1.0,
+                      delta=1e-5, centring=public_centring(SCHEMA))
+    op = next(r for r in rows if r.method == "output_perturbation")
+    gd = [r for r in rows if r.method == "noisy_gd"]
+    assert op.nominal and any("[nominal" in a for a in op.assumptions)
+    assert all(not r.nominal and any("[derived" in a for a in r.assumptions) for r in gd)
+    assert all(op.group != r.group for r in gd)
+    text = "\n".join(format_plan_rows(rows))
+    for r in rows:
+        for a in r.assumptions:
+            assert f"assumes {a}" in text
+    # the dynamic rows share a group (same quantity, comparator, premises) and are ranked
+    dyn = [r for r in rows if r.method == "dynamic"]
+    assert len(dyn) == 2 and dyn[0].group == dyn[1].group and {r.rank for r in dyn} == {1, 2}
+
+
+def test_dynamic_plan_row_is_the_fits_plan():
+    from noisygd.estimators import DPLogisticRegression
+
+    X, y = _data()
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=[0, 1], n_samples_public=N,
+                               method="dynamic", random_state=0,
+                               feature_bounds=public_centring(SCHEMA)).fit(X, y)
+    plan = est.fit_info_["plans"][0]["plan"]
+    row = next(r for r in plan_table(model="logistic", n_samples=N, n_features=X.shape[1],
+                                     epsilon=1.0, delta=1e-5, relations=("add_remove",),
+                                     centring=public_centring(SCHEMA))
+               if r.method == "dynamic")
+    assert row.steps == plan["steps"] == int(np.ravel(est.n_iter_)[0])
+    assert row.noise == pytest.approx(plan["sigma_last"], rel=1e-12)
+    assert row.bound == pytest.approx(plan["bound_value"], rel=1e-12)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["adult", "bank", "credit", "wine", "bike"])
+def test_plan_on_the_uci_five_prints_every_assumption_and_ranks_only_comparable_rows(
+        name, uci_file, capsys):
+    from noisygd.data import load_uci
+    from noisygd.data.uci import schema_file
+
+    X, _, _, _ = load_uci(name, uci_file("README.md").parent)
+    code = main(["plan", "--schema", str(schema_file(name)), "--n-samples", str(len(X)),
+                 "--epsilon", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    plans = out["plans"]
+    assert any(p["group"] for p in plans)
+    for p in plans:
+        if p["bound"] is not None:
+            assert p["assumptions"] and p["comparator"] and p["quantity"] and p["guarantee"]
+    for a in plans:
+        for b in plans:
+            if a["group"] is not None and a["group"] == b["group"]:
+                assert (a["comparator"], a["quantity"], a["guarantee"], sorted(a["assumptions"])) \
+                    == (b["comparator"], b["quantity"], b["guarantee"], sorted(b["assumptions"]))
+    code = main(["plan", "--schema", str(schema_file(name)), "--n-samples", str(len(X)),
+                 "--epsilon", "1"])
+    text = capsys.readouterr().out
+    assert code == 0
+    for p in plans:
+        for a in p["assumptions"]:
+            assert f"assumes {a}" in text
+
+
+def test_strongly_convex_plan_lists_the_1_over_lambda_t_variant_unranked():
+    # with a radius, NoisyGD's 12.2.4 candidate applies; the plan also reports the notes'
+    # other schedule, eta_t = 1/(lambda t) with the uniform average and its (1 + log T) factor
+    from noisygd.bounds import strongly_convex_uniform_average_bound
+
+    rows = plan_table(model="logistic", n_samples=5000, n_features=3, epsilon=1.0, delta=1e-5,
+                      relations=("add_remove",), radius=5.0, l2=0.01, max_iter=200)
+    gd = next(r for r in rows if r.method == "noisy_gd")
+    (other,) = [b for b in gd.other_bounds if "1/(lambda t)" in b["reference"]]
+    assert other["covers_run"] is False and other["comparator"] == gd.comparator
+    from noisygd.objectives.glm import LogisticLoss
+
+    c = LogisticLoss(l2=0.01, fit_intercept=True, radius=5.0).constants(1.0)
+    want = strongly_convex_uniform_average_bound(
+        n=5000, d=4, lipschitz=c.lipschitz + 0.01 * 5.0, noise_std=gd.noise * 1.0 * c.lipschitz,
+        strong_convexity=0.01, steps=gd.steps)
+    assert other["value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_langevin_bound_covers_the_run_only_where_public_facts_put_the_minimiser_inside():
+    # Lemma 6 assumes the minimiser in the interior of the ball: derived from
+    # (l2/2)||theta*||^2 <= F(0) <= log 2, i.e. ||theta*|| <= sqrt(2 log 2 / l2) = 3.72 here
+    bound = math.sqrt(2 * math.log(2) / 0.1)
+    kw = dict(model="logistic", n_samples=5000, n_features=10, epsilon=1.0, delta=1e-5,
+              relations=("replace_one",), l2=0.1)
+    inside = next(r for r in plan_table(**kw, radius=5.0) if r.method == "langevin")
+    outside = next(r for r in plan_table(**kw, radius=1.0) if r.method == "langevin")
+    (premise,) = [a for a in inside.assumptions if "interior" in a]
+    assert inside.bound_covers_run and f"= {bound:.4g} [derived" in premise
+    assert not inside.nominal
+    (premise,) = [a for a in outside.assumptions if "interior" in a]
+    assert not outside.bound_covers_run and "[nominal: not shown" in premise
+    assert outside.nominal
+
+
+def test_dynamic_row_names_projection_and_public_n_and_a_derived_m():
+    kw = dict(model="logistic", n_samples=5000, n_features=10, epsilon=1.0, delta=1e-5,
+              relations=("add_remove",), l2=0.1)
+    projected = next(r for r in plan_table(**kw, radius=1.0) if r.method == "dynamic")
+    free = next(r for r in plan_table(**{**kw, "n_features": 4},
+                                      centring=public_centring(SCHEMA))
+                if r.method == "dynamic")
+    assert projected.refused is None and free.refused is None
+    for row in (projected, free):
+        assert any(a.startswith("M = beta + l2") and "[derived" in a for a in row.assumptions)
+        assert any(a.startswith("N public") and "= holds" in a for a in row.assumptions)
+    assert any(a.startswith("no projection") and "= fails" in a
+               for a in projected.assumptions)
+    assert not projected.bound_covers_run
+    assert any(a.startswith("no projection") and "= holds" in a for a in free.assumptions)
+    clip_holds = any(a.startswith("clip C >= L") and "= holds" in a for a in free.assumptions)
+    assert free.bound_covers_run == clip_holds

@@ -28,6 +28,7 @@ from noisygd.solvers import (
     SOLVERS,
     Budget,
     DPFTRLSolver,
+    DynamicSolver,
     LangevinSolver,
     NewtonSolver,
     NoisyGDSolver,
@@ -72,6 +73,8 @@ CASES = [
     pytest.param(NewtonSolver(), REPLACE, {"hessian": "diagonal", "steps": 5,
                                                    "row_nonzeros": 4}, None,
                  id="newton-replace_one-diagonal"),
+    pytest.param(DynamicSolver(), ADD, {}, None, id="dynamic"),
+    pytest.param(DynamicSolver(), REPLACE, {"momentum": 0.9}, 50, id="dynamic-momentum"),
 ]
 
 

@@ -12,6 +12,7 @@ from noisygd.solvers import (
     DEFAULT_SOLVER,
     SOLVERS,
     DPFTRLSolver,
+    DynamicSolver,
     LangevinSolver,
     NewtonSolver,
     NoisyGDSolver,
@@ -28,7 +29,8 @@ def test_every_method_is_one_class_named_once():
     assert SOLVERS == {
         "noisy_gd": NoisyGDSolver, "noisy_sgd": NoisySGDSolver, "dp_ftrl": DPFTRLSolver,
         "langevin": LangevinSolver, "output_perturbation": OutputPerturbationSolver,
-        "rrpsgd": RRPSGDSolver, "ssp": SSPSolver, "newton": NewtonSolver,
+        "rrpsgd": RRPSGDSolver, "ssp": SSPSolver, "dynamic": DynamicSolver,
+        "newton": NewtonSolver,
     }
     for name, cls in SOLVERS.items():
         assert issubclass(cls, Solver) and cls.name == name and cls.description

@@ -1,4 +1,4 @@
-"""``noisygd plan``: what each method would do on a problem, from public facts alone.
+r"""``noisygd plan``: what each method would do on a problem, from public facts alone.
 
 For every method in :data:`noisygd.solvers.SOLVERS` and every neighbouring relation it is
 accounted under, :func:`plan_table` builds the objective a fit would optimise (the estimator's
@@ -8,12 +8,23 @@ public, the budget a fit gives the method (a Gaussian method spends the whole bu
 Gaussian-DP ``mu``, :func:`noisygd.accounting.gdp.split_gaussian_budget`), and asks the solver
 for its plan. It reports the noise, the steps, the step size, the accountant that certifies the
 planned event (:func:`noisygd.accounting.best`) and the predicted utility bound the planner
-chose by, when it states one; rows are sorted by that bound (methods stating none last). No
-data is read.
+chose by, when it states one. No data is read.
 
-The bounds are of different kinds (NoisyGD: the excess empirical risk bound of the textbook
-run, DP-FTRL: expected average regret, output perturbation: Theorems 2-3's excess risk of the
-unregularised objective, Langevin: Lemma 6 when it applies); each row names its bound.
+**Bounds that say what they assume.** Each row's bound is a :class:`noisygd.bounds.Bound`:
+the quantity it bounds (an excess empirical risk, a mean squared gradient norm, an average
+regret), the comparator (the minimiser of the objective the method runs, with its ridge, or any
+model in a ball of radius ``D``), the guarantee (in expectation or with probability
+:math:`1 - \beta`), the theorem, and every premise with its value and its source: declared (a
+public constant of the problem), derived (proved from declared facts, e.g.
+:math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\lambda}`), given (``method_options``) or
+nominal (a placeholder nothing proves, the planner's ``DEFAULT_INIT_DISTANCE = 1.0``). Rows
+are **ranked only against comparable rows** (:func:`noisygd.bounds.comparable`: same
+quantity, comparator, guarantee and premises, so a nominal premise is never ranked against a
+derived one): rows with equal :meth:`~noisygd.bounds.Bound.comparison_key` form a group
+(``PlanRow.group``) and ``PlanRow.rank`` is the position within it. Groups are listed in the
+order of their first method's name, never by their values. A row's further bounds (a
+high-probability form, online-to-batch, an alternative schedule) are listed in
+``PlanRow.other_bounds`` and not ranked.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ import numpy as np
 
 from noisygd._checks import check_fraction, check_real
 
-__all__ = ["PlanRow", "plan_table"]
+__all__ = ["PlanRow", "format_plan_rows", "plan_bounds", "plan_table", "rank_rows"]
 
 #: The ridge strength a fit uses when ``l2`` is not given (estimators' public defaults).
 L2_DEFAULTS = {"logistic": 1e-4, "huber": 1e-4, "linear": 1e-3}
@@ -49,9 +60,26 @@ class PlanRow:
     bound_name: str = ""
     note: str = ""
     refused: str | None = None
+    #: What the bound bounds, against what, how (module doc), and each premise as text.
+    quantity: str = ""
+    comparator: str = ""
+    guarantee: str = ""
+    assumptions: tuple[str, ...] = ()
+    bound_covers_run: bool | None = None
+    nominal: bool = False
+    #: The comparability group (rows ranked against each other) and the rank within it.
+    group: str | None = None
+    rank: int | None = None
+    group_size: int | None = None
+    #: Further bounds of the same plan (dicts of :meth:`noisygd.bounds.Bound.to_dict`).
+    other_bounds: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Plain types (JSON)."""
+        out = dataclasses.asdict(self)
+        out["assumptions"] = list(self.assumptions)
+        out["other_bounds"] = list(self.other_bounds)
+        return out
 
 
 def _estimator_class(model: str) -> Any:
@@ -67,9 +95,9 @@ def _objective(model: str, l2: float, radius: float | None, target_half: float |
     from noisygd.objectives.glm import HuberLoss, LogisticLoss, SquaredLoss
 
     if model == "logistic":
-        return LogisticLoss(l2=l2, fit_intercept=True)
+        return LogisticLoss(l2=l2, fit_intercept=True, radius=radius)
     if model == "huber":
-        return HuberLoss(threshold=1.0, l2=l2, fit_intercept=True)
+        return HuberLoss(threshold=1.0, l2=l2, fit_intercept=True, radius=radius)
     return SquaredLoss(l2=l2, fit_intercept=True, radius=radius, target_bound=target_half)
 
 
@@ -96,6 +124,9 @@ def _describe(name: str, plan: Any) -> dict[str, Any]:
         out["noise"], out["noise_name"] = float(main.sigma), "Langevin noise sigma"
     elif _first(main, "scale") is not None:
         out["noise"], out["noise_name"] = float(main.scale), "output noise scale"
+    elif getattr(main, "sigmas", None) is not None:
+        out["noise"] = float(main.sigmas[-1])
+        out["noise_name"] = "noise multiplier of the last step (the schedule decreases)"
     elif _first(main, "noise_epsilon") is not None:
         out["noise"], out["noise_name"] = float(main.noise_epsilon), "RRPSGD noise epsilon"
     steps = _first(main, "steps")
@@ -106,18 +137,6 @@ def _describe(name: str, plan: Any) -> dict[str, Any]:
     if step is None:
         step = settings.get("learning_rate")
     out["step_size"] = None if step is None else float(step)
-    if getattr(main, "bound_value", None) is not None:
-        out["bound"] = float(main.bound_value)
-        out["bound_name"] = (f"excess empirical risk, bound {main.bound_name} of the textbook "
-                             "NoisyGD run (docs/noisygd.md)")
-    elif getattr(main, "regret_bound", None) is not None:
-        out["bound"] = float(main.regret_bound)
-        out["bound_name"] = "DP-FTRL expected average regret (slides 001)"
-    elif getattr(main, "excess_risk_bound", None) is not None:
-        out["bound"] = float(main.excess_risk_bound)
-        out["bound_name"] = "Langevin excess risk (Lemma 6)"
-    elif getattr(main, "excess_risk_bound_reason", None):
-        out["note"] = str(main.excess_risk_bound_reason)
     return out
 
 
@@ -164,7 +183,7 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
             raise ValueError("a regression plan needs the targets' public range")
         half = (target_range[1] - target_range[0]) / 2.0
     options = dict(method_options or {})
-    rows: list[PlanRow] = []
+    rows: list[tuple[PlanRow, Any]] = []
     for name in sorted(SOLVERS):
         solver = SOLVERS[name]()
         for relation in relations:
@@ -177,16 +196,39 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                     max_iter=max_iter, radius=radius, options=options,
                     scale_share=scale_share))
             except (ValueError, TypeError, AssumptionError, UnsupportedEventError) as exc:
-                rows.append(PlanRow(method=name, relation=relation, refused=str(exc)))
-    return sorted(rows, key=lambda r: (r.refused is not None, r.bound is None,
-                                       math.inf if r.bound is None else r.bound,
-                                       r.method, r.relation))
+                rows.append((PlanRow(method=name, relation=relation, refused=str(exc)), None))
+    return rank_rows(rows)
+
+
+def rank_rows(rows: list[tuple[PlanRow, Any]]) -> list[PlanRow]:
+    """Group the rows by their bound's comparison key and rank within each group (module doc).
+
+    ``rows`` pairs each :class:`PlanRow` with its primary :class:`noisygd.bounds.Bound` (or
+    None). Returned order: the groups in the order of their first member's ``(method,
+    relation)``, each sorted by its bound; then the rows without a bound; then the refused ones.
+    Rows of different groups are never ordered by their values.
+    """
+    groups: dict[Any, list[PlanRow]] = {}
+    rest, refused = [], []
+    for row, bound in sorted(rows, key=lambda rb: (rb[0].method, rb[0].relation)):
+        if row.refused is not None:
+            refused.append(row)
+        elif bound is None:
+            rest.append(row)
+        else:
+            groups.setdefault(bound.comparison_key(), []).append(row)
+    out: list[PlanRow] = []
+    for i, members in enumerate(groups.values(), start=1):
+        members.sort(key=lambda r: (r.bound, r.method, r.relation))
+        out += [dataclasses.replace(r, group=f"G{i}", rank=k, group_size=len(members))
+                for k, r in enumerate(members, start=1)]
+    return out + rest + refused
 
 
 def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon: float,
               delta: float, B: float, centring: Any, half: float | None, l2: float | None,
               max_iter: int | None, radius: float | None, options: dict[str, Any],
-              scale_share: float = 0.0) -> PlanRow:
+              scale_share: float = 0.0) -> tuple[PlanRow, Any]:
     """The plan of one solver under one relation (see :func:`plan_table`)."""
     from noisygd.accounting import best
     from noisygd.accounting.gdp import gdp_epsilon, split_gaussian_budget
@@ -206,10 +248,12 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         l2_used, options = 0.0, {**options, "l2": "auto"}
         if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
-    op_bound = None
+    op_bound, d0, d0_source = None, None, None
     if solver.name == "output_perturbation" and l2 is None:
         base = _objective(model, 0.0, radius, half)
         d0 = radius or options.get("optimum_norm_bound") or DEFAULT_INIT_DISTANCE
+        d0_source = ("declared" if radius else "given" if options.get("optimum_norm_bound")
+                     else "nominal")
         l2_used, op_bound = choose_l2(
             base.constants(B), n=n, dim=base.n_params(d), epsilon=epsilon, delta=delta,
             reference_norm=float(d0),
@@ -253,12 +297,310 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     event = solver.planned_event(plan)
     result = best(event, delta)
     described = _describe(solver.name, plan)
-    if op_bound is not None and described.get("bound") is None:
-        described["bound"] = float(op_bound)
-        described["bound_name"] = ("excess risk of the unregularised objective, Theorems 2-3 "
-                                   "(Zhang et al. 2017)")
-    extra = described.pop("note", "")
-    return PlanRow(method=solver.name, relation=relation, epsilon=float(result.epsilon),
-                   accountant=result.accountant,
-                   theorem=result.theorems.get(result.accountant, ""),
-                   note="; ".join(x for x in (note, extra) if x), **described)
+    context = _Context(facts=facts, l2=l2_used, centred=conditioned, model=model,
+                       op_bound=op_bound, op_reference=d0, op_reference_source=d0_source)
+    primary, others, reason = plan_bounds(solver.name, plan, context)
+    if primary is not None:
+        described.update(
+            bound=float(primary.value), bound_name=primary.reference, quantity=primary.quantity,
+            comparator=primary.comparator, guarantee=primary.guarantee,
+            assumptions=tuple(a.text() for a in primary.assumptions),
+            bound_covers_run=primary.covers_run, nominal=primary.nominal)
+    described["other_bounds"] = tuple(b.to_dict() for b in others)
+    extra = reason or ""
+    row = PlanRow(method=solver.name, relation=relation, epsilon=float(result.epsilon),
+                  accountant=result.accountant,
+                  theorem=result.theorems.get(result.accountant, ""),
+                  note="; ".join(x for x in (note, extra) if x), **described)
+    return row, primary
+
+
+# ------------------------------------------------------------------ bounds and their premises
+EXCESS_RISK = "excess empirical risk E F(output) - F(comparator), mean objective"
+GRADIENT_NORM = "E ||grad F(w)||^2 at the iterate the algorithm releases, mean objective"
+REGRET = "expected average regret per row (the run's linearised losses)"
+IN_EXPECTATION = "in expectation"
+
+
+def _with_probability(beta: float) -> str:
+    return f"with probability >= {1.0 - beta:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """What :func:`plan_bounds` needs beyond the plan: the facts the plan was made from, the
+    ridge of the objective, whether it is the centred one, and output perturbation's bound."""
+
+    facts: Any
+    l2: float
+    centred: bool
+    model: str
+    op_bound: float | None = None
+    op_reference: float | None = None
+    op_reference_source: str | None = None
+
+
+def _comparator_of(ctx: _Context, l2: float) -> str:
+    centred = "centred " if ctx.centred else ""
+    return f"argmin of the {centred}{ctx.model} objective with l2 = {l2:.4g}"
+
+
+def _declared(ctx: _Context, *names: str) -> list[Any]:
+    """The declared constants the bound uses, as premises."""
+    from noisygd.bounds import Assumption
+
+    c = ctx.facts.constants
+    out = []
+    if "L" in names and c.lipschitz is not None:
+        out.append(Assumption("L (per-example Lipschitz constant)", float(c.lipschitz),
+                              "declared", f"the loss for rows of norm <= "
+                                          f"{ctx.facts.row_norm_bound:.4g}"))
+    if "beta" in names and c.smoothness is not None:
+        out.append(Assumption("beta (smoothness of the data term)", float(c.smoothness),
+                              "declared", "the loss"))
+    return out
+
+
+def _clip_premise(clip: float | None, lipschitz: float | None) -> Any:
+    from noisygd.bounds import Assumption
+
+    holds = lipschitz is not None and clip is not None and clip >= lipschitz
+    return Assumption("clip C >= L (no gradient is clipped)", "holds" if holds else "fails",
+                      "declared", "" if clip is None else f"C = {clip:.4g}")
+
+
+def _f0_origin(facts: Any) -> str:
+    """Where a derived bound on the optimum's norm comes from."""
+    f0 = facts.loss_at_zero_bound
+    if f0 is None:
+        return "the objective's optimum_norm_bound"
+    return f"sqrt(2 F0 / l2) with F0 = {f0:.4g} (the loss at zero)"
+
+
+def _reference_norm(name: str, value: float, source: str, origin: str) -> Any:
+    from noisygd.bounds import Assumption
+
+    return Assumption(name, float(value), source, origin)
+
+
+def _interior_premise(facts: Any) -> Any:
+    r"""Lemma 6's premise that the minimiser lies in the interior of the ball, from public
+    facts: :math:`\frac\lambda2\lVert\theta^*\rVert^2 \le F(\theta^*) \le F(0) \le F_0` bounds
+    the unconstrained minimiser by :math:`\sqrt{2F_0/\lambda}`; below the radius it is in the
+    open ball (and is the constrained minimiser). Source "derived" when that proves it, else
+    "nominal" (nothing public proves it; the bound then does not cover the run)."""
+    from noisygd.bounds import Assumption
+
+    name = "||theta*|| < R (minimiser in the interior of the ball)"
+    f0, l2, radius = facts.loss_at_zero_bound, float(facts.l2), facts.radius
+    if f0 is None or not l2 > 0.0:
+        return Assumption(name, None, "nominal", "no public bound on ||theta*|| (needs l2 > 0 "
+                                                 "and a bound on the loss at zero)")
+    norm = math.sqrt(2.0 * float(f0) / l2)
+    if radius is not None and norm < float(radius):
+        return Assumption(name, norm, "derived", f"||theta*|| <= {_f0_origin(facts)} < R")
+    return Assumption(name, None, "nominal", f"not shown: {_f0_origin(facts)} = {norm:.4g} "
+                                             f">= R")
+
+
+def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], str | None]:
+    """The primary bound of a solver's plan, its further bounds, and why there is none.
+
+    Returns
+    -------
+    (Bound or None, list of Bound, str or None)
+    """
+    from noisygd.bounds import Assumption, Bound
+
+    facts, c = ctx.facts, ctx.facts.constants
+    if method == "noisy_gd":
+        p = plan[0]
+        det = p.details
+        l2_run = float(facts.l2) + float(det.get("l2_planned", 0.0))
+        given = "init_distance" in (facts.options.get("plan") or {})
+        src = str(det.get("init_distance_source", ""))
+        if given:
+            source, origin = "given", "method_options['plan']['init_distance']"
+        elif src.startswith("nominal"):
+            source, origin = "nominal", "the planner's DEFAULT_INIT_DISTANCE"
+        elif src == "radius" or (facts.radius is not None and det["init_distance"] == facts.radius):
+            source, origin = "declared", "the projection radius"
+        else:
+            source, origin = "derived", _f0_origin(facts)
+        premises = [_reference_norm("D >= ||theta_1 - theta*||", det["init_distance"], source,
+                                    origin), _clip_premise(det.get("clip"), c.lipschitz),
+                    *_declared(ctx, "L", "beta")]
+        covers = bool(det.get("bound_covers_run", False))
+        reference = f"Lecture 12, section {p.bound_name}" + (
+            "" if covers else " (the textbook NoisyGD run with this plan's noise and T; the "
+                              "run adds momentum and averaging: not covered)")
+        primary = Bound(float(p.bound_value),
+                        GRADIENT_NORM if p.bound_name == "12.2.1" else EXCESS_RISK,
+                        _comparator_of(ctx, l2_run), IN_EXPECTATION, reference, tuple(premises),
+                        covers)
+        others = []
+        if "12.2.4" in det.get("candidates", {}) and facts.radius is not None:
+            from noisygd.bounds import strongly_convex_uniform_average_bound
+
+            G = float(c.lipschitz) + l2_run * float(facts.radius)
+            value = strongly_convex_uniform_average_bound(
+                n=det["n_signal"], d=int(facts.n_params), lipschitz=G, noise_std=det["sigma"],
+                strong_convexity=l2_run, steps=p.steps)
+            others.append(Bound(value, EXCESS_RISK, _comparator_of(ctx, l2_run), IN_EXPECTATION,
+                                "Lecture 12, 12.2.4 with eta_t = 1/(lambda t) and the uniform "
+                                "average, (1 + log T) factor (another schedule, not the run's)",
+                                (Assumption("G = L + l2 R (Lipschitz on the ball)", G,
+                                            "derived", "declared L and radius"),), False))
+        return primary, others, None
+    if method == "noisy_sgd":
+        if plan.bound_value is None:
+            return None, [], plan.bound_details.get("bound_reason")
+        bd = plan.bound_details
+        origin = {"derived": _f0_origin(facts),
+                  "declared": "the projection radius",
+                  "nominal": "the planner's DEFAULT_INIT_DISTANCE"}[bd["init_distance_source"]]
+        premises = (_reference_norm("D >= ||theta_1 - theta*||", bd["init_distance"],
+                                    bd["init_distance_source"], origin),
+                    _clip_premise(plan.clip, c.lipschitz), *_declared(ctx, "beta"))
+        return Bound(float(plan.bound_value), EXCESS_RISK, _comparator_of(ctx, float(facts.l2)),
+                     IN_EXPECTATION, bd["bound_name"] + " (the textbook NoisySGD run with this "
+                     "plan's noise, rate and T; the run adds momentum: not covered)", premises,
+                     False), [], None
+    if method == "dynamic":
+        det = plan.details
+        gap_source = "given" if det["loss_gap_source"].startswith("method_options") \
+            else "declared"
+        radius = det.get("projection_radius")
+        premises = (Assumption("PL constant mu = l2 (strong convexity)", det["pl_constant"],
+                               "declared", "the objective's ridge"),
+                    Assumption("M = beta + l2 (smoothness of the regularised objective)",
+                               det["smoothness_M"], "derived",
+                               "the loss's declared beta plus the ridge"),
+                    Assumption("F0 >= f(theta_1) - f*", det["loss_gap"], gap_source,
+                               det["loss_gap_source"]),
+                    _clip_premise(plan.clip, c.lipschitz),
+                    Assumption("no projection (Theorems 3.2-3.4: unconstrained GD under PL)",
+                               "holds" if radius is None else "fails", "declared",
+                               "no radius" if radius is None else f"radius = {radius:.4g}"),
+                    Assumption("N public (the run divides by the N the bound uses)",
+                               "holds" if det.get("n_public", False) else "fails", "declared",
+                               "the row count"))
+        return Bound(plan.bound_value, EXCESS_RISK, _comparator_of(ctx, float(facts.l2)),
+                     IN_EXPECTATION, plan.bound_name, premises, plan.bound_covers_run), [], None
+    if method == "dp_ftrl":
+        if plan.regret_bound is None:
+            return None, [], None
+        comparator = f"any w with ||w|| <= D = {plan.distance:.4g}"
+        origin = {"derived": "the objective's bound on ||w*|| (sqrt(2 F0 / l2))",
+                  "declared": "the projection radius",
+                  "given": "method_options['optimum_norm_bound']"}[plan.distance_source]
+        premises = (_reference_norm("D (comparator norm)", plan.distance, plan.distance_source,
+                                    origin), _clip_premise(plan.clip, c.lipschitz))
+        primary = Bound(plan.regret_bound, REGRET, comparator, IN_EXPECTATION,
+                        "slides 001, DP-FTRL regret bound with the tree's expected error",
+                        premises, plan.bound_covers_run)
+        from noisygd.solvers.dp_ftrl import BOUND_CONFIDENCE
+
+        others = [Bound(plan.regret_bound_high_probability, REGRET, comparator,
+                        _with_probability(BOUND_CONFIDENCE),
+                        "slides 001, regret bound with the tree mechanism's accuracy bound",
+                        premises, plan.bound_covers_run)]
+        if plan.population_risk_bound is not None:
+            others.append(Bound(plan.population_risk_bound,
+                                "expected excess population risk E L_P(w_bar) - L_P(w)",
+                                comparator, IN_EXPECTATION,
+                                "slides 001, online-to-batch conversion (one pass, averaged "
+                                "output)", (*premises, Assumption(
+                                    "rows i.i.d. from P, in the order processed", None,
+                                    "nominal", "a property of the data, not checked")),
+                                plan.bound_covers_run))
+        reason = (None if plan.online_to_batch_reason is None
+                  else f"online-to-batch does not apply: {plan.online_to_batch_reason}")
+        return primary, others, reason
+    if method == "output_perturbation":
+        if ctx.op_bound is None:
+            return None, [], None
+        origin = {"declared": "the projection radius", "given":
+                  "method_options['optimum_norm_bound']",
+                  "nominal": "the planner's DEFAULT_INIT_DISTANCE"}[ctx.op_reference_source]
+        premises = (_reference_norm("D0 >= ||w_hat_0|| (minimiser of the unregularised "
+                                    "objective)", ctx.op_reference, ctx.op_reference_source,
+                                    origin), *_declared(ctx, "L", "beta"))
+        return Bound(float(ctx.op_bound), "excess empirical risk F_0(output) - F_0(w) of the "
+                     "unregularised objective", "w_hat_0 = argmin F_0, ||w_hat_0|| <= D0",
+                     IN_EXPECTATION, "Theorems 2-3 (Zhang et al. 2017), l2 chosen by them",
+                     premises, True), [], None
+    if method == "langevin":
+        if getattr(plan, "excess_risk_bound", None) is None:
+            return None, [], getattr(plan, "excess_risk_bound_reason", None)
+        interior = _interior_premise(facts)
+        premises = (Assumption("radius R of the constraint ball", facts.radius, "declared",
+                               "the objective"), interior, *_declared(ctx, "L", "beta"))
+        return Bound(float(plan.excess_risk_bound), EXCESS_RISK,
+                     _comparator_of(ctx, float(facts.l2)), IN_EXPECTATION,
+                     "Chourasia-Ye-Shokri 2021, Lemma 6", premises,
+                     interior.source == "derived"), [], None
+    if method == "rrpsgd":
+        b = plan.bounds
+        if not b:
+            return None, [], "no public bound on F(w_0) - F* (Theorem 5)"
+        premises = (Assumption("F0 >= F(w_0) - F*", b["loss_gap"], b["loss_gap_source"],
+                               "the loss at zero" if b["loss_gap_source"] == "declared"
+                               else "method_options['loss_gap_bound']"),
+                    *_declared(ctx, "L", "beta"))
+        stationarity = "none (a stationary point: no comparator)"
+        primary = Bound(b["theorem5_bound"], GRADIENT_NORM, stationarity, IN_EXPECTATION,
+                        "Theorem 5 (Zhang et al. 2017)", premises, True)
+        return primary, [Bound(b["theorem6_bound"], GRADIENT_NORM, stationarity,
+                               _with_probability(b["confidence"]),
+                               "Theorem 6 (Zhang et al. 2017), constants of its proof",
+                               premises, True)], None
+    return None, [], None
+
+
+def format_plan_rows(rows: list[PlanRow]) -> list[str]:
+    """The text ``noisygd plan`` prints: the table, then each row's bound with what it bounds,
+    against what, and every assumption with its source, then the refused methods."""
+    head = (f"{'method':<20} {'relation':<12} {'noise':>10} {'steps':>7} "
+            f"{'step size':>10} {'epsilon':>8} {'accountant':<22} {'bound':>10} {'rank':>9}")
+    lines = [head]
+    for r in rows:
+        if r.refused is not None:
+            continue
+        rank = "" if r.group is None else f"{r.rank}/{r.group_size} {r.group}"
+        lines.append(f"{r.method:<20} {r.relation:<12} {_g(r.noise):>10} {_g(r.steps):>7} "
+                     f"{_g(r.step_size):>10} {_g(r.epsilon):>8} {r.accountant or '':<22} "
+                     f"{_g(r.bound):>10} {rank:>9}")
+    lines.append("rank k/m Gi: position among the m rows of group Gi, the rows whose bounds have "
+                 "the same quantity, comparator, guarantee and assumptions; rows of different "
+                 "groups are not ranked against each other")
+    for r in rows:
+        if r.refused is not None:
+            continue
+        if r.bound is None:
+            if r.note:
+                lines.append(f"  {r.method} ({r.relation}): no bound; {r.note}")
+            continue
+        covers = "" if r.bound_covers_run else " [not a guarantee for this run]"
+        lines.append(f"  {r.method} ({r.relation}) [{r.group}] bound {r.bound:.4g}: "
+                     f"{r.quantity}; comparator: {r.comparator}; {r.guarantee}; "
+                     f"{r.bound_name}{covers}")
+        for a in r.assumptions:
+            lines.append(f"      assumes {a}")
+        for b in r.other_bounds:
+            lines.append(f"      also {b['value']:.4g}: {b['quantity']}; {b['guarantee']}; "
+                         f"{b['reference']}")
+        if r.note:
+            lines.append(f"      note: {r.note}")
+    for r in rows:
+        if r.refused is not None:
+            lines.append(f"  not applicable: {r.method} ({r.relation}): {r.refused}")
+    return lines
+
+
+def _g(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4g}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 from noisygd.solvers.dp_ftrl import DPFTRLSolver
+from noisygd.solvers.dynamic import DynamicSolver
 from noisygd.solvers.langevin import LangevinSolver
 from noisygd.solvers.newton import NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver
@@ -23,6 +24,7 @@ __all__ = [
     "SOLVERS",
     "Budget",
     "DPFTRLSolver",
+    "DynamicSolver",
     "LangevinSolver",
     "NewtonSolver",
     "NoisyGDSolver",
@@ -39,7 +41,7 @@ __all__ = [
 SOLVERS: dict[str, type[Solver]] = {
     cls.name: cls
     for cls in (NoisyGDSolver, NoisySGDSolver, DPFTRLSolver, LangevinSolver,
-                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, NewtonSolver)
+                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, DynamicSolver, NewtonSolver)
 }
 
 #: The method ``method="auto"`` means.

@@ -37,6 +37,18 @@ no L2 term or a radius); with one epoch and the averaged output it also bounds t
 population risk of the output for i.i.d. data (online-to-batch, ``online_to_batch``).
 An explicit ``l2_ftrl`` in ``method_options`` overrides :math:`\lambda^*`.
 
+The tree's accuracy (slides 001, "Tree Mechanism (Vector Version)",
+:func:`noisygd.bounds.tree_error_bound`) gives :math:`\bar Z` above (the expectation,
+:math:`\sigma\sqrt{pk}`) and, with probability at least :math:`1 - \beta`, the average
+:math:`\frac1T\sum_t\lVert Z_t\rVert \le \bar Z_\beta = zC\sqrt k(\sqrt p +
+\sqrt{2\ln(1/\beta)})`; the plan reports the regret bound that holds with that probability,
+``regret_bound_high_probability`` :math:`= A\lambda + (bG^2/2 + G\bar Z_\beta)/\lambda` at
+the planned :math:`\lambda` (:data:`BOUND_CONFIDENCE` :math:`\beta = 0.05`, a reporting
+level). Online-to-batch (slides 001, :func:`noisygd.bounds.online_to_batch_bound`): for a
+one-pass run with the averaged output whose regret bound covers the run, the expected average
+regret also bounds the expected excess *population* risk of the output for i.i.d. rows,
+``population_risk_bound``; otherwise ``online_to_batch_reason`` says why not.
+
 Secure mode (``Budget.secure``): every tree node's noise is a discrete Gaussian and the
 event is ``DiscreteGaussianNoise(tree, kappa)`` (:func:`noisygd.algorithms.dp_ftrl.dp_ftrl`);
 ``z`` is planned at the largest :math:`\mu` for which that event is at most
@@ -61,19 +73,29 @@ from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 
-__all__ = ["DPFTRLPlan", "DPFTRLSolver", "ftrl_regret_terms"]
+__all__ = ["BOUND_CONFIDENCE", "DPFTRLPlan", "DPFTRLSolver", "ftrl_regret_terms"]
+
+#: The failure probability :math:`\beta` of the high-probability regret bound the plan reports
+#: (a reporting level: it changes no setting of the run).
+BOUND_CONFIDENCE = 0.05
 
 
 def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
                       restart_every_epoch: bool, n_params: int, clip: float,
                       gradient_bound: float, noise_multiplier: float,
-                      distance: float) -> tuple[float, float, dict[str, float]]:
+                      distance: float,
+                      confidence: float | None = None) -> tuple[float, float, dict[str, float]]:
     r"""``(A, B, terms)`` with :math:`R(\lambda) = A\lambda + B/\lambda` (module doc).
 
     ``gradient_bound`` is the per-example :math:`G` (``clip``, plus :math:`\mu R` with an
     L2 term on a ball); ``distance`` is :math:`D`. Then :math:`\lambda^* = \sqrt{B/A}` and
-    :math:`R(\lambda^*) = 2\sqrt{AB}`.
+    :math:`R(\lambda^*) = 2\sqrt{AB}`. :math:`\bar Z` is the tree's accuracy
+    (:func:`noisygd.bounds.tree_error_bound`): its expectation bound, or with ``confidence``
+    :math:`\beta` the bound holding with probability at least :math:`1 - \beta` (``B`` is then
+    that of the high-probability regret bound).
     """
+    from noisygd.bounds import tree_error_bound
+
     b = check_positive_int("batch_size", batch_size)
     E = check_positive_int("epochs", epochs)
     C = check_positive("clip", clip)
@@ -87,7 +109,7 @@ def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
         k = E * (math.floor(math.log2(per_epoch)) + 1)
     else:
         k = math.floor(math.log2(T)) + 1
-    z_bar = z * C * math.sqrt(p * k)
+    z_bar = tree_error_bound(noise_std=z * C, n_params=p, nodes_per_prefix=k, beta=confidence)
     terms = {"steps": T, "steps_per_epoch": per_epoch, "tree_nodes_per_prefix": k,
              "noise_norm_bound": z_bar}
     return D * D / (2.0 * T * b), b * G * G / 2.0 + G * z_bar, terms
@@ -108,6 +130,14 @@ class DPFTRLPlan:
     settings: dict[str, Any] = field(default_factory=dict)
     #: Secure mode: the number of noised coordinates (None: NumPy noise).
     secure_dim: int | None = None
+    #: The regret bound holding with probability >= 1 - BOUND_CONFIDENCE (tree accuracy).
+    regret_bound_high_probability: float | None = None
+    #: Online-to-batch: the bound on the expected excess population risk, or why none.
+    population_risk_bound: float | None = None
+    online_to_batch_reason: str | None = None
+    #: ``D`` of the regret bound and where it comes from (declared, derived, given).
+    distance: float | None = None
+    distance_source: str | None = None
 
 
 class DPFTRLSolver(Solver):
@@ -159,9 +189,12 @@ class DPFTRLSolver(Solver):
         c = facts.constants
         radius = facts.radius
         G = clip + (facts.l2 * radius if (facts.l2 and radius is not None) else 0.0)
+        distance_source = "given" if distance is not None else None
         if distance is None:
             distance = facts.optimum_norm_bound if facts.optimum_norm_bound is not None \
                 else radius
+            distance_source = (None if distance is None else "declared"
+                               if radius is not None and distance == radius else "derived")
         covers = (c.convex and c.lipschitz is not None and clip >= c.lipschitz
                   and (facts.l2 == 0 or radius is not None))
         if distance is None and "l2_ftrl" not in settings:
@@ -182,14 +215,30 @@ class DPFTRLSolver(Solver):
         else:
             lam = math.sqrt(bb / a)
             source = "regret bound of slides 001 (lambda*)"
+        bound_hp = None
         if a is not None:
             bound = a * lam + bb / lam
+            _, bb_hp, _ = ftrl_regret_terms(
+                n_samples=facts.n_samples, batch_size=batch, epochs=epochs,
+                restart_every_epoch=restart, n_params=facts.n_params, clip=clip,
+                gradient_bound=G, noise_multiplier=z, distance=distance,
+                confidence=BOUND_CONFIDENCE)
+            bound_hp = a * lam + bb_hp / lam
+        from noisygd.bounds import online_to_batch_bound, online_to_batch_refusal
+
+        covers_run = bool(covers and bound is not None)
+        reason = online_to_batch_refusal(epochs=epochs, output=settings["output"],
+                                         regret_covers_run=covers_run)
+        population = None if reason is not None else online_to_batch_bound(
+            average_regret=bound, epochs=epochs, output=settings["output"],
+            regret_covers_run=covers_run)
         return DPFTRLPlan(
             noise_multiplier=z, l2_ftrl=lam, clip=clip, steps_per_epoch=per_epoch,
-            regret_bound=bound, bound_covers_run=bool(covers and bound is not None),
-            online_to_batch=bool(covers and bound is not None and epochs == 1
-                                 and settings["output"] == "average"),
+            regret_bound=bound, bound_covers_run=covers_run,
+            online_to_batch=reason is None,
             l2_ftrl_source=source, settings=settings,
+            regret_bound_high_probability=bound_hp, population_risk_bound=population,
+            online_to_batch_reason=reason, distance=distance, distance_source=distance_source,
         )
 
     def planned_event(self, plan: DPFTRLPlan) -> DpEvent:
@@ -223,6 +272,10 @@ class DPFTRLSolver(Solver):
             "l2_ftrl_source": plan.l2_ftrl_source, "regret_bound": plan.regret_bound,
             "bound_name": "slides 001, DP-FTRL regret bound (expected average regret)",
             "bound_covers_run": plan.bound_covers_run, "online_to_batch": plan.online_to_batch,
+            "regret_bound_high_probability": plan.regret_bound_high_probability,
+            "regret_bound_confidence": BOUND_CONFIDENCE,
+            "population_risk_bound": plan.population_risk_bound,
+            "online_to_batch_reason": plan.online_to_batch_reason,
             "steps_per_epoch": plan.steps_per_epoch,
             **{k: v for k, v in plan.settings.items() if not isinstance(v, dict | np.ndarray)},
         }

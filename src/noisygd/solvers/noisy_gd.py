@@ -21,7 +21,7 @@ actually made (:meth:`noisygd.planning.NoisyGDPlan.covers`).
 
 The planned ridge (``"l2": "auto"``, what ``DPLogisticRegression(l2=None)`` asks for)
 ------------------------------------------------------------------------------------
-The ridge is chosen here, after the private count, because the theorem's choice needs the
+The ridge is chosen here, after the private count, because the heuristic balance needs the
 public ``n``: :math:`\lambda^* = \sqrt d\,C\Delta/(\mu n^{3/2}\sqrt{2F_0})`
 (:func:`noisygd.planning.ridge_strength`: the bias :math:`\frac\lambda2D_0^2` against the
 comparator of radius :math:`D_0 = \sqrt{2nF_0}` balanced with the stationary noise of the

@@ -116,6 +116,11 @@ class NoisySGDPlan:
     settings: dict[str, Any] = field(default_factory=dict)
     #: Secure mode: the number of noised coordinates (None: NumPy noise).
     secure_dim: int | None = None
+    #: Lecture 12, section 12.3.3: the bound of the textbook NoisySGD run with this plan's
+    #: ``(z, q, T)`` on the mean objective (:func:`noisygd.bounds.noisy_sgd_utility_bound`;
+    #: None without a smoothness constant or for a nonconvex loss), and its premises.
+    bound_value: float | None = None
+    bound_details: dict[str, Any] = field(default_factory=dict)
 
 
 #: Relative tolerance of the noise calibration (the noise is at most this much above the
@@ -186,11 +191,46 @@ class NoisySGDSolver(Solver):
         z = calibrate_noise_multiplier(make_event, budget.epsilon, budget.delta,
                                        rtol=CALIBRATION_RTOL,
                                        accountant="rdp" if budget.secure else None)
+        bound, details = self._bound(facts, z, rate, steps, clip)
         return NoisySGDPlan(
             noise_multiplier=z, sampling_rate=rate, steps=steps, clip=clip,
             n_samples=facts.n_step(), calibrated_with_prior_event=prior is not None,
-            settings=settings, secure_dim=secure_dim,
+            settings=settings, secure_dim=secure_dim, bound_value=bound, bound_details=details,
         )
+
+    @staticmethod
+    def _bound(facts: PublicFacts, z: float, rate: float, steps: int,
+               clip: float) -> tuple[float | None, dict[str, Any]]:
+        r"""Section 12.3.3's bound for this plan (:func:`noisygd.bounds.noisy_sgd_utility_bound`):
+        the convex-smooth bound with NoisySGD's gradient variance, for the *textbook* run
+        (step :math:`\min\{1/(n\beta), D/\sqrt{VT}\}`, no momentum, uniform average) with
+        the plan's noise :math:`\sigma = zC`, rate ``q`` and ``T``, per-example gradients of
+        norm at most ``C``, :math:`D` the objective's bound on :math:`\lVert\theta^*\rVert`
+        (else the planner's nominal 1.0). It does not cover the run (momentum, last iterate);
+        reported for reference and for ``noisygd plan``."""
+        from noisygd.bounds import noisy_sgd_utility_bound
+
+        c = facts.constants
+        if c.smoothness is None or not c.convex:
+            return None, {"bound_reason": "section 12.3.3 needs a convex loss with a "
+                                          "smoothness constant"}
+        if facts.optimum_norm_bound is not None:
+            D, source = float(facts.optimum_norm_bound), "derived"
+        elif facts.radius is not None:
+            D, source = float(facts.radius), "declared"
+        else:
+            from noisygd.planning import DEFAULT_INIT_DISTANCE
+
+            D, source = DEFAULT_INIT_DISTANCE, "nominal"
+        beta = float(c.smoothness + c.strong_convexity)
+        value, eta = noisy_sgd_utility_bound(
+            n=facts.n_samples, d=facts.n_params, noise_std=z * clip, sampling_rate=rate,
+            lipschitz=clip, smoothness=beta, init_distance=D, steps=steps)
+        return value, {
+            "bound_name": "Lecture 12, section 12.3.3 (NoisySGD, convex smooth)",
+            "init_distance": D, "init_distance_source": source, "smoothness": beta,
+            "textbook_learning_rate": eta, "bound_covers_run": False,
+            "clip_covers_lipschitz": c.lipschitz is not None and clip >= c.lipschitz}
 
     @staticmethod
     def _prior_mu(budget: Budget) -> float:
@@ -239,5 +279,6 @@ class NoisySGDSolver(Solver):
             "noise_multiplier": plan.noise_multiplier, "sampling_rate": plan.sampling_rate,
             "steps": plan.steps,
             "calibrated_with_prior_event": plan.calibrated_with_prior_event,
+            "bound_value": plan.bound_value, **plan.bound_details,
         }
         return result

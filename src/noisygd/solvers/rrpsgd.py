@@ -71,6 +71,10 @@ __all__ = ["RRPSGD_MAX_DEFAULT_STEPS", "RRPSGDPlan", "RRPSGDSolver"]
 RRPSGD_MAX_DEFAULT_STEPS = 10_000_000
 
 
+#: The failure probability :math:`\gamma` of Theorem 6's bound in the plan (reporting only).
+BOUND_CONFIDENCE = 0.05
+
+
 @dataclass(frozen=True)
 class RRPSGDPlan:
     """Target, horizon and options of one RRPSGD run."""
@@ -84,6 +88,9 @@ class RRPSGDPlan:
     noise_epsilon: float | None = None
     #: Secure mode: the number of noised coordinates ``d`` (None: NumPy noise).
     secure_dim: int | None = None
+    #: Theorem 5 (in expectation) and Theorem 6 (with probability >= 1 - BOUND_CONFIDENCE)
+    #: bounds on E_R ||grad F(w_R)||^2 for the planned run (:meth:`RRPSGDSolver.bounds`).
+    bounds: dict[str, Any] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -121,8 +128,45 @@ class RRPSGDSolver(Solver):
         plan = RRPSGDPlan(budget.epsilon, budget.delta, horizon, float(lipschitz), n, options)
         if budget.secure:  # calibrated for the discrete event the run returns (module doc)
             plan = replace(plan, secure_dim=facts.n_params)
-            return replace(plan, noise_epsilon=_secure_noise_epsilon(plan, budget.prior_event))
-        return replace(plan, noise_epsilon=_noise_epsilon(plan, budget.prior_event))
+            plan = replace(plan, noise_epsilon=_secure_noise_epsilon(plan, budget.prior_event))
+        else:
+            plan = replace(plan, noise_epsilon=_noise_epsilon(plan, budget.prior_event))
+        return replace(plan, bounds=self.bounds(plan, facts))
+
+    @staticmethod
+    def bounds(plan: RRPSGDPlan, facts: PublicFacts) -> dict[str, Any]:
+        r"""Theorems 5 and 6 for the run :func:`~noisygd.algorithms.rrpsgd.rrpsgd` makes of
+        ``plan``: its noise :math:`\sigma_z` (at ``noise_epsilon``), :math:`\sigma^2 = 4L^2 +
+        d\sigma_z^2`, :math:`\beta` the smoothness with the L2 term, :math:`D_F =
+        \sqrt{2F_0/\beta}` with :math:`F_0` the public loss gap (``loss_gap_bound``, else the
+        objective's loss at zero), the step :math:`\min\{1/\beta, D_F/(\sigma\sqrt T)\}`
+        (:func:`noisygd.algorithms.rrpsgd.theorem5_bound`,
+        :func:`noisygd.bounds.theorem6_bound` at :math:`\gamma` =
+        :data:`BOUND_CONFIDENCE`). Empty when no public loss gap is known."""
+        import math
+
+        from noisygd.algorithms.rrpsgd import rrpsgd_noise_std, theorem5_bound
+        from noisygd.bounds import theorem6_bound
+
+        gap = plan.options.get("loss_gap_bound", facts.loss_at_zero_bound)
+        if gap is None or "theta0" in plan.options or plan.noise_epsilon is None:
+            return {}
+        L, p, T = plan.lipschitz, int(facts.n_params), plan.steps
+        beta = float(facts.constants.smoothness) + float(facts.l2)
+        sigma_z = rrpsgd_noise_std(L, plan.n_samples, plan.noise_epsilon, plan.delta)
+        sigma = math.sqrt(4.0 * L * L + p * sigma_z * sigma_z)
+        d_f = math.sqrt(2.0 * float(gap) / beta)
+        eta = min(1.0 / beta, d_f / (sigma * math.sqrt(T)))
+        return {
+            "theorem5_bound": theorem5_bound(smoothness=beta, d_f=d_f, sigma=sigma,
+                                             step_size=eta, horizon=T),
+            "theorem6_bound": theorem6_bound(lipschitz=L, smoothness=beta, loss_gap=float(gap),
+                                             noise_std=sigma_z, n_params=p, steps=T,
+                                             step_size=eta, confidence=BOUND_CONFIDENCE),
+            "confidence": BOUND_CONFIDENCE, "loss_gap": float(gap),
+            "loss_gap_source": ("given" if "loss_gap_bound" in plan.options else "declared"),
+            "step_size": eta, "sigma_z": sigma_z, "steps": T,
+        }
 
     def planned_event(self, plan: RRPSGDPlan) -> DpEvent:
         r"""The tight event at the horizon ``T`` (the worst case over ``R``; module doc);
