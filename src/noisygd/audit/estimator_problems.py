@@ -44,44 +44,13 @@ from noisygd._checks import check_positive, check_positive_int, check_probabilit
 from noisygd.accounting.events import Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.audit.problems import AuditProblem, _info_statistic
+from noisygd.audit.whitebox import AT_CLIP_RTOL, StepRecorder, at_clip
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
-from noisygd.solvers.noisy_gd import NoisyGDSolver, RidgedOracle
+from noisygd.solvers.noisy_gd import NoisyGDSolver
 
-__all__ = ["WhiteBoxNoisyGD", "linear_regression_problem", "multinomial_problem"]
-
-#: Relative tolerance of "at the clip" (rounding of the norm and of the clip factor).
-AT_CLIP_RTOL = 1e-9
-
-
-class _StepRecorder(RidgedOracle):
-    """Delegates every call to ``base``; records each clipped-sum call's point, the ordinary
-    rows' clipped sum there and the canary's clipped gradient there."""
-
-    def __init__(self, base: ArrayOracle, canary_x: np.ndarray, canary_y: np.ndarray,
-                 canary_row: int | None) -> None:
-        super().__init__(base, 0.0)
-        self.objective = base.objective
-        self.canary_x = canary_x
-        self.canary_y = base.objective.check_targets(canary_y)
-        self.canary_row = canary_row
-        self.records: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []
-
-    def clipped_gradient_sum(self, theta: np.ndarray, clip: float | None,
-                             rows: np.ndarray | None = None) -> np.ndarray:
-        """The wrapped sum (unchanged); records what the white-box auditor computes."""
-        if rows is not None:
-            raise ValueError("the white-box NoisyGD audit expects full-batch calls")
-        total = self.base.clipped_gradient_sum(theta, clip, rows)
-        # the canary's clipped gradient, from the oracle's own objective (as it computes rows)
-        c = np.asarray(self.objective.clipped_gradient_sum(
-            np.asarray(theta, dtype=float), self.canary_x, self.canary_y, clip), dtype=float)
-        # a copy: the caller adds the ridge and the noise to ``total`` in place
-        ordinary = total - c if self.canary_row is not None else np.array(total, dtype=float)
-        self.records.append((np.array(theta, dtype=float), ordinary,
-                             c, float(clip if clip is not None else math.inf)))
-        return total
-
+__all__ = ["AT_CLIP_RTOL", "WhiteBoxNoisyGD", "linear_regression_problem", "multinomial_problem",
+           "run_mu"]
 
 class WhiteBoxNoisyGD(NoisyGDSolver):
     """:class:`~noisygd.solvers.noisy_gd.NoisyGDSolver` whose run is observed (module doc).
@@ -115,7 +84,7 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
             raise TypeError("the white-box audit reads an ArrayOracle")
         if float(np.linalg.norm(self.canary_x)) > oracle.row_norm_bound * (1 + 1e-12):
             raise ValueError("the canary must lie within the oracle's row bound")
-        rec = _StepRecorder(oracle, self.canary_x, np.asarray([self.canary_target]),
+        rec = StepRecorder(oracle, self.canary_x, np.asarray([self.canary_target]),
                             0 if self.in_data else None)
         result = super().run(plan, rec, rng)
         l2 = float((result.info.get("plan") or {}).get("l2", oracle.l2))
@@ -123,18 +92,6 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
         self.last_mu = math.sqrt(len(rec.records)) / float(result.info["noise_multiplier"])
         result.info["audit_statistic"] = self.last_statistic
         return result
-
-
-def at_clip(c: np.ndarray, C: float, clip: float, t: int) -> float:
-    """``||c||`` after checking it is the clip ``C`` (to :data:`AT_CLIP_RTOL`) at step
-    ``t`` and that the step clipped at ``C``; raises otherwise (the canary would not be the
-    worst case on this run)."""
-    norm = float(np.linalg.norm(c))
-    if abs(norm - C) > AT_CLIP_RTOL * C or clip != C:
-        raise RuntimeError(f"the canary's clipped gradient has norm {norm:.6g} at step "
-                           f"{t + 1}, not the clip {C:.6g}: the canary is not the worst "
-                           "case on this run")
-    return norm
 
 
 def _white_box_statistic(records: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]],

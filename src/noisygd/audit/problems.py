@@ -795,7 +795,7 @@ def dynamic_problem(
     is exactly :math:`\mathcal N(0, 1)` against :math:`\mathcal N(\mu, 1)`,
     :math:`\mu = (\sum_t\sigma_t^{-2})^{1/2}`: the event's.
     """
-    from noisygd.audit.estimator_problems import _StepRecorder, at_clip
+    from noisygd.audit.whitebox import StepRecorder, at_clip
     from noisygd.solvers import SOLVERS, Budget, PublicFacts
 
     if epsilon is None:
@@ -815,7 +815,7 @@ def dynamic_problem(
     canary_x = np.array([[1.0, 0.0]])
 
     def run(which: int, rng: np.random.Generator) -> FitResult:
-        rec = _StepRecorder(d1 if which else d0, canary_x, np.array([CANARY_TARGET]),
+        rec = StepRecorder(d1 if which else d0, canary_x, np.array([CANARY_TARGET]),
                             0 if which else None)
         res = solver.run(plan, rec, rng)
         if res.info.get("momentum") is not None:
