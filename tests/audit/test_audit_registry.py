@@ -136,3 +136,28 @@ def test_steps_option_is_refused_where_the_problem_has_none() -> None:
     args = parser.parse_args(["audit", "--method", "ssp", "--steps", "3", "--runs", "4"])
     with pytest.raises(ValueError, match="--steps"):
         cmd_audit(args)
+
+
+@pytest.mark.parametrize("which", ["linear_regression", "multinomial"])
+def test_white_box_fit_is_the_default_fit(which: str) -> None:
+    # the recording solver changes nothing: same model as the default estimator, bit for bit
+    from noisygd.audit.estimator_problems import WhiteBoxNoisyGD
+    from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+
+    X = np.vstack([[1.0], np.ones((200, 1))])
+    if which == "linear_regression":
+        y = np.concatenate([[1.0], np.zeros(200)])
+        make = lambda **kw: DPLinearRegression(2.0, 1e-5, random_state=3, **kw)  # noqa: E731
+        target = 1.0
+    else:
+        y = np.concatenate([[0], 1 + np.arange(200) % 2])
+        make = lambda **kw: DPLogisticRegression(  # noqa: E731
+            2.0, 1e-5, multiclass="multinomial", classes=[0, 1, 2], random_state=3, **kw)
+        target = 0.0
+    plain = make().fit(X, y)
+    solver = WhiteBoxNoisyGD(np.array([1.0]), target, True)
+    observed = make(method=solver).fit(X, y)
+    assert np.array_equal(plain.coef_, observed.coef_)
+    assert np.array_equal(plain.intercept_, observed.intercept_)
+    assert plain.privacy_.epsilon == observed.privacy_.epsilon
+    assert solver.last_statistic is not None
