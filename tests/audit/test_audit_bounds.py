@@ -171,3 +171,76 @@ def test_empirical_epsilon_checks_its_arguments() -> None:
         empirical_epsilon([0.0, 1.0], [0.0, 1.0], delta=1e-5, split=0.1)
     with pytest.raises(TypeError, match="candidates"):
         empirical_epsilon([0.0, 1.0], [0.0, 1.0], delta=1e-5, candidates=1.0)
+
+
+# ------------------------------------------------------------ the statistic-family bound
+def test_gaussian_family_is_the_gdp_curve_and_epsilon() -> None:
+    from noisygd.accounting.gdp import gdp_epsilon
+    from noisygd.audit.bounds import ShiftFamily
+
+    g = ShiftFamily.gaussian()
+    alpha = np.array([1e-3, 0.1, 0.5, 0.9])
+    for mu in (0.3, 1.0, 2.5):
+        assert np.allclose(g.tradeoff(alpha, mu), stats.norm.cdf(stats.norm.isf(alpha) - mu),
+                           atol=1e-12)
+        assert g.epsilon(mu, 1e-5) == pytest.approx(gdp_epsilon(mu, 1e-5), rel=1e-5)
+
+
+def test_poisson_family_one_step_tradeoff_in_closed_form() -> None:
+    # T = 1: D' = (1 - g) N(0, 1) + g N(nu, 1), so beta = 1 - (1 - g) a - g Q(Q^-1(a) - nu)
+    from noisygd.audit.bounds import ShiftFamily
+
+    fam = ShiftFamily.poisson_sum(1, 0.3)
+    a = np.array([0.01, 0.2, 0.6])
+    want = 1 - 0.7 * a - 0.3 * stats.norm.sf(stats.norm.isf(a) - 1.7)
+    assert np.allclose(fam.tradeoff(a, 1.7), want, atol=1e-12)
+
+
+def test_nu_lower_inverts_the_tradeoff() -> None:
+    from noisygd.audit.bounds import ShiftFamily
+
+    for fam in (ShiftFamily.poisson_sum(3, 0.6), ShiftFamily.symmetric_sum(2, 0.9)):
+        alpha = np.array([0.05, 0.3])
+        beta = fam.tradeoff(alpha, 0.8)
+        assert np.allclose(fam.nu_lower(alpha, beta), 0.8, atol=1e-9)
+        # a point above every curve (beta >= 1 - alpha) is no evidence: 0
+        assert np.all(fam.nu_lower(alpha, 1 - alpha + 1e-9) == 0.0)
+
+
+def test_family_epsilon_is_monotone_and_below_the_unsampled_gaussian() -> None:
+    from noisygd.audit.bounds import ShiftFamily
+
+    fam = ShiftFamily.poisson_sum(4, 0.5)
+    e = [fam.epsilon(nu, 1e-5) for nu in (0.2, 0.4, 0.8)]
+    assert e[0] < e[1] < e[2]
+    # subsampling only hides the canary: below the full batch, which adds T nu every run
+    g = ShiftFamily.gaussian()
+    assert e[1] < g.epsilon(4 * 0.4, 1e-5)
+    assert fam.epsilon(0.0, 1e-5) == 0.0
+
+
+def test_family_bound_needs_its_family_and_is_close_to_gdp_on_gaussians() -> None:
+    from noisygd.audit.bounds import ShiftFamily
+
+    rng = np.random.default_rng(3)
+    s0, s1 = rng.standard_normal(3000), rng.standard_normal(3000) + 0.8
+    with pytest.raises(ValueError, match="family"):
+        empirical_epsilon(s0, s1, delta=1e-5, bound="family")
+    with pytest.raises(ValueError, match="family"):
+        empirical_epsilon(s0, s1, delta=1e-5, family=ShiftFamily.gaussian())
+    fam = empirical_epsilon(s0, s1, delta=1e-5, bound="family", family=ShiftFamily.gaussian())
+    gdp = empirical_epsilon(s0, s1, delta=1e-5, bound="gdp")
+    assert fam.mu == pytest.approx(gdp.mu, abs=0.05) and fam.mu < 0.8
+    with pytest.raises(ValueError, match="weights"):
+        ShiftFamily((0.5,), (0.0,), (1.0,), (1.0,))
+
+
+def test_simulated_power_matches_a_direct_bound() -> None:
+    from noisygd.audit.power import simulate_lower_bounds
+    from noisygd.audit.problems import noisy_gd_problem
+
+    p = noisy_gd_problem(noise_multiplier=2.0, steps=4)  # mu = sqrt(4) / 2 = 1
+    low = simulate_lower_bounds(p, runs=2000, seeds=3, split=0.2)
+    from noisygd.accounting.gdp import gdp_epsilon
+
+    assert np.all((low > 0) & (low < gdp_epsilon(1.0, 1e-5)))

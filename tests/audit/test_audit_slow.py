@@ -83,7 +83,7 @@ def test_more_gaussian_output_audits(problem: Callable[[], AuditProblem]) -> Non
     "problem",
     [
         pytest.param(lambda: make_problem("noisy_sgd", epsilon=2.0, delta=DELTA),
-                     id="eps2-T4-rate0.5"),
+                     id="eps2-T4-rate0.8"),
         # a single Poisson-sampled step: the last iterate is the whole release
         pytest.param(lambda: noisy_sgd_problem(epsilon=8.0, steps=1, sampling_rate=0.5),
                      id="eps8-T1-rate0.5"),
@@ -92,12 +92,14 @@ def test_more_gaussian_output_audits(problem: Callable[[], AuditProblem]) -> Non
     ],
 )
 def test_noisy_sgd_audit_is_sound(problem: Callable[[], AuditProblem]) -> None:
-    """10 000 runs per dataset, 95% confidence, Clopper-Pearson (the statistic is a Gaussian
-    mixture, so the GDP conversion is not a bound on epsilon here)."""
+    """10 000 runs per dataset, 95% confidence, the binomial-mixture family bound (the
+    statistic is a Gaussian mixture, so the GDP conversion is not a bound on epsilon here);
+    the assumption-free Clopper-Pearson bound is sound too."""
     res = _audit(problem())
-    assert res.bound == "clopper_pearson"
+    assert res.bound == "family"
     assert res.accountant == "pld"
     assert 0.0 < res.epsilon_lower <= res.accountant_epsilon, res.to_dict()
+    assert res.clopper_pearson.epsilon <= res.accountant_epsilon
 
 
 def test_projected_noisy_gd_in_a_ball_is_sound() -> None:
@@ -121,3 +123,60 @@ def test_secure_mode_noisy_gd_audit_is_sound() -> None:
     assert "DiscreteGaussianNoise" in res.event
     assert 0.0 < res.epsilon_lower <= res.accountant_epsilon, res.to_dict()
     assert res.gdp.epsilon <= res.accountant_epsilon
+
+
+# --------------------------------------------------------------- issue 23, item 5: power
+#: ``(method, epsilon, runs per dataset)``: the audits whose implied lower bound must come
+#: within 1.5x of the claim, at a budget where a few thousand runs suffice (docs/audit.md).
+#: ``linear_regression`` observes only the run (about 0.94 of the fit's mu), so it is
+#: audited at epsilon 8, where 2 000 whole fits suffice.
+WITHIN_1_5X = [
+    ("noisy_gd", 4.0, 4000),
+    ("noisy_sgd", 4.0, 4000),
+    ("noisy_sgd_wor", 4.0, 4000),
+    ("noisy_sgd_shuffle", 4.0, 4000),
+    ("dp_ftrl", 4.0, 4000),
+    ("dynamic", 4.0, 4000),
+    ("linear_regression", 8.0, 2000),
+]
+
+
+@pytest.mark.parametrize(("method", "epsilon", "runs"), WITHIN_1_5X,
+                         ids=[m for m, _, _ in WITHIN_1_5X])
+def test_implied_lower_bound_is_within_1_5x_of_the_claim(method: str, epsilon: float,
+                                                         runs: int) -> None:
+    """Seed 0, 95% confidence, a fifth of the runs choose the test (``split=0.2``).
+
+    False-failure rates. Soundness (lower bound <= claim): at most 5% over the choice of the
+    seed if the claim is sound. Power (claim / lower bound <= 1.5): the bound is a
+    high-confidence *lower* bound, so a correct implementation fails only when the runs
+    fall unluckily; the rate was measured by running the same bound on samples drawn from
+    the statistic's exact law at the claimed parameters (``python -m noisygd.audit.power``):
+    0 of 300 seeds for the Gaussian problems (noisy_gd, noisy_sgd_shuffle, dp_ftrl, dynamic:
+    one law; worst ratio 1.37), 0 of 200 for linear_regression at epsilon 8 (worst 1.41) and
+    0 of 100 for each mixture family (worst 1.31, 1.37) (docs/audit.md): below 1% (95% upper
+    bounds 1% / 1.5% / 3%). A failure otherwise means
+    more noise than the event states (the claim is loose) or a canary that no longer
+    reaches the worst case.
+    """
+    res = run_audit(make_problem(method, epsilon=epsilon, delta=DELTA), runs=runs,
+                    delta=DELTA, confidence=CONFIDENCE, seed=SEED, split=0.2)
+    assert res.accountant_epsilon == pytest.approx(epsilon, rel=1e-3)
+    assert res.epsilon_lower <= res.accountant_epsilon, res.to_dict()
+    assert res.clopper_pearson.epsilon <= res.accountant_epsilon
+    assert res.accountant_epsilon / res.epsilon_lower <= 1.5, res.to_dict()
+
+
+@pytest.mark.parametrize(("method", "runs"), [("ssp", 4000), ("rrpsgd", 4000),
+                                              ("newton", 4000), ("multinomial", 500)])
+def test_the_other_new_audits_are_sound(method: str, runs: int) -> None:
+    """Epsilon 2, 95% confidence: the lower bound never exceeds the claim (false-failure
+    rate at most 5% over the seed if the claim is sound). ``ssp`` is exactly Gaussian
+    (white-box releases); ``rrpsgd``'s accountant pair is not attained by any pair of rows
+    (docs/audit.md); ``newton``'s statistic is not Gaussian (Clopper-Pearson);
+    ``multinomial`` observes the run only (the count is unobserved)."""
+    res = run_audit(make_problem(method, epsilon=2.0, delta=DELTA), runs=runs, delta=DELTA,
+                    confidence=CONFIDENCE, seed=SEED, split=0.2)
+    assert res.accountant_epsilon == pytest.approx(2.0, rel=1e-3)
+    assert 0.0 < res.epsilon_lower <= res.accountant_epsilon, res.to_dict()
+    assert res.clopper_pearson.epsilon <= res.accountant_epsilon

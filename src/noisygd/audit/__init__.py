@@ -9,7 +9,11 @@ rates in the DP test inequality, or the Gaussian-DP trade-off curve). Beside it,
 for the same run's event. An accountant is refuted when the lower bound exceeds it.
 
 ``noisygd audit --method noisy_gd --epsilon 1 --runs 2000`` (:mod:`noisygd.audit.cli`) does
-the same from the command line. Method, statistic, bounds and measured results:
+the same from the command line, for every entry of :data:`noisygd.audit.registry.AUDITS`
+(every method of :data:`noisygd.solvers.SOLVERS`, and the estimators' defaults, audited
+white-box by :mod:`noisygd.audit.estimator_problems`); ``python -m noisygd.audit.table``
+prints the table of docs/audit.md and ``python -m noisygd.audit.power`` an audit's power
+before it is run. Method, statistic, bounds and measured results:
 ``docs/audit.md``.
 
 Names are loaded on first use, so ``import noisygd.audit.cli`` (to build the parser) loads
@@ -31,6 +35,15 @@ _LAZY: dict[str, str] = {
     "dp_ftrl_problem": "problems",
     "output_perturbation_problem": "problems",
     "langevin_problem": "problems",
+    "rrpsgd_problem": "problems",
+    "ssp_problem": "problems",
+    "linear_regression_problem": "estimator_problems",
+    "multinomial_problem": "estimator_problems",
+    "WhiteBoxNoisyGD": "estimator_problems",
+    "AUDITS": "registry",
+    "AuditEntry": "registry",
+    "ShiftFamily": "bounds",
+    "simulate_lower_bounds": "power",
     "AuditResult": "runner",
     "run_audit": "runner",
     "EpsilonLowerBound": "bounds",

@@ -17,11 +17,12 @@ import math
 import sys
 from typing import Any
 
+from noisygd.audit.registry import AUDITS
+
 __all__ = ["METHOD_NAMES", "add_audit_parser", "cmd_audit"]
 
-#: The ``--method`` choices (the keys of :data:`noisygd.audit.problems.METHODS`).
-METHOD_NAMES = ("noisy_gd", "noisy_sgd", "dp_ftrl", "output_perturbation", "langevin",
-                "newton")
+#: The ``--method`` choices (the keys of :data:`noisygd.audit.registry.AUDITS`).
+METHOD_NAMES = tuple(AUDITS)
 
 HELP = "empirical privacy audit: a lower bound on epsilon beside the accountant's"
 
@@ -38,8 +39,6 @@ EXAMPLES = (
     "accountant's epsilon. Method and measured results: docs/audit.md."
 )
 
-#: ``--steps`` is passed to the problem builder under this name.
-_STEPS_NAME = {"dp_ftrl": "epochs"}
 
 
 def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,7 +48,8 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     """
     p = subparsers.add_parser("audit", help=HELP, description=HELP, epilog=EXAMPLES,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--method", choices=METHOD_NAMES, required=True)
+    p.add_argument("--method", choices=METHOD_NAMES, required=True,
+                   help="; ".join(f"{k}: {e.summary}" for k, e in AUDITS.items()))
     p.add_argument("--epsilon", type=float, default=1.0,
                    help="epsilon the noise is calibrated to (default 1)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (default 1e-5)")
@@ -59,8 +59,9 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="probability that the lower bound holds (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="root seed of the runs (default 0)")
     p.add_argument("--steps", type=int, default=None,
-                   help="steps of the algorithm (epochs for dp_ftrl); default: the "
-                   "problem's (docs/audit.md)")
+                   help="steps of the algorithm (epochs for dp_ftrl and noisy_sgd_shuffle; "
+                   "not for rrpsgd, ssp and the estimators); default: the problem's "
+                   "(docs/audit.md)")
     p.add_argument("--split", type=float, default=0.5,
                    help="fraction of the runs used to choose the test (default 0.5)")
     p.add_argument("--candidates", type=int, default=1,
@@ -84,7 +85,10 @@ def cmd_audit(args: argparse.Namespace) -> dict[str, Any]:
 
     options: dict[str, Any] = {}
     if args.steps is not None:
-        options[_STEPS_NAME.get(args.method, "steps")] = args.steps
+        name = AUDITS[args.method].steps_option
+        if name is None:
+            raise ValueError(f"--steps is not an option of --method {args.method}")
+        options[name] = args.steps
     if args.secure:
         if args.method != "noisy_gd":
             raise ValueError(f"--secure is available for --method noisy_gd only, not "
@@ -110,7 +114,8 @@ def report(out: dict[str, Any]) -> str:
     """The text report of one audit (``AuditResult.to_dict()``)."""
     c = out["confidence"]
     cp, gdp = out["clopper_pearson"], out["gdp"]
-    head = "Gaussian-DP f-curve" if out["bound"] == "gdp" else "Clopper-Pearson"
+    head = {"gdp": "Gaussian-DP f-curve", "family": "statistic-family f-curve"}.get(
+        out["bound"], "Clopper-Pearson")
     verdict = ("no violation" if out["sound"] else
                "VIOLATION: the lower bound exceeds the accountant's epsilon")
     stat = out["statistic"]
@@ -127,6 +132,10 @@ def report(out: dict[str, Any]) -> str:
         f"epsilon >= {_num(gdp['epsilon'])}"
         + ("" if out["bound"] == "gdp" else " (not a bound on epsilon here: the statistic "
                                             "is not Gaussian)"),
+        *([f"  lower bound, statistic family ({c:.0%} confidence): nu >= "
+           f"{_num(out['family']['mu'])}, epsilon >= {_num(out['family']['epsilon'])}"]
+          if out.get("family") else []),
+        f"  observed: {out.get('observed', '')}",
         f"  statistic: mean {stat['mean_d']:.4g} on D, {stat['mean_d_prime']:.4g} on D'; "
         f"plug-in mu {stat['mu_hat']:.3g}",
         f"  {head}: {_num(out['epsilon_lower'])} <= {_num(out['accountant_epsilon'])}: "

@@ -24,9 +24,15 @@ replace-one, where ``D'`` replaces the canary's target by :math:`-Y`). Then
   :math:`s \sim \mathcal N(0, \eta^2 z^2C^2T)` against
   :math:`\mathcal N(\eta TC, \eta^2 z^2C^2T)`: exactly :math:`\sqrt T/z`-GDP, the
   accountant's :math:`\mu` (Lecture 12, 12.1.2). The audit is tight.
-* NoisySGD (Poisson rate :math:`\gamma`): the same with the canary in a Binomial number of
-  batches; the statistic sums the steps, so it is weaker than the accountant's
-  (which bounds every iterate): a soundness check.
+* NoisySGD (:func:`noisy_sgd_problem`): Poisson sampling, the same with the canary in a
+  Binomial number of batches, the statistic a known binomial mixture of Gaussians whose
+  epsilon is the accountant's to 0.1% (the ``"family"`` bound of
+  :mod:`noisygd.audit.bounds`); without replacement, the symmetric mixture; with shuffled
+  fixed batches (no amplification claimed, so the permutation may be public) the white-box
+  sum over the canary's own steps, exactly the accountant's Gaussian.
+* RRPSGD (:func:`rrpsgd_problem`): one round, a linear loss whose gradient is constant (a
+  Dirac gradient canary); AdaSSP (:func:`ssp_problem`): the three releases, white-box.
+  The estimators' defaults: :mod:`noisygd.audit.estimator_problems`.
 * DP-FTRL (replace-one, full batch, ``E`` epochs, ``output="last"``,
   :math:`w_{T+1} = -\tilde s_T/\lambda`): the canary's leaf differs by :math:`2C` in all
   ``T = E`` leaves; with Honaker's estimator and ``T = 2`` the released prefix sum is the
@@ -58,7 +64,7 @@ of :mod:`noisygd.audit.bounds` bounds epsilon.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,6 +83,7 @@ from noisygd.accounting.events import (
     Gaussian,
     Neighbouring,
     PoissonSampled,
+    SampledWithoutReplacement,
     SelfComposed,
 )
 from noisygd.algorithms.base import FitResult
@@ -86,15 +93,18 @@ from noisygd.algorithms.newton import newton, plan_newton
 from noisygd.algorithms.noisy_gd import noisy_gd
 from noisygd.algorithms.noisy_sgd import noisy_sgd
 from noisygd.algorithms.output_perturbation import output_perturbation_gd
+from noisygd.audit.bounds import ShiftFamily
 from noisygd.objectives.distance import SquaredDistanceLoss
-from noisygd.objectives.glm import SquaredLoss
+from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
+from noisygd.solvers.noisy_gd import RidgedOracle
 
 __all__ = [
     "CANARY_TARGET",
     "METHODS",
     "AuditProblem",
+    "LinearLoss",
     "dp_ftrl_problem",
     "langevin_problem",
     "make_problem",
@@ -102,6 +112,8 @@ __all__ = [
     "noisy_gd_problem",
     "noisy_sgd_problem",
     "output_perturbation_problem",
+    "rrpsgd_problem",
+    "ssp_problem",
 ]
 
 #: Target of the canary row for the clipped algorithms: its residual never changes sign.
@@ -112,7 +124,7 @@ Runner = Callable[[int, np.random.Generator], FitResult]
 
 @dataclass(frozen=True)
 class AuditProblem:
-    """Two neighbouring datasets, the algorithm run on them and the statistic.
+    r"""Two neighbouring datasets, the algorithm run on them and the statistic.
 
     Attributes
     ----------
@@ -122,7 +134,7 @@ class AuditProblem:
         ``run(which, rng) -> FitResult``: one run of the algorithm on ``D`` (``which =
         0``) or ``D'`` (``which = 1``), all randomness from ``rng``.
     direction : ndarray
-        Unit vector ``u``; the statistic is :math:`\\langle\\theta, u\\rangle`.
+        Unit vector ``u``; the statistic is :math:`\langle\theta, u\rangle`.
     relation : Neighbouring
         How ``D`` and ``D'`` are neighbours.
     gaussian_output : bool
@@ -132,6 +144,25 @@ class AuditProblem:
         What the canary is and why it is the worst case.
     settings : dict
         The public parameters of the run (for reports).
+    family : ShiftFamily, optional
+        The statistic's law up to its signal-to-noise ratio when it is a known mixture of
+        Gaussians (subsampled runs): the runner then reports the ``"family"`` bound
+        (:mod:`noisygd.audit.bounds`) as the headline.
+    score : callable, optional
+        ``score(result) -> float``: a white-box statistic read from the run's ``info``
+        (``direction`` is then unused); default :math:`\langle\theta, u\rangle`.
+    observed : str
+        What the statistic observes (``"last iterate"``, ``"every step (white-box)"``...).
+    nu : float or None
+        The statistic's signal-to-noise ratio (:math:`\mu` of a Gaussian statistic,
+        :math:`\nu` of ``family``) when the implementation adds exactly the noise its event
+        states: what :mod:`noisygd.audit.power` simulates (None where not known in closed
+        form).
+    event_varies : bool
+        The run's event depends on an earlier release of the same run (the estimators'
+        private count sets the plan's steps and noise): each distinct event is accounted
+        and the claim is the largest epsilon among them. Otherwise runs whose events differ
+        are refused.
     """
 
     name: str
@@ -141,10 +172,21 @@ class AuditProblem:
     gaussian_output: bool
     canary: str
     settings: dict[str, Any] = field(default_factory=dict)
+    family: ShiftFamily | None = None
+    score: Callable[[FitResult], float] | None = None
+    observed: str = "released parameters"
+    nu: float | None = None
+    event_varies: bool = False
 
     def statistic(self, theta: np.ndarray) -> float:
         r""":math:`\langle\theta, u\rangle`."""
         return float(np.dot(np.asarray(theta, dtype=float), self.direction))
+
+    def observe(self, result: FitResult) -> float:
+        """The statistic of one run: ``score(result)`` if set, else :meth:`statistic`."""
+        if self.score is not None:
+            return float(self.score(result))
+        return self.statistic(result.theta)
 
 
 # ------------------------------------------------------------------ datasets
@@ -250,6 +292,7 @@ def noisy_gd_problem(
                 "coordinate no other row touches; " + _relation_words(rel)),
         settings={"noise_multiplier": z, "steps": T, "clip": C, "learning_rate": eta,
                   "n_samples": n_public, "relation": rel.value, **extra},
+        nu=rel.clipped_sum_sensitivity * math.sqrt(T) / z,
     )
 
 
@@ -258,23 +301,108 @@ def noisy_sgd_problem(
     epsilon: float | None = None,
     delta: float = 1e-5,
     noise_multiplier: float | None = None,
+    sampling: str = "poisson",
     steps: int = 4,
-    sampling_rate: float = 0.5,
+    sampling_rate: float = 0.8,
+    batch_size: int | None = None,
+    epochs: int = 2,
     clip: float = 1.0,
     learning_rate: float = 0.1,
-    n_ordinary: int = 4,
+    n_ordinary: int | None = None,
 ) -> AuditProblem:
-    r"""NoisySGD (:func:`~noisygd.algorithms.noisy_sgd.noisy_sgd`, Poisson, add/remove).
+    r"""NoisySGD (:func:`~noisygd.algorithms.noisy_sgd.noisy_sgd`) on the canary problem.
 
-    ``z`` calibrated to ``epsilon`` by
-    :func:`~noisygd.accounting.calibrate_noise_multiplier` when not given. The statistic
-    is the sum over steps (the last iterate's canary coordinate), a mixture of Gaussians:
-    ``gaussian_output`` is False.
+    ``z`` is calibrated to ``epsilon`` on the run's own event by
+    :func:`~noisygd.accounting.calibrate_noise_multiplier` (PLD) when not given.
+
+    ``sampling="poisson"`` (add/remove; ``steps``, ``sampling_rate``; 4 ordinary rows): the
+        canary is in a :math:`\mathrm{Bin}(T, \gamma)` number of batches, so the last
+        iterate's canary coordinate is :math:`\sum_k \mathrm{Bin}(k; T, \gamma)\,
+        \mathcal N(k\nu, 1)` against :math:`\mathcal N(0, 1)` in units of its noise,
+        :math:`\nu = 1/(z\sqrt T)` (:meth:`ShiftFamily.poisson_sum`). That pair's epsilon
+        is the accountant's to 0.5% at the defaults (1.990 against 2.000): the summed iterate
+        loses almost nothing to the release of every iterate that PLD bounds.
+    ``sampling="without_replacement"`` (replace-one; ``steps``, ``batch_size``, default 19
+        of 20 rows): fresh uniform batches; the canary's row has clipped gradient
+        :math:`-Cu` in ``D`` and :math:`+Cu` in ``D'`` in each batch that holds it
+        (:meth:`ShiftFamily.symmetric_sum`). The accountant's pair (Zhu, Dong and Wang 2022,
+        :mod:`noisygd.accounting.wor_pld`) shifts by the whole :math:`2C` against nothing;
+        no pair of rows realises it, and this pair's epsilon approaches it only as
+        :math:`\gamma \to 1` (1.974 against 2.000 at :math:`\gamma = 0.95`, ``T = 4``;
+        1.247 at :math:`\gamma = 0.5`, ``T = 1``).
+    ``sampling="shuffle_fixed"`` (replace-one; ``epochs``, ``batch_size``, default 2 of 5
+        rows): the accountant claims no amplification (the permutation is data-independent,
+        so it may be public), so the auditor is given it: the statistic sums the canary
+        coordinate of the noisy steps whose batch holds the canary (white-box, from the
+        iterates), exactly Gaussian with :math:`\mu = 2\sqrt E/z`, the accountant's.
     """
-    T = check_positive_int("steps", steps)
-    gamma = check_fraction("sampling_rate", sampling_rate)
+    sampling = check_choice("sampling", sampling, ("poisson", "without_replacement",
+                                                   "shuffle_fixed"))
     C = check_positive("clip", clip)
     eta = check_positive("learning_rate", learning_rate)
+    if sampling == "poisson":
+        return _poisson_sgd_problem(epsilon, delta, noise_multiplier, steps, sampling_rate, C,
+                                    eta, 4 if n_ordinary is None else n_ordinary)
+    rel = Neighbouring.REPLACE_ONE
+    n_ord = check_positive_int("n_ordinary", n_ordinary if n_ordinary is not None else
+                               (19 if sampling == "without_replacement" else 4))
+    n = n_ord + 1
+    m = check_positive_int("batch_size", batch_size if batch_size is not None else
+                           (19 if sampling == "without_replacement" else 2))
+    if m > n:
+        raise ValueError(f"batch_size={m} exceeds the {n} rows")
+    inner = Gaussian  # the event's inner Gaussian over the replace-one sensitivity 2
+    if sampling == "without_replacement":
+        T = check_positive_int("steps", steps)
+
+        def make_event(s: float) -> DpEvent:
+            return SelfComposed(SampledWithoutReplacement(
+                m, n, inner(s, sensitivity=2.0, relation=rel)), T)
+    else:
+        E = check_positive_int("epochs", epochs)
+        T = E * math.ceil(n / m)
+
+        def make_event(s: float) -> DpEvent:
+            return SelfComposed(inner(s, sensitivity=2.0, relation=rel), E)
+    z = _noise_or_calibrate(noise_multiplier, epsilon, delta,
+                            lambda e, d: _calibrate(make_event, e, d))
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ord, 1.0, CANARY_TARGET)
+    kwargs = {"noise_multiplier": z, "clip": C, "learning_rate": eta, "n_samples": float(n),
+              "sampling": sampling, "batch_size": m}
+    settings = {"noise_multiplier": z, "sampling": sampling, "steps": T, "batch_size": m,
+                "n_samples": n, "sampling_rate": m / n, "clip": C, "learning_rate": eta,
+                "relation": rel.value}
+    words = ("first row B e_0 with target +1e6 in D' and -1e6 in D (clipped gradient -C e_0 "
+             "or +C e_0 in each batch that holds it), on a coordinate no other row touches; "
+             + _relation_words(rel))
+    if sampling == "without_replacement":
+        def run(which: int, rng: np.random.Generator) -> FitResult:
+            return noisy_sgd(d1 if which else d0, steps=T, rng=rng, **kwargs)
+
+        return AuditProblem(
+            name="noisy_sgd_wor", run=run, direction=_E0, relation=rel,
+            gaussian_output=False, canary=words, family=ShiftFamily.symmetric_sum(T, m / n),
+            settings=settings, observed="last iterate", nu=1.0 / (z * math.sqrt(T)))
+
+    def run_shuffle(which: int, rng: np.random.Generator) -> FitResult:
+        rec = _BatchRecorder(d1 if which else d0)
+        res = noisy_sgd(rec, steps=T, rng=rng, **kwargs)
+        res.info["audit_statistic"] = rec.canary_steps_statistic(
+            res.info["last_iterate"], eta / (m / n), z * C)
+        return res
+
+    return AuditProblem(
+        name="noisy_sgd_shuffle", run=run_shuffle, direction=_E0, relation=rel,
+        gaussian_output=True, canary=words, settings={**settings, "epochs": E},
+        score=_info_statistic, nu=2.0 * math.sqrt(E) / z,
+        observed="white-box: the noisy steps whose batch holds the canary (permutation known)")
+
+
+def _poisson_sgd_problem(epsilon: float | None, delta: float, noise_multiplier: float | None,
+                         steps: int, sampling_rate: float, C: float, eta: float,
+                         n_ordinary: int) -> AuditProblem:
+    T = check_positive_int("steps", steps)
+    gamma = check_fraction("sampling_rate", sampling_rate)
     z = _noise_or_calibrate(noise_multiplier, epsilon, delta, lambda e, d: _calibrate(
         lambda s: SelfComposed(PoissonSampled(gamma, Gaussian(s)), T), e, d))
     rel = Neighbouring.ADD_REMOVE
@@ -291,9 +419,46 @@ def noisy_sgd_problem(
         name="noisy_sgd", run=run, direction=_E0, relation=rel, gaussian_output=False,
         canary=("row B e_0 (target 1e6: clipped gradient -C e_0 whenever sampled), on a "
                 "coordinate no other row touches; " + _relation_words(rel)),
-        settings={"noise_multiplier": z, "steps": T, "sampling_rate": gamma, "clip": C,
-                  "learning_rate": eta, "n_samples": n_public, "relation": rel.value},
+        settings={"noise_multiplier": z, "sampling": "poisson", "steps": T,
+                  "sampling_rate": gamma, "clip": C, "learning_rate": eta,
+                  "n_samples": n_public, "relation": rel.value},
+        family=ShiftFamily.poisson_sum(T, gamma), observed="last iterate",
+        nu=1.0 / (z * math.sqrt(T)),
     )
+
+
+def _info_statistic(result: FitResult) -> float:
+    """The white-box statistic a problem's run left in ``info["audit_statistic"]``."""
+    return float(result.info["audit_statistic"])
+
+
+class _BatchRecorder(RidgedOracle):
+    """The wrapped oracle, recording each call's point and whether its batch held row 0
+    (the canary's index in both datasets): the white-box view of a run whose batch
+    schedule the threat model makes public (``shuffle_fixed``)."""
+
+    def __init__(self, base: GradientOracle) -> None:
+        super().__init__(base, 0.0)
+        self.points: list[np.ndarray] = []
+        self.holds_canary: list[bool] = []
+
+    def clipped_gradient_sum(self, theta: np.ndarray, clip: float | None,
+                             rows: np.ndarray | None = None) -> np.ndarray:
+        """The wrapped sum; records ``theta`` and whether ``rows`` holds row 0."""
+        self.points.append(np.array(theta, dtype=float))
+        self.holds_canary.append(rows is None or bool(np.any(np.asarray(rows) == 0)))
+        return self.base.clipped_gradient_sum(theta, clip, rows)
+
+    def canary_steps_statistic(self, last: np.ndarray, step: float, noise_sd: float) -> float:
+        r""":math:`\sum_t (\theta_{t,0} - \theta_{t+1,0})/(\eta' z C)` over the steps whose
+        batch holds the canary, divided by the square root of their number: on the canary
+        coordinate (which no other row touches, no ridge, no momentum) a step moves by
+        :math:`\eta'` (``step``) times the canary's clipped gradient plus the noise, so the
+        sum is :math:`\mathcal N(\pm k C/(zC), k)` given the public schedule."""
+        pts = [*self.points, np.asarray(last, dtype=float)]
+        moves = [(pts[t][0] - pts[t + 1][0]) / (step * noise_sd)
+                 for t in range(len(self.points)) if self.holds_canary[t]]
+        return float(np.sum(moves) / math.sqrt(len(moves)))
 
 
 def dp_ftrl_problem(
@@ -338,6 +503,7 @@ def dp_ftrl_problem(
         settings={"noise_multiplier": z, "epochs": E, "steps": E, "batch_size": n_ord + 1,
                   "clip": C, "l2_ftrl": lam, "tree": tree, "output": "last",
                   "relation": rel.value},
+        nu=2.0 * math.sqrt(E * (2 * E - 1)) / z if tree == "honaker" and E <= 2 else None,
     )
 
 
@@ -465,6 +631,219 @@ def langevin_problem(
     )
 
 
+def ssp_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 4,
+    row_bound: float = 1.0,
+    target_bound: float = 1.0,
+) -> AuditProblem:
+    r"""AdaSSP (:mod:`noisygd.algorithms.ssp`, Wang 2018) planned by
+    :class:`~noisygd.solvers.ssp.SSPSolver`, add/remove, audited white-box on its releases.
+
+    The ordinary rows lie on coordinate 1 with :math:`\sum_i x_{i1}^2 \ge B^2`, so
+    :math:`A_D = \mathrm{diag}(0, S)`; the canary :math:`x = B e_0` with target :math:`Y`
+    moves each release by its whole sensitivity: :math:`\lambda_{\min}` from 0 to
+    :math:`B^2` (Weyl's bound attained: :math:`e_0` is the bottom eigenvector and the next
+    eigenvalue is at least :math:`B^2`), :math:`A_{00}` by :math:`B^2` (the only entry of
+    :math:`xx^\top`) and :math:`b_0` by :math:`BY`. The statistic is the likelihood-ratio
+    combination :math:`\sum_k \Delta_k o_k/\sigma_k^2` of the three released coordinates,
+    divided by :math:`\mu = (\sum_k \Delta_k^2/\sigma_k^2)^{1/2}`: exactly
+    :math:`\mathcal N(m, 1)` against :math:`\mathcal N(m + \mu, 1)`, the accountant's
+    :math:`\mu`. The released :math:`\hat\theta` is post-processing of these releases.
+    """
+    from noisygd.algorithms.ssp import release_statistics, solve_released, sufficient_statistics
+    from noisygd.solvers import Budget, PublicFacts
+    from noisygd.solvers.ssp import SSPSolver
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    B = check_positive("row_bound", row_bound)
+    Y = check_positive("target_bound", target_bound)
+    rel = Neighbouring.ADD_REMOVE
+    obj = SquaredLoss(fit_intercept=False, target_bound=Y)
+    X = np.column_stack([np.zeros(n_ord), np.full(n_ord, B)])  # sum of x_1^2 = n B^2 >= B^2
+    y = np.zeros(n_ord)
+    d0 = ArrayOracle(obj, X, y, row_norm_bound=B)
+    d1 = ArrayOracle(obj, *_with_canary(X, y, B, Y), row_norm_bound=B)
+    solver = SSPSolver()
+    plan = solver.plan(PublicFacts.from_oracle(d1, n_samples=float(n_ord + 1), relation=rel),
+                       Budget(eps, dl))
+    s_l, s_a, s_b = plan.noise_sds
+    shifts = np.array([B * B, B * B, B * Y])  # the canary's move of each observed coordinate
+    weights = shifts / np.array([s_l, s_a, s_b]) ** 2
+    mu = float(np.sqrt(np.sum(shifts * weights)))
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        oracle = d1 if which else d0
+        A, b = sufficient_statistics(oracle)
+        released = release_statistics(A, b, plan, rng)
+        theta, lam = solve_released(released, plan)
+        observed = np.array([released.lambda_min, released.gram[0, 0], released.moment[0]])
+        return FitResult(theta=theta, event=solver.planned_event(plan), n_iter=1,
+                         info={"audit_statistic": float(observed @ weights) / mu,
+                               "adaptive_ridge": lam})
+
+    return AuditProblem(
+        name="ssp", run=run, direction=_E0, relation=rel, gaussian_output=True,
+        canary=(f"row B e_0 with target Y (B = {B:g}, Y = {Y:g}): lambda_min, A_00 and b_0 "
+                "move by their sensitivities B^2, B^2 and BY; " + _relation_words(rel)),
+        settings={"noise_multipliers": list(plan.noise_multipliers), "mu": mu,
+                  "row_bound": B, "target_bound": Y, "n_samples": n_ord + 1,
+                  "relation": rel.value},
+        score=_info_statistic, observed="white-box: the three releases", nu=mu,
+    )
+
+
+class LinearLoss(LogisticLoss):
+    r"""The linear loss :math:`\phi(z, y) = 1 - yz`, labels :math:`\pm 1`: every row's
+    gradient is the constant :math:`-y\tilde x` (a Dirac gradient canary as a loss).
+
+    :math:`L = \tilde B`; the data term is linear, so any :math:`\beta \ge 0` bounds its
+    smoothness and :math:`\tilde B^2/4` (the logistic loss's) is declared, for methods
+    whose step rules need a positive one. For audits only: not exported by the library.
+    """
+
+    def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return 1.0 - y * z
+
+    def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return -np.asarray(y, dtype=float) * np.ones_like(z)
+
+    def compiled_residual(self) -> None:  # type: ignore[override]
+        """None: the compiled kernel knows no linear loss."""
+        return None
+
+
+def rrpsgd_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 1,
+) -> AuditProblem:
+    r"""RRPSGD (:func:`~noisygd.algorithms.rrpsgd.rrpsgd`, replace-one), one round.
+
+    :class:`LinearLoss` without intercept: the canary :math:`x = e_0` has gradient
+    :math:`-y e_0` of norm exactly :math:`L = 1` whatever :math:`\theta` (target
+    :math:`y = -1` in ``D``, :math:`+1` in ``D'``); the ordinary rows lie on coordinate 1.
+    ``horizon = 1``, so :math:`R = 1` and the event (the tight one,
+    ``SampledWithoutReplacement(1, n, Gaussian(sigma_z/L, 2))``) is the same on every run.
+    The paper's noise formula is fed the ``epsilon`` argument whose tight event meets
+    ``epsilon`` (the paper's own argument, Theorem 4, certifies far more). The released
+    iterate's canary coordinate is :meth:`ShiftFamily.symmetric_sum` with ``T = 1`` and
+    :math:`\gamma = 1/n`: the accountant's pair is not attained below :math:`\gamma = 1`
+    (:func:`noisy_sgd_problem`), so this audit cannot be tight.
+    """
+    from noisygd.algorithms.rrpsgd import rrpsgd, rrpsgd_tight_event
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n = check_positive_int("n_ordinary", n_ordinary) + 1
+    rel = Neighbouring.REPLACE_ONE
+    z = _calibrate(lambda s: rrpsgd_tight_event(lipschitz=1.0, noise_std=s, n=n, steps=1),
+                   eps, dl)
+    # the paper's sigma_z = 2 L sqrt(log(3n/delta) log(2/delta)) / epsilon_arg, L = 1
+    eps_arg = 2.0 * math.sqrt(math.log(3.0 * n / dl) * math.log(2.0 / dl)) / z
+    obj = LinearLoss(fit_intercept=False)
+    X = np.column_stack([np.zeros(n - 1), np.full(n - 1, 0.5)])
+    y = np.ones(n - 1)
+    d0 = ArrayOracle(obj, *_with_canary(X, y, 1.0, -1.0), row_norm_bound=1.0)
+    d1 = ArrayOracle(obj, *_with_canary(X, y, 1.0, 1.0), row_norm_bound=1.0)
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        return rrpsgd(d1 if which else d0, epsilon=eps_arg, delta=dl, horizon=1,
+                      loss_gap_bound=1.0, rng=rng)
+
+    return AuditProblem(
+        name="rrpsgd", run=run, direction=_E0, relation=rel, gaussian_output=False,
+        canary=("first row e_0 of the linear loss with target +1 in D' and -1 in D: gradient "
+                "-e_0 or +e_0 (norm L = 1) at every theta, on a coordinate no other row "
+                "touches; " + _relation_words(rel)),
+        settings={"noise_multiplier": z, "paper_epsilon_argument": eps_arg, "horizon": 1,
+                  "n_samples": n, "sampling_rate": 1.0 / n, "relation": rel.value},
+        family=ShiftFamily.symmetric_sum(1, 1.0 / n), observed="released iterate",
+        nu=1.0 / z,
+    )
+
+
+def dynamic_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 4,
+    l2: float = 0.1,
+    steps: int = 10,
+) -> AuditProblem:
+    r"""Dynamic budget allocation (``method="dynamic"``, Hong, Wang and Zhou, Algorithm 1),
+    planned by its solver, audited white-box.
+
+    The canary problem of :func:`noisy_gd_problem` (squared loss, canary :math:`B e_0` with
+    target :math:`10^6`, clipped gradient :math:`-C e_0` at every step) with the ridge
+    ``l2`` the planner needs (a Polyak-Lojasiewicz constant) and ``steps`` steps (its
+    ``steps`` option: the Lemma 3.1 schedule for that ``T``; on 5 rows the planner's own
+    ``T`` would be 1). The auditor sees every iterate, so it recovers each noisy mean gradient
+    :math:`(\theta_t - \theta_{t+1})/\eta - \lambda\theta_t` and, knowing ``D``,
+    :math:`x_t = \sigma_t C\xi_t` on ``D`` and :math:`c_t + \sigma_t C\xi_t` on ``D'``
+    (in sum units). The likelihood-ratio statistic
+    :math:`S = \sum_t \langle x_t, c_t\rangle/(\sigma_tC)^2 / (\sum_t\sigma_t^{-2})^{1/2}`
+    is exactly :math:`\mathcal N(0, 1)` against :math:`\mathcal N(\mu, 1)`,
+    :math:`\mu = (\sum_t\sigma_t^{-2})^{1/2}`: the event's.
+    """
+    from noisygd.audit.whitebox import StepRecorder, at_clip
+    from noisygd.solvers import SOLVERS, Budget, PublicFacts
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    rel = Neighbouring.ADD_REMOVE
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False, l2=check_positive("l2", l2)), rel,
+                      n_ord, 1.0, CANARY_TARGET)
+    n = float(n_ord + 1)
+    solver = SOLVERS["dynamic"]()
+    plan = solver.plan(PublicFacts.from_oracle(
+        d1, n_samples=n, relation=rel, clip=1.0,
+        options={"loss_gap": 1.0, "steps": check_positive_int("steps", steps)}),
+        Budget(eps, dl))
+    canary_x = np.array([[1.0, 0.0]])
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        rec = StepRecorder(d1 if which else d0, canary_x, np.array([CANARY_TARGET]),
+                            0 if which else None)
+        res = solver.run(plan, rec, rng)
+        if res.info.get("momentum") is not None:
+            raise ValueError("the white-box dynamic audit reads Algorithm 1 (no momentum)")
+        eta, C, N = float(res.info["learning_rate"]), float(res.info["clip"]), n
+        sig = np.asarray(plan.sigmas, dtype=float)[:len(rec.records)]
+        thetas = [r[0] for r in rec.records] + [np.asarray(res.theta, dtype=float)]
+        total = 0.0
+        for t, (theta, ordinary, c, clip) in enumerate(rec.records):
+            at_clip(c, C, clip, t)
+            x = N * ((theta - thetas[t + 1]) / eta - d0.l2 * theta) - ordinary
+            total += float(x @ c) / (sig[t] * C) ** 2
+        res.info["audit_statistic"] = total / math.sqrt(float(np.sum(sig ** -2.0)))
+        return res
+
+    sig = np.asarray(plan.sigmas, dtype=float)
+    return AuditProblem(
+        name="dynamic", run=run, direction=_E0, relation=rel, gaussian_output=True,
+        canary=("row B e_0 (target 1e6: clipped gradient -C e_0 at every step), on a "
+                "coordinate no other row touches; " + _relation_words(rel)),
+        settings={"sigmas": [float(x) for x in sig], "steps": int(sig.size),
+                  "learning_rate": float(plan.learning_rate), "l2": l2, "n_samples": n,
+                  "relation": rel.value},
+        score=_info_statistic, observed="white-box: every noisy step",
+        nu=float(np.sqrt(np.sum(sig ** -2.0))),
+    )
+
+
 def newton_problem(
     *,
     epsilon: float | None = None,
@@ -561,15 +940,32 @@ def _noise_or_calibrate(noise: float | None, epsilon: float | None, delta: float
     return calibrate(check_positive("epsilon", epsilon), check_probability("delta", delta))
 
 
-#: Method name -> problem builder (the names of ``noisygd audit --method``).
-METHODS: dict[str, Callable[..., AuditProblem]] = {
-    "noisy_gd": noisy_gd_problem,
-    "noisy_sgd": noisy_sgd_problem,
-    "dp_ftrl": dp_ftrl_problem,
-    "output_perturbation": output_perturbation_problem,
-    "langevin": langevin_problem,
-    "newton": newton_problem,
-}
+class _Registered(Mapping[str, Callable[..., AuditProblem]]):
+    """Name -> builder of :data:`noisygd.audit.registry.AUDITS` (fixed options applied),
+    each builder loaded on first use (the estimator audits' module imports this one)."""
+
+    def __getitem__(self, name: str) -> Callable[..., AuditProblem]:
+        from functools import partial
+
+        from noisygd.audit.registry import AUDITS
+
+        entry = AUDITS[name]
+        return partial(entry.load(), **entry.options) if entry.options else entry.load()
+
+    def __iter__(self) -> Iterator[str]:
+        from noisygd.audit.registry import AUDITS
+
+        return iter(AUDITS)
+
+    def __len__(self) -> int:
+        from noisygd.audit.registry import AUDITS
+
+        return len(AUDITS)
+
+
+#: Method name -> problem builder (the names of ``noisygd audit --method``: the entries of
+#: :data:`noisygd.audit.registry.AUDITS`, their fixed options applied).
+METHODS: Mapping[str, Callable[..., AuditProblem]] = _Registered()
 
 
 def make_problem(method: str, *, epsilon: float, delta: float = 1e-5,

@@ -7,15 +7,19 @@ r"""Run an audit: many runs on ``D`` and ``D'``, two lower bounds, the accountan
 runs are made in. It then computes, from the two samples of the statistic
 (:mod:`noisygd.audit.bounds`):
 
-* the Clopper-Pearson lower bound on epsilon (no assumption), and
-* the Gaussian-DP lower bound on ``mu`` and its epsilon,
+* the Clopper-Pearson lower bound on epsilon (no assumption),
+* the Gaussian-DP lower bound on ``mu`` and its epsilon, and
+* for problems whose statistic is a known mixture of Gaussians (``problem.family``), the
+  family's lower bound on its signal-to-noise ratio and the epsilon of the statistic's pair
+  there,
 
 each holding with probability ``confidence`` over the runs, and puts beside them the
 epsilon the library's accountants certify for the very event the runs returned
 (:func:`noisygd.accounting.best` at the same ``delta``; the event must be the same on
 every run, as it must not depend on the data). The headline ``epsilon_lower`` is decided
-by the problem before any run: the GDP bound when the statistic is exactly Gaussian with a
-common variance (``problem.gaussian_output``), else the Clopper-Pearson bound.
+by the problem before any run: the family bound when it declares a family, the GDP bound
+when the statistic is exactly Gaussian with a common variance (``problem.gaussian_output``),
+else the Clopper-Pearson bound.
 
 Soundness of the accountant means ``epsilon_lower <= accountant_epsilon``; a violation at
 confidence ``c`` happens with probability at most ``1 - c`` when the accountant is right.
@@ -53,7 +57,8 @@ class AuditResult:
     epsilon_lower : float
         The headline lower bound (``bound``).
     bound : str
-        ``"gdp"`` for Gaussian-output problems, else ``"clopper_pearson"``.
+        ``"family"`` for problems with a statistic family, ``"gdp"`` for Gaussian-output
+        problems, else ``"clopper_pearson"``.
     accountant_epsilon : float
         :func:`noisygd.accounting.best` on the run's event at ``delta``.
     accountant : str
@@ -63,6 +68,11 @@ class AuditResult:
         ``event.describe()``.
     clopper_pearson, gdp : EpsilonLowerBound
         Both bounds, each at ``confidence``.
+    n_events : int
+        Distinct events the runs returned (more than 1 only for ``problem.event_varies``;
+        ``accountant_epsilon`` is then the largest of their epsilons).
+    family : EpsilonLowerBound or None
+        The family bound (``mu`` is the family's :math:`\nu`), for problems with one.
     statistic : dict
         Mean and standard deviation of the statistic on ``D`` and ``D'`` and the plug-in
         ``mu_hat`` = difference of means / pooled deviation (a point estimate, no bound).
@@ -88,6 +98,9 @@ class AuditResult:
     seconds: float
     canary: str
     settings: dict[str, Any] = field(default_factory=dict)
+    family: EpsilonLowerBound | None = None
+    observed: str = ""
+    n_events: int = 1
 
     @property
     def sound(self) -> bool:
@@ -110,6 +123,8 @@ class AuditResult:
             "clopper_pearson": self.clopper_pearson.to_dict(), "gdp": self.gdp.to_dict(),
             "statistic": dict(self.statistic), "seconds": self.seconds,
             "canary": self.canary, "settings": _plain(self.settings),
+            "family": None if self.family is None else self.family.to_dict(),
+            "observed": self.observed, "n_events": self.n_events,
         }
 
 
@@ -168,7 +183,8 @@ def run_audit(
     Raises
     ------
     ValueError
-        If two runs return different events (an event must not depend on the data).
+        If two runs return different events (an event must not depend on the data), unless
+        ``problem.event_varies`` (the event depends on an earlier release of the run).
     """
     if not isinstance(problem, AuditProblem):
         raise TypeError(f"problem must be an AuditProblem, got {type(problem).__name__}")
@@ -184,20 +200,23 @@ def run_audit(
 
     children = np.random.SeedSequence(seed).spawn(2 * m)
     scores = np.empty((2, m))
-    event = None
+    events: list[Any] = []
     bar = _progress_bar(m, progress, f"audit {problem.name}")
     t0 = time.perf_counter()
     try:
         for i in range(m):
             for which in (0, 1):
                 res = problem.run(which, np.random.default_rng(children[2 * i + which]))
-                if event is None:
-                    event = res.event
-                elif res.event != event:
-                    raise ValueError(
-                        f"run {i} on {'D_prime' if which else 'D'} returned a different event: the "
-                        "event of a run must not depend on the data or the noise")
-                scores[which, i] = problem.statistic(res.theta)
+                if not events:
+                    events.append(res.event)
+                elif res.event not in events:
+                    if not problem.event_varies:
+                        raise ValueError(
+                            f"run {i} on {'D_prime' if which else 'D'} returned a different "
+                            "event: the event of a run must not depend on the data or the "
+                            "noise")
+                    events.append(res.event)
+                scores[which, i] = problem.observe(res)
             if bar is not None:
                 bar.update(1)
     finally:
@@ -207,12 +226,16 @@ def run_audit(
 
     from noisygd.accounting import best
 
-    acc = best(event, delta)
+    # the claim: the run's event, or the largest epsilon of the events runs returned
+    acc = max((best(e, delta) for e in events), key=lambda r: r.epsilon)
+    event = acc.event
     common = {"delta": delta, "confidence": confidence, "split": split,
               "candidates": candidates}
     cp = empirical_epsilon(scores[0], scores[1], bound="clopper_pearson", **common)
     gdp = empirical_epsilon(scores[0], scores[1], bound="gdp", **common)
-    headline = gdp if problem.gaussian_output else cp
+    fam = None if problem.family is None else empirical_epsilon(
+        scores[0], scores[1], bound="family", family=problem.family, **common)
+    headline = fam if fam is not None else gdp if problem.gaussian_output else cp
     sd0, sd1 = float(scores[0].std(ddof=1)), float(scores[1].std(ddof=1))
     pooled = math.sqrt((sd0**2 + sd1**2) / 2.0)
     stat = {
@@ -227,5 +250,6 @@ def run_audit(
         accountant_epsilon=float(acc.epsilon), accountant=acc.accountant,
         accountant_theorem=acc.theorems.get(acc.accountant, ""), event=event.describe(),
         clopper_pearson=cp, gdp=gdp, statistic=stat, seconds=seconds,
-        canary=problem.canary, settings=dict(problem.settings),
+        canary=problem.canary, settings=dict(problem.settings), family=fam,
+        observed=problem.observed, n_events=len(events),
     )
