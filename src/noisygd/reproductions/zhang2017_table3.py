@@ -4,8 +4,9 @@ r"""Reproduction of Table 3 of Zhang, Zheng, Mou & Wang (IJCAI 2017), seed ``002
 ``python experiments/zhang2017_table3.py``). For every dataset,
 :math:`\mu \in \{0, 0.1, 0.5\}` (added as :math:`\frac\mu2\lVert w\rVert^2`) and
 :math:`\varepsilon \in \{0.1, 0.5, 1, 2\}` (:math:`\delta = 10^{-3}`) it measures
-the mean excess empirical risk :math:`F(w_{priv}) - F(\hat w)` over ``--rounds``
-independent runs, :math:`\hat w` the exact minimiser of the same objective
+the mean excess empirical risk :math:`F(w_{priv}) - F(\hat w)` over ``--op-rounds`` noise
+draws (output-perturbation columns; default 100, the paper's) or ``--rounds`` independent
+runs (the others), :math:`\hat w` the exact minimiser of the same objective
 (second-order solver, gradient norm below :math:`10^{-9}`). The paper reports
 only logistic :math:`\mu \in \{0, 0.1\}` and Huber :math:`\mu \in \{0, 0.5\}`;
 those cells carry ``paper_cell = True`` and are the ones the acceptance is
@@ -15,7 +16,7 @@ NoisyGD and Langevin columns run through the solvers of :mod:`noisygd.solvers`, 
 run, exactly as ``method=`` does, on an :class:`~noisygd.oracles.array.ArrayOracle`):
 
 * ``op_paper``: Algorithm 1 (:class:`~noisygd.solvers.OutputPerturbationSolver`; one
-  :math:`w_T` per cell, ``rounds`` noise draws), Gaussian noise calibrated as the paper (line 8),
+  :math:`w_T` per cell, ``op_rounds`` noise draws), Gaussian noise calibrated as the paper (line 8),
   sensitivity from Lemma 3 (:math:`\mu > 0`) or Lemma 2 (:math:`\mu = 0`),
   ``T`` of Theorem 2 / Theorem 3 (the paper's own choice);
 * ``op_analytic``: Lemma 2/3 with the exact analytic-Gaussian calibration (same ``T``);
@@ -36,18 +37,23 @@ run, exactly as ``method=`` does, on an :class:`~noisygd.oracles.array.ArrayOrac
   the horizon of Lemma 3.2), :math:`\mu > 0` only (its schedule is defined through
   :math:`\gamma = 1 - \mu/M < 1`).
 
-Preprocessing (the paper does not state it): :func:`noisygd.data.load_uci`
-(one-hot categoricals, numeric features clipped to public bounds and mapped to
-[0, 1], rows scaled to norm at most 1; regression targets in [0, 1]). To match the
-paper's ``n`` (its Table 2) all rows are used for BANK, CreditCard, WINE and
-BIKE (train and test parts of the loader concatenated) and ``adult.data`` for
-ADULT. Logistic loss :math:`\log(1 + e^{-y\langle w, x\rangle})` (the paper's
-:math:`\log(1 + \exp(1 + y\langle w,x\rangle))` is read as this standard loss),
-Huber loss with threshold 1, intercept included and regularised by
-:math:`\frac\mu2\lVert w\rVert^2`. Public bound :math:`D \ge \lVert\hat w\rVert`:
-:math:`\min(L/\mu, \sqrt{2F(0)/\mu})` when :math:`\mu > 0`; a declared
-``--radius`` (default 10) when :math:`\mu = 0` (also the radius of the BST14
-ball ``C``).
+Settings (``--setting``). ``paper`` (default), the paper's setting as far as its text fixes
+it (docs/reproduction_zhang2017.md lists each choice and its source): categoricals one-hot
+(footnote 4), numeric features on [0, 1] by public bounds, every row projected onto the unit
+ball (:func:`load_table3_data`), no intercept (:func:`make_objective`), and ``op_paper``
+planned with Theorem 2's Lipschitz constant of the regularised :math:`f`,
+:math:`L_\ell + 2\mu D` (:func:`paper_lipschitz`, :func:`paper_op_plan`). ``noisygd``: the
+previous table (the loader's block-scaled rows, norm at most 1, with an intercept, and the
+tighter :math:`L_\ell` for ``op_paper``). In both: all rows for BANK, CreditCard, WINE and
+BIKE (train and test parts of the loader concatenated) and ``adult.data`` for ADULT (the
+paper's ``n``, its Table 2); regression targets in [0, 1] (the loader's public bounds; the
+paper states none); logistic loss :math:`\log(1 + e^{-y\langle w, x\rangle})` (the paper's
+:math:`\log(1 + \exp(1 + y\langle w,x\rangle))` is read as this standard loss), Huber loss
+with threshold 1, :math:`\frac\mu2\lVert w\rVert^2` added to every :math:`f` and counted in
+the error. Public bound :math:`D \ge \lVert\hat w\rVert`:
+:math:`\min(L/\mu, \sqrt{2F(0)/\mu})` when :math:`\mu > 0`; a declared ``--radius``
+(default 10) when :math:`\mu = 0` (also the radius of the BST14 ball ``C``).
+``--paper-only`` runs the paper's 40 cells and its two algorithms only.
 """
 
 from __future__ import annotations
@@ -205,6 +211,11 @@ def _mus(dataset: str, mus: Sequence[float] = MUS) -> list[float]:
     """The mu values run for ``dataset``: the issue's grid (the paper's are a subset)."""
     del dataset
     return sorted(float(m) for m in mus)
+
+
+def paper_mus(dataset: str) -> list[float]:
+    """The mu values the paper reports for ``dataset`` (logistic: 0, 0.1; Huber: 0, 0.5)."""
+    return sorted({mu for (ds, mu, _) in PAPER_TABLE3 if ds == dataset})
 
 
 def is_paper_cell(dataset: str, mu: float, eps: float) -> bool:
@@ -884,7 +895,7 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 def _dataset_job(dataset: str, data_dir: str, rounds: int, radius: float, seed: int,
                  quick: bool, single_thread: bool, mus: Sequence[float], setting: str,
-                 op_rounds: int) -> list[dict[str, Any]]:
+                 op_rounds: int, paper_only: bool = False) -> list[dict[str, Any]]:
     """One dataset's rows (run in a worker process when ``--jobs > 1``)."""
     if single_thread:
         try:
@@ -895,14 +906,20 @@ def _dataset_job(dataset: str, data_dir: str, rounds: int, radius: float, seed: 
             pass
     X, y = load_table3_data(dataset, Path(data_dir), setting)
     return run_dataset(dataset, X, y, rounds=rounds, radius=radius, seed=seed,
-                       run_bassily=not quick, mus=mus, setting=setting, op_rounds=op_rounds)
+                       run_bassily=not quick, mus=paper_mus(dataset) if paper_only else mus,
+                       setting=setting, op_rounds=op_rounds, run_noisy_gd=not paper_only,
+                       run_langevin=not paper_only, run_dynamic=not paper_only)
 
 
 def run(data_dir: Path, *, rounds: int, datasets: Sequence[str], radius: float = 10.0,
         seed: int = 0, quick: bool = False, show_progress: bool = True,
         jobs: int = 1, mus: Sequence[float] = MUS, setting: str = "paper",
-        op_rounds: int = PAPER_ROUNDS) -> dict[str, Any]:
+        op_rounds: int = PAPER_ROUNDS, paper_only: bool = False) -> dict[str, Any]:
     """Run the reproduction; returns ``{"meta": ..., "rows": [...]}``.
+
+    ``paper_only``: only the paper's cells (:func:`paper_mus` per dataset) and the paper's
+    two algorithms (the output-perturbation columns and BST14); the NoisyGD, Langevin and
+    dynamic columns are skipped.
 
     Each dataset has its own seeded generator, so the results do not depend on
     ``jobs`` (datasets run in parallel worker processes when ``jobs > 1``).
@@ -910,7 +927,8 @@ def run(data_dir: Path, *, rounds: int, datasets: Sequence[str], radius: float =
     from tqdm import tqdm
 
     t0 = time.perf_counter()
-    cells = {ds: len(_mus(ds, mus)) * len(EPSILONS) for ds in datasets}
+    ds_mus = {ds: paper_mus(ds) if paper_only else _mus(ds, mus) for ds in datasets}
+    cells = {ds: len(ds_mus[ds]) * len(EPSILONS) for ds in datasets}
     by_ds: dict[str, list[dict[str, Any]]] = {}
     with tqdm(total=sum(cells.values()), disable=not show_progress,
               desc="zhang2017-table3") as bar:
@@ -918,20 +936,24 @@ def run(data_dir: Path, *, rounds: int, datasets: Sequence[str], radius: float =
             for ds in datasets:
                 X, y = load_table3_data(ds, data_dir, setting)
                 by_ds[ds] = run_dataset(ds, X, y, rounds=rounds, radius=radius, seed=seed,
-                                        progress=bar, run_bassily=not quick, mus=mus,
-                                        setting=setting, op_rounds=op_rounds)
+                                        progress=bar, run_bassily=not quick, mus=ds_mus[ds],
+                                        setting=setting, op_rounds=op_rounds,
+                                        run_noisy_gd=not paper_only,
+                                        run_langevin=not paper_only,
+                                        run_dynamic=not paper_only)
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 futs = {pool.submit(_dataset_job, ds, str(data_dir), rounds, radius, seed,
-                                    quick, True, mus, setting, op_rounds): ds
+                                    quick, True, mus, setting, op_rounds, paper_only): ds
                         for ds in datasets}
                 for f in as_completed(futs):
                     by_ds[futs[f]] = f.result()
                     bar.update(cells[futs[f]])
     rows = [r for ds in datasets for r in by_ds[ds]]
     meta = {"rounds": rounds, "op_rounds": op_rounds, "setting": setting,
+            "paper_only": paper_only,
             "datasets": list(datasets), "mus": _mus("", mus),
             "radius_mu0": radius, "seed": seed, "quick": quick, "delta": DELTA,
             "batch_size": BATCH_SIZE, "jobs": jobs,
@@ -968,6 +990,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="worker processes, one dataset each (results do not depend on it; "
                     "default: 2, or 1 on a single core)")
+    ap.add_argument("--paper-only", action="store_true",
+                    help="only the paper's 40 cells and its two algorithms (output "
+                    "perturbation and BST14); skips the NoisyGD, Langevin and dynamic columns")
     ap.add_argument("--quick", action="store_true",
                     help="skip the (slow) Bassily baseline; for smoke tests")
     ap.add_argument("--no-progress", action="store_true")
@@ -983,7 +1008,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run(data_dir, rounds=args.rounds, datasets=args.datasets, radius=args.radius,
                  seed=args.seed, quick=args.quick, show_progress=not args.no_progress,
                  jobs=args.jobs, mus=args.mus, setting=args.setting,
-                 op_rounds=args.op_rounds)
+                 op_rounds=args.op_rounds, paper_only=args.paper_only)
     result["meta"]["command"] = "noisygd reproduce zhang2017-table3 " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]))
     out = Path(args.out_dir)
