@@ -126,6 +126,8 @@ def test_ratio_band_and_summary_counts():
     assert s["within_band_by_column"]["op_analytic"] == 1  # 1.0x of the paper
     assert s["within_band_by_column"]["op_contraction"] == 0  # 0.25x and 0x
     assert s["best_column"] == "op_paper"  # ties go to op_paper
+    assert "bassily" not in s["within_band_by_column"]  # compared with the paper's Bassily
+    assert s["bassily_within_band_of_paper_bassily"] == 0 and s["bassily_ratio_range"] is None
 
 
 def test_account_refuses_add_remove_and_overspending():
