@@ -1144,7 +1144,11 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         # Clipping each target to the declared public range and centring it at the range's
         # public midpoint are per-row maps.
         y = np.clip(np.asarray(y, dtype=np.float64), mid - half, mid + half) - mid
+        self.__dict__.pop("_target_shift", None)
         self._store(self._fit_targets(X, [y], previewed))
+        # the released target mean the fit was centred at (DPLinearRegression), public
+        mid += self.__dict__.pop("_target_shift", 0.0)
+        self.target_centre_ = mid
         if mid:
             if not self.fit_intercept:  # pragma: no cover - refused in _target_centre_half
                 raise AssertionError("a target centre needs an intercept")
@@ -1498,11 +1502,14 @@ class DPLinearRegression(_DPRegressor):
         if self.radius is not None:
             check_positive("radius", self.radius)
         elif not self._solver.clips_gradients and not self._uses_ssp():
+            relation = ("" if Neighbouring(self.neighbouring) in self._solver.relations else
+                        f" and neighbouring={self._solver.relations[0].value!r} (its "
+                        "theorem's relation)")
             raise ValueError(
                 f"method {self._solver.name!r} does not clip gradients, so it needs the "
                 "squared loss's Lipschitz constant, which exists only on a ball: pass "
-                "radius=R (a public bound on the parameters' norm), or use a method that "
-                "clips")
+                f"radius=R (a public bound on the parameters' norm){relation}, or use a "
+                "method that clips")
 
     #: With the planned ridge, run to its horizon (class doc, "Intercept scale and horizon";
     #: :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon").
@@ -1559,12 +1566,14 @@ class DPLinearRegression(_DPRegressor):
                                                 bound * scales.row_scale, scale)
 
     def _uses_private_scale(self) -> bool:
-        """Whether this fit releases the private residual scale (class doc): NoisyGD, the
-        default clip, ``scale_share > 0``, not tuned (a run of a private selection carries
+        """Whether this fit releases the private residual scale (class doc): a method that
+        clips and composes with a prior release (NoisyGD, DP-FTRL, NoisySGD), the default
+        clip, ``scale_share > 0``, not tuned (a run of a private selection carries
         ``_clip_factor``). With or without a ledger, secure or not: the model does not
         depend on whether a ledger is attached."""
+        solver = self._solver
         return (float(self.scale_share) > 0.0 and self.clip is None
-                and getattr(self._solver, "name", None) == "noisy_gd"
+                and solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)
                 and not self.tune and "_clip_factor" not in self.__dict__)
 
     @staticmethod
@@ -1705,6 +1714,10 @@ class DPLinearRegression(_DPRegressor):
         prior = self.__dict__.get("_prior_events")
         self._prior_events = (*(prior or ()), event)
         self._scales = scales
+        if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
+            h = self._target_centre_half()[1]
+            self._target_shift = h * scales.target_mean
+            targets = [np.clip(t - self._target_shift, -h, h) for t in targets]
         try:
             fit = super()._fit_targets(X, targets, previewed)
         finally:
@@ -1760,6 +1773,9 @@ class ResidualScales:
     target_scale: float
     row_scale: float
     noise_multiplier: float
+    #: :math:`\bar t = \mathrm{clip}(\tilde S_1/\max(\tilde N, 1), -1, 1)`, the plug-in mean
+    #: of the targets in units of ``h`` (the fit's intercept start; class doc).
+    target_mean: float = 0.0
 
 
 def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half_range: float,
@@ -1842,7 +1858,9 @@ def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half
     first = max(abs(s1) - zz * sigma, 0.0) / n_hi
     v_hat = min(1.0, max(second - first * first, zz * sigma / n_lo))
     u_hat = min(1.0, max(s_u, sigma) / max(n_t, 1.0))
-    return ResidualScales(math.sqrt(v_hat), math.sqrt(u_hat), sigma / SCALE_SUMS ** 0.5)
+    t_bar = min(1.0, max(-1.0, s1 / max(n_t, 1.0)))
+    return ResidualScales(math.sqrt(v_hat), math.sqrt(u_hat), sigma / SCALE_SUMS ** 0.5,
+                          t_bar)
 
 
 def target_scale_noise(*, mu: float, sensitivity: float, rng: Any) -> tuple[float, float]:

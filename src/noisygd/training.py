@@ -371,6 +371,23 @@ def _check_prior_events(prior_events: Sequence[DpEvent] | None) -> tuple[DpEvent
     return out
 
 
+def _relation_refusal(solver: Solver, relation: Neighbouring) -> str:
+    """The refusal of a method accounted under another relation, naming the argument to pass
+    (an estimator's ``neighbouring=``, :func:`fit_private`'s ``relation=``) and what it means."""
+    allowed = solver.relations
+    names = " or ".join(repr(r.value) for r in allowed)
+    message = (f"method {solver.name!r} is accounted under {names} neighbours only, not "
+               f"{relation.value}: pass neighbouring={allowed[0].value!r} (fit_private: "
+               f"relation={allowed[0].value!r})")
+    if allowed == (Neighbouring.REPLACE_ONE,):
+        message += (", which makes the number of rows public (the neighbouring data sets have "
+                    "the same size); its theorem bounds the change of one row, not the "
+                    "addition or removal of one")
+    elif allowed == (Neighbouring.ADD_REMOVE,):
+        message += " (its Poisson subsampling is accounted for an added or removed row)"
+    return message
+
+
 def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbouring | str,
            n_samples_public: int | None, count_budget_fraction: float,
            n_problems: int, secure: bool = False,
@@ -382,9 +399,7 @@ def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbo
     relation = Neighbouring(relation)
     solver = check_secure_method(method, secure)
     if relation not in solver.relations:
-        raise ValueError(
-            f"method {solver.name!r} is accounted under "
-            f"{', '.join(r.value for r in solver.relations)} neighbours, not {relation.value}")
+        raise ValueError(_relation_refusal(solver, relation))
     count_budget_fraction = check_fraction("count_budget_fraction", count_budget_fraction,
                                            closed_right=False)
     if n_samples_public is not None:
