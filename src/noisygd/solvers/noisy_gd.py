@@ -11,7 +11,9 @@ against the oracle. The event is ``SelfComposed(Gaussian(z, Delta), T)``, exactl
 :math:`\mu^2 = \sum_k\mu_k^2`.
 
 Options (``method_options``): ``{"plan": {...}}`` goes to the planner (``accelerate``,
-``momentum``, ``init_distance``, ``loss_gap``, ``max_steps``); ``"noise_dimension"`` is the
+``momentum``, ``init_distance``, ``loss_gap``, ``max_steps``, ``step_budget``: the compute
+budget, :mod:`noisygd.planning`, "The compute budget", with a
+:class:`~noisygd.planning.ComputeBudgetWarning` when it binds); ``"noise_dimension"`` is the
 ``d`` the plan counts and ``"horizon": "ridge"`` runs to the planned ridge's horizon (below);
 ``"l2"`` adds a ridge to the oracle's own (``"auto"``:
 :func:`noisygd.planning.ridge_strength`, below, times ``"l2_factor"`` if given; a number:
@@ -79,6 +81,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -89,10 +92,32 @@ from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import NoisyGDPlan, plan_noisy_gd, ridge_horizon_steps, ridge_strength
+from noisygd.planning import (
+    MAX_STEPS_ACCELERATED,
+    ComputeBudgetWarning,
+    NoisyGDPlan,
+    plan_noisy_gd,
+    ridge_horizon_steps,
+    ridge_strength,
+)
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 
 __all__ = ["NoisyGDSolver", "RidgedOracle"]
+
+
+def _warn_if_budget_binds(plan: NoisyGDPlan) -> None:
+    """:class:`~noisygd.planning.ComputeBudgetWarning` when the plan's compute budget bound
+    (:mod:`noisygd.planning`, "The compute budget"), naming the steps its rule wanted."""
+    details = plan.details
+    if not details.get("compute_budget_binds"):
+        return
+    wanted = details["unconstrained_steps"]
+    shown = f"{wanted:,.0f}" if math.isfinite(wanted) else "more than 10,000,000"
+    warnings.warn(
+        f"NoisyGD's plan wanted {shown} steps ({details.get('steps_rule', 'accelerated rule')})"
+        f"; the compute budget of {details['compute_budget']:,} steps binds and the run makes "
+        f"{plan.steps:,}: pass method_options={{'plan': {{'step_budget': T}}}} to allow more "
+        "(each step is one pass over the data)", ComputeBudgetWarning, stacklevel=2)
 
 
 class NoisyGDSolver(Solver):
@@ -145,6 +170,7 @@ class NoisyGDSolver(Solver):
                 and "max_steps" not in plan_kwargs and plan_kwargs.get("accelerate", True)):
             plan = self._to_ridge_horizon(plan, facts, budget, mu, constants, clip, dim,
                                           plan_kwargs)
+        _warn_if_budget_binds(plan)
         # the run's n sets the step's scale (sum form): the upper bound of a private count
         run_kwargs = {**plan.noisy_gd_kwargs(), **options, "clip": clip,
                       "n_samples": facts.n_step(), "relation": facts.relation}
@@ -167,17 +193,23 @@ class NoisyGDSolver(Solver):
         beta = constants.smoothness
         if beta is None:
             return plan
-        steps = ridge_horizon_steps(smoothness=beta + constants.strong_convexity,
-                                    strong_convexity=constants.strong_convexity,
-                                    planned_steps=plan.steps, momentum=plan.momentum)
+        budget_steps = plan.details.get("compute_budget", MAX_STEPS_ACCELERATED)
+        horizon = {"smoothness": beta + constants.strong_convexity,
+                   "strong_convexity": constants.strong_convexity,
+                   "planned_steps": plan.steps, "momentum": plan.momentum}
+        steps = ridge_horizon_steps(**horizon, step_budget=budget_steps)
+        wanted = ridge_horizon_steps(**horizon, step_budget=None)
         if steps <= plan.steps:
             return plan
         fixed = plan_noisy_gd(
             budget.epsilon, budget.delta, facts.n_samples, dim, constants, clip=clip,
             relation=facts.relation, mu=mu, n_step=facts.n_step(),
             quadratic=facts.quadratic_loss or facts.quadratic_constant_hessian,
-            **{**plan_kwargs, "max_steps": steps, "momentum": plan.momentum})
+            **{**{k: v for k, v in plan_kwargs.items() if k != "step_budget"},
+               "max_steps": steps, "momentum": plan.momentum})
         details = {**fixed.details, "accelerated_steps": plan.steps,
+                   "compute_budget": budget_steps, "unconstrained_steps": float(wanted),
+                   "compute_budget_binds": bool(wanted > budget_steps),
                    "steps_rule": "ridge horizon: min(T_max, max(T_plan, ceil((1 - m) beta_F / "
                                  "l2))), the plan's momentum m, suffix average of the last half"}
         return dataclasses.replace(fixed, averaging="suffix", details=details)
