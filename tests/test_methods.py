@@ -22,7 +22,7 @@ def _binary(n=3000, d=4, seed=0):
 
 def test_named_methods():
     assert {"noisy_gd", "noisy_sgd", "dp_ftrl", "langevin", "output_perturbation",
-            "rrpsgd", "ssp"} == set(SOLVERS)
+            "rrpsgd", "ssp", "newton"} == set(SOLVERS)
     with pytest.raises(ValueError, match="unknown method"):
         get_solver("nope")
 

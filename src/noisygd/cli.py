@@ -57,8 +57,8 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
 
 #: The names of :data:`noisygd.solvers.SOLVERS`, written out so that ``--help`` does not
 #: import the solvers (tests/test_cli.py checks that the two agree).
-METHOD_NAMES = ("dp_ftrl", "langevin", "noisy_gd", "noisy_sgd", "output_perturbation", "rrpsgd",
-                "ssp")
+METHOD_NAMES = ("dp_ftrl", "langevin", "newton", "noisy_gd", "noisy_sgd", "output_perturbation",
+                "rrpsgd", "ssp")
 DEFAULT_METHOD = "noisy_gd"
 
 MODELS = {

@@ -29,6 +29,7 @@ from noisygd.solvers import (
     Budget,
     DPFTRLSolver,
     LangevinSolver,
+    NewtonSolver,
     NoisyGDSolver,
     NoisySGDSolver,
     OutputPerturbationSolver,
@@ -67,6 +68,9 @@ CASES = [
     pytest.param(LangevinSolver(), REPLACE, {}, 200, id="langevin"),
     pytest.param(OutputPerturbationSolver(), REPLACE, {}, None, id="output_perturbation"),
     pytest.param(RRPSGDSolver(), REPLACE, {}, 3000, id="rrpsgd"),
+    pytest.param(NewtonSolver(), ADD, {}, None, id="newton"),
+    pytest.param(NewtonSolver(), REPLACE, {"hessian": "diagonal", "steps": 5}, None,
+                 id="newton-replace_one-diagonal"),
 ]
 
 

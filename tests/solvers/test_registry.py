@@ -13,6 +13,7 @@ from noisygd.solvers import (
     SOLVERS,
     DPFTRLSolver,
     LangevinSolver,
+    NewtonSolver,
     NoisyGDSolver,
     NoisySGDSolver,
     OutputPerturbationSolver,
@@ -27,7 +28,7 @@ def test_every_method_is_one_class_named_once():
     assert SOLVERS == {
         "noisy_gd": NoisyGDSolver, "noisy_sgd": NoisySGDSolver, "dp_ftrl": DPFTRLSolver,
         "langevin": LangevinSolver, "output_perturbation": OutputPerturbationSolver,
-        "rrpsgd": RRPSGDSolver, "ssp": SSPSolver,
+        "rrpsgd": RRPSGDSolver, "ssp": SSPSolver, "newton": NewtonSolver,
     }
     for name, cls in SOLVERS.items():
         assert issubclass(cls, Solver) and cls.name == name and cls.description

@@ -100,6 +100,43 @@ COMPILED_RESIDUALS = {"logistic": 0, "squared": 1, "huber": 2}
 
 __all__ = ["SPARSE_DENSITY", "SPARSE_MODES", "ArrayOracle"]
 
+def _logistic_curvature(z: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    r""":math:`\phi''(z) = \sigma(z)\sigma(-z) = \frac14(1 - \tanh^2(z/2))` (labels
+    :math:`\pm1` do not enter)."""
+    h = np.tanh(0.5 * z)
+    np.square(h, out=h)
+    np.subtract(1.0, h, out=h)
+    h *= 0.25
+    return h
+
+
+def _squared_curvature(z: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    r""":math:`\phi'' = 1`."""
+    return np.ones_like(z)
+
+
+def _huber_curvature(z: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
+    r""":math:`\phi'' = 1\{|z - y| \le t\}` (the right derivative at the kinks)."""
+    return (np.abs(z - y) <= t).astype(np.float64)
+
+
+#: :math:`\phi''` of each residual the compiled kernel names (``(z, y, parameter)``).
+_CURVATURES = {"logistic": _logistic_curvature, "squared": _squared_curvature,
+               "huber": _huber_curvature}
+#: :math:`\sup|\phi'''/\phi''|` where it exists (Huber's :math:`\phi''` jumps: none).
+_SELF_CONCORDANCE = {"logistic": 1.0, "squared": 0.0}
+
+
+def _syrk(R: np.ndarray) -> np.ndarray:
+    r""":math:`R^\top R` by BLAS ``dsyrk`` (half the work of a general product), both
+    triangles filled."""
+    if R.shape[0] == 0:
+        return np.zeros((R.shape[1], R.shape[1]))
+    from scipy.linalg.blas import dsyrk
+
+    U = dsyrk(1.0, R.T, trans=0, lower=0)  # R.T is Fortran-contiguous: no copy
+    return np.triu(U) + np.triu(U, 1).T
+
 SPARSE_MODES = ("auto", "always", "never")
 #: ``sparse="auto"`` stores a dense ``X`` as CSR when at most this fraction is nonzero.
 SPARSE_DENSITY = 0.25
@@ -398,6 +435,207 @@ class ArrayOracle(GradientOracle):
             total += part
         return total
 
+    # ------------------------------------------------------------------ curvature
+    def clipped_curvature_sum(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r""":math:`\sum_{i\in S}\min(\phi''(z_i), C_H/\lVert a_i\rVert^2)\,a_ia_i^\top` with the
+        served augmented rows :math:`a_i = [s_i(x_i - c), \kappa]`
+        (:meth:`GradientOracle.clipped_curvature_sum`), shape ``(p, p)``.
+
+        With the block's weights :math:`u = w\odot s^2` and :math:`q = w\odot s`, one read
+        of each row block gives :math:`M_b = X_b^\top\mathrm{diag}(u)X_b` (BLAS ``syrk`` on
+        :math:`\sqrt u\odot X_b` for a dense block; a sparse product of the block with its
+        rows scaled by :math:`\sqrt u` for CSR), :math:`m_b = X_b^\top u`,
+        :math:`r_b = X_b^\top q` and the sums of :math:`u, q, w`; then
+
+        .. math::
+
+            H_{xx} = \sum_b M_b - cm^\top - mc^\top + (\textstyle\sum u)\,cc^\top, \quad
+            H_{x\kappa} = \kappa\big(r - c\textstyle\sum q\big), \quad
+            H_{\kappa\kappa} = \kappa^2\textstyle\sum w .
+
+        Blocks are added in block order (the result does not depend on ``n_threads``).
+        :math:`\phi''` is the derivative of the residual the compiled kernel names
+        (``MarginModel.compiled_residual``: logistic :math:`\sigma(z)\sigma(-z)`, squared 1,
+        Huber :math:`1\{|z - y| \le t\}`); other losses (and ``K`` margins) refuse. A CSR
+        ``X`` needs the ``p x p`` result in memory: use
+        :meth:`clipped_curvature_diagonal` for many columns.
+        """
+        return self._curvature(theta, clip, rows, diagonal=False)
+
+    def clipped_curvature_diagonal(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r"""The diagonal of :meth:`clipped_curvature_sum`, shape ``(p,)``, in one read of
+        ``X`` and memory ``O(p)``: per block :math:`\sum_i u_i x_{ij}^2` (dense:
+        :math:`(X_b\odot X_b)^\top u`; CSR: the squared stored values weighted by their
+        row's :math:`u_i`, summed by column), then
+        :math:`H_{jj} = \sum_i u_ix_{ij}^2 - 2c_jm_j + c_j^2\sum u` and
+        :math:`H_{\kappa\kappa} = \kappa^2\sum w`."""
+        return self._curvature(theta, clip, rows, diagonal=True)
+
+    def self_concordance(self) -> float | None:
+        r""":math:`M = \sup|\phi'''/\phi''|\,\sqrt{B^2 + \kappa^2}`
+        (:meth:`GradientOracle.self_concordance`): logistic :math:`\sqrt{B^2 + \kappa^2}`
+        (:math:`\phi''' = \phi''(1 - 2\sigma(z))`), squared 0, others None."""
+        kind = self._curvature_kind()
+        if kind is None or kind[0] not in _SELF_CONCORDANCE:
+            return None
+        factor = _SELF_CONCORDANCE[kind[0]]
+        kappa = 0.0 if self._kappa is None else float(self._kappa)
+        return factor * float(np.hypot(self._B, kappa)) if factor else 0.0
+
+    def _curvature_kind(self) -> tuple[str, float] | None:
+        """The ``compiled_residual`` name whose derivative is :math:`\\phi''` (None: no
+        curvature for this loss)."""
+        model = self._model
+        if model is None or self._multi or model.compiled_residual is None:
+            return None
+        named = model.compiled_residual
+        return named if named[0] in _CURVATURES else None
+
+    def _curvature(self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None,
+                   *, diagonal: bool) -> np.ndarray:
+        """:meth:`clipped_curvature_sum` (or its diagonal): blocks, then assembly."""
+        kind = self._curvature_kind()
+        if kind is None:
+            raise NotImplementedError(
+                f"no curvature sums for {type(self.objective).__name__}: second-order methods "
+                "(method='newton') need a loss of one margin with a known second derivative "
+                "(logistic, least squares, Huber)")
+        theta = self._check_theta(theta)
+        CH = None if clip is None else check_positive("clip", clip)
+        params = self._params(theta)
+        curvature = _CURVATURES[kind[0]]
+        d, p = self._d, self._p
+        if rows is None:
+            self.rows_read += self._n
+            spans: list = self._blocks
+        else:
+            idx = self._check_rows(rows)
+            self.rows_read += int(idx.size)
+            step = self._block
+            spans = [idx[j:j + step] for j in range(0, idx.size, step)]
+
+        def one(j: int) -> tuple:
+            span = spans[j]
+            if isinstance(span, tuple):
+                a, b = span
+                Xb = self._csr_view(a, b) if self._csr else self._X[a:b]
+                sel: slice | np.ndarray = slice(a, b)
+            else:
+                a = b = None
+                Xb, sel = self._X[span], span
+            if not self._csr and Xb.dtype != np.float64:
+                Xb = Xb.astype(np.float64)
+            quiet = (np.errstate(over="ignore", invalid="ignore") if self._big.size
+                     else nullcontext())
+            with quiet:
+                z, pos, E = self._block_margins(Xb, None if self._all_inside
+                                                else self._scale[sel], sel, a, b, params)
+            return self._curvature_block(Xb, sel, z, pos, E, curvature(z, self._y[sel],
+                                                                       kind[1]), CH, diagonal)
+
+        shape = (d,) if diagonal else (d, d)
+        M, m, r = np.zeros(shape), np.zeros(d), np.zeros(d)
+        su = sq = sw = 0.0
+        extra = np.zeros(p if diagonal else (p, p))
+        chunk = max(1, 4 * self.n_threads)  # bounded memory: a few (d, d) partials at once
+        for start in range(0, len(spans), chunk):
+            count = min(chunk, len(spans) - start)
+            for part in run_blocks(lambda j, s0=start: one(s0 + j), count, self.n_threads):
+                M += part[0]
+                m += part[1]
+                r += part[2]
+                su += part[3]
+                sq += part[4]
+                sw += part[5]
+                if part[6] is not None:
+                    extra += part[6]
+        return self._assemble_curvature(M, m, r, su, sq, sw, extra, diagonal)
+
+    def _curvature_block(self, Xb: np.ndarray | _CSRRows, sel: slice | np.ndarray,
+                         z: np.ndarray, pos: np.ndarray | None, E: np.ndarray | None,
+                         w: np.ndarray, clip: float | None, diagonal: bool) -> tuple:
+        """One block's ``(M_b, m_b, r_b, sum u, sum q, sum w, overflow-prone rows' part)``
+        (:meth:`clipped_curvature_sum`); ``w`` the block's :math:`\\phi''`, clipped here."""
+        inv = self._inv_aug[sel]
+        if clip is not None:
+            np.minimum(w, clip * inv * inv, out=w)
+        extra = None
+        if pos is not None and pos.size:  # overflow-prone rows: from their mapped copies
+            Aug = E if self._kappa is None else np.column_stack(
+                [E, np.full(E.shape[0], self._kappa)])
+            wb = w[pos]
+            extra = (wb @ (Aug * Aug) if diagonal else (Aug * wb[:, None]).T @ Aug)
+            w = w.copy()
+            w[pos] = 0.0
+        sw = float(w.sum())
+        if self._all_inside:
+            q, u = w, w
+        else:
+            s = self._scale[sel]
+            q = w * s
+            u = q * s
+        if isinstance(Xb, _CSRRows):
+            m, r = Xb.rmatvec(u), Xb.rmatvec(q)
+            X, p0, p1 = Xb.X, int(Xb.X.indptr[Xb.a]), int(Xb.X.indptr[Xb.b])
+            counts = np.diff(Xb.X.indptr[Xb.a:Xb.b + 1])
+            if diagonal:
+                vals = X.data[p0:p1]
+                M = np.bincount(X.indices[p0:p1], weights=vals * vals * np.repeat(u, counts),
+                                minlength=self._d)
+            else:
+                R = sp.csr_array((X.data[p0:p1] * np.repeat(np.sqrt(u), counts),
+                                  X.indices[p0:p1], Xb.X.indptr[Xb.a:Xb.b + 1] - p0),
+                                 shape=(Xb.b - Xb.a, self._d))
+                M = (R.T @ R).toarray()
+        elif sp.issparse(Xb):  # gathered CSR rows (a subset)
+            Xc = sp.csr_array(Xb)
+            m, r = Xc.T @ u, Xc.T @ q
+            if diagonal:
+                M = Xc.multiply(Xc).T @ u
+            else:
+                R = sp.csr_array(Xc.multiply(np.sqrt(u)[:, None]))
+                M = (R.T @ R).toarray()
+        else:
+            m, r = u @ Xb, q @ Xb
+            if diagonal:
+                M = np.einsum("i,ij,ij->j", u, Xb, Xb)
+            else:
+                R = Xb * np.sqrt(u)[:, None]
+                M = _syrk(R)
+        return M, m, r, float(u.sum()), float(q.sum()), sw, extra
+
+    def _assemble_curvature(self, M: np.ndarray, m: np.ndarray, r: np.ndarray, su: float,
+                            sq: float, sw: float, extra: np.ndarray,
+                            diagonal: bool) -> np.ndarray:
+        """The ``(p, p)`` sum (or its diagonal) from the blocks' totals (centre and
+        intercept column: :meth:`clipped_curvature_sum`)."""
+        c, kappa, d = self._centre, self._kappa, self._d
+        if diagonal:
+            out = np.zeros(self._p)
+            out[:d] = M if c is None else M - 2.0 * c * m + su * c * c
+            if kappa is not None:
+                out[d] = kappa * kappa * sw
+            return out + extra
+        out = np.zeros((self._p, self._p))
+        H = out[:d, :d]
+        H += M
+        if c is not None:
+            cm = np.outer(c, m)
+            H -= cm
+            H -= cm.T
+            H += su * np.outer(c, c)
+        if kappa is not None:
+            cross = kappa * (r if c is None else r - c * sq)
+            out[:d, d] = cross
+            out[d, :d] = cross
+            out[d, d] = kappa * kappa * sw
+        out += extra
+        return 0.5 * (out + out.T)
+
     # ------------------------------------------------------------------ extras
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Dense float64 copies of the mapped rows ``rows`` and their targets.
@@ -666,20 +904,7 @@ class ArrayOracle(GradientOracle):
     ) -> np.ndarray:
         """The fused kernel of the module doc for one block (loss or gradient partial sum)."""
         d, kappa, c = self._d, self._kappa, self._centre
-        w, v, cw = params
-        z = Xb.matvec(w) if isinstance(Xb, _CSRRows) else Xb @ w
-        if c is not None:
-            z -= cw
-        if sb is not None:
-            z *= sb
-        if v:
-            z += v
-        if self._big.size:
-            pos, E = self._big_in(sel, a, b)
-            if pos.size:
-                z[pos] = E @ w + v
-        else:
-            pos = E = None
+        z, pos, E = self._block_margins(Xb, sb, sel, a, b, params)
         if loss:
             return model.loss(z, yb)
         r = model.residual(z, yb)
@@ -705,6 +930,35 @@ class ArrayOracle(GradientOracle):
             g += r_big @ E
         out[:d] = g
         return out
+
+    def _block_margins(
+        self,
+        Xb: np.ndarray | sp.csr_array | _CSRRows,
+        sb: np.ndarray | None,
+        sel: slice | np.ndarray,
+        a: int | None,
+        b: int | None,
+        params: tuple,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        r"""``(z, pos, E)``: the block's margins :math:`z_b = s_b\odot(X_bw - \langle c,
+        w\rangle) + \kappa v` (module doc), and the positions and mapped rows of its
+        overflow-prone rows (whose margins are recomputed from ``E``; None when there are
+        none)."""
+        c = self._centre
+        w, v, cw = params
+        z = Xb.matvec(w) if isinstance(Xb, _CSRRows) else Xb @ w
+        if c is not None:
+            z -= cw
+        if sb is not None:
+            z *= sb
+        if v:
+            z += v
+        if self._big.size:
+            pos, E = self._big_in(sel, a, b)
+            if pos.size:
+                z[pos] = E @ w + v
+            return z, pos, E
+        return z, None, None
 
     def _multi_margin_block(
         self,

@@ -145,6 +145,82 @@ class GradientOracle(ABC):
         """Whether the loss is quadratic with a data-independent Hessian (default False)."""
         return False
 
+    # ---------------------------------------------------------------- curvature (second order)
+    def clipped_curvature_sum(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r""":math:`\sum_{i\in S}\mathrm{clip}_{C_H}(\nabla^2\ell(\theta; x_i, y_i))`, shape
+        ``(p, p)``, symmetric positive semi-definite (the ridge is not included).
+
+        For a loss of one margin, :math:`\ell = \phi(\langle a_i, \theta\rangle, y_i)` with the
+        served augmented row :math:`a_i`, the per-example Hessian is the rank-one
+        :math:`\phi''(z_i)\,a_ia_i^\top`, of Frobenius norm :math:`\phi''(z_i)\lVert
+        a_i\rVert^2`; clipping it to Frobenius norm :math:`C_H` is clipping the scalar weight:
+
+        .. math::
+
+            H_S(\theta) = \sum_{i\in S} \min\big(\phi''(z_i),\ C_H/\lVert a_i\rVert^2\big)
+                \,a_ia_i^\top .
+
+        Every term is positive semi-definite with Frobenius norm at most :math:`C_H`, so one
+        row changes the sum by at most :math:`C_H` in Frobenius norm under add/remove, and by
+        at most :math:`\sqrt2\,C_H` under replace-one (:math:`\lVert A - B\rVert_F^2 =
+        \lVert A\rVert_F^2 + \lVert B\rVert_F^2 - 2\operatorname{tr}(AB)` with
+        :math:`\operatorname{tr}(AB) \ge 0` for PSD :math:`A, B`). **Not private**: the caller
+        adds the noise (:mod:`noisygd.algorithms.newton`).
+
+        Parameters
+        ----------
+        theta : ndarray of shape (p,)
+        clip : float or None
+            :math:`C_H`; None for the unclipped sum.
+        rows : ndarray of int, optional
+            Indices of the rows to sum over; all rows when omitted.
+
+        Raises
+        ------
+        NotImplementedError
+            By default: an oracle that cannot form per-row curvature terms (a loss without a
+            single margin, such as the multinomial loss) refuses.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} provides no curvature sums (second-order methods such as "
+            "method='newton' need a loss of one margin: logistic or least squares)")
+
+    def clipped_curvature_diagonal(
+        self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        r"""The diagonal of :meth:`clipped_curvature_sum`, shape ``(p,)``, without the
+        ``p x p`` matrix.
+
+        Row ``i`` contributes :math:`w_i\,(a_i \odot a_i)`, :math:`w_i = \min(\phi''(z_i),
+        C_H/\lVert a_i\rVert^2)`: a nonnegative vector of L2 norm at most
+        :math:`w_i\lVert a_i\rVert^2 \le C_H`, so the sensitivity is :math:`C_H` under
+        add/remove and :math:`\sqrt2\,C_H` under replace-one (two nonnegative vectors have a
+        nonnegative inner product). **Not private**.
+
+        Raises
+        ------
+        NotImplementedError
+            By default (as :meth:`clipped_curvature_sum`).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} provides no curvature sums (second-order methods such as "
+            "method='newton' need a loss of one margin: logistic or least squares)")
+
+    def self_concordance(self) -> float | None:
+        r"""A public :math:`M` with :math:`|\tfrac{d^3}{ds^3}\ell_i(\theta + s\Delta)| \le
+        M\lVert\Delta\rVert\,\tfrac{d^2}{ds^2}\ell_i(\theta + s\Delta)` for every served row,
+        every :math:`\theta` and direction :math:`\Delta` (generalised self-concordance,
+        Bach 2010), or None (the default: the oracle states none, or has no curvature sums).
+
+        For a margin loss, :math:`M = \sup|\phi'''/\phi''|\cdot\sup_i\lVert a_i\rVert`: the
+        logistic loss has :math:`|\phi'''| \le \phi''`, least squares :math:`\phi''' = 0`
+        (:math:`M = 0`). The damped Newton step is planned from it
+        (:mod:`noisygd.algorithms.newton`).
+        """
+        return None
+
     # ---------------------------------------------------------------- non-private references
     def value(self, theta: np.ndarray) -> float:
         r""":math:`F(\theta)` over all rows. **Not private**: for baselines, tests and reports."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 from noisygd.solvers.dp_ftrl import DPFTRLSolver
 from noisygd.solvers.langevin import LangevinSolver
+from noisygd.solvers.newton import NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver
 from noisygd.solvers.noisy_sgd import NoisySGDSolver
 from noisygd.solvers.output_perturbation import OutputPerturbationSolver
@@ -23,6 +24,7 @@ __all__ = [
     "Budget",
     "DPFTRLSolver",
     "LangevinSolver",
+    "NewtonSolver",
     "NoisyGDSolver",
     "NoisySGDSolver",
     "OutputPerturbationSolver",
@@ -37,7 +39,7 @@ __all__ = [
 SOLVERS: dict[str, type[Solver]] = {
     cls.name: cls
     for cls in (NoisyGDSolver, NoisySGDSolver, DPFTRLSolver, LangevinSolver,
-                OutputPerturbationSolver, RRPSGDSolver, SSPSolver)
+                OutputPerturbationSolver, RRPSGDSolver, SSPSolver, NewtonSolver)
 }
 
 #: The method ``method="auto"`` means.

@@ -1,0 +1,498 @@
+r"""Private damped Newton: a noisy gradient and a noisy curvature sum per step, few steps.
+
+For a loss of one margin, :math:`\ell_i(\theta) = \phi(\langle a_i, \theta\rangle, y_i)`
+with served rows :math:`\lVert a_i\rVert \le \tilde B`, the data term's Hessian is a sum of
+rank-one terms :math:`\phi''(z_i)a_ia_i^\top`, each of Frobenius norm
+:math:`\phi''(z_i)\lVert a_i\rVert^2 \le \beta` (the declared per-example smoothness:
+:math:`\tilde B^2/4` for the logistic loss, :math:`\tilde B^2` for least squares). So the
+curvature sum has a sensitivity known from public constants, without data-dependent
+clipping, and one Newton step costs two Gaussian releases. Run (sum form, public ``n``,
+ridge :math:`\lambda` of the objective), for :math:`t = 0, \dots, T-1`:
+
+.. math::
+
+    \tilde g_t &= \sum_i \mathrm{clip}_C(\nabla\ell_i(\theta_t)) + n\lambda\theta_t
+        + \mathcal N(0, (z_tC)^2 I_p), \\
+    \tilde H_t &= \sum_i \min\big(\phi''(z_i), C_H/\lVert a_i\rVert^2\big)a_ia_i^\top
+        + Z_t \quad (t \in \mathcal S; \text{ else } \tilde H_t = \tilde H_{t-1}), \\
+    \hat H_t &= \mathrm{modify}(\tilde H_t + n\lambda I), \qquad
+    \Delta_t = -\hat H_t^{-1}\tilde g_t, \\
+    \theta_{t+1} &= \Pi\big(\theta_t + s_t\Delta_t\big), \qquad
+    s_t = \frac{\log(1 + M\lVert\Delta_t\rVert)}{M\lVert\Delta_t\rVert}\ (s_t = 1
+        \text{ when } M = 0),
+
+and the output is the average of the last ``tail`` iterates weighted by their gradient
+release's :math:`\mu_t^2` (inverse-variance weights).
+
+**The symmetric noise.** :math:`Z_t` is drawn in the isometric coordinates of symmetric
+matrices, :math:`v(A) = (A_{jj})_j \cup (\sqrt2 A_{jk})_{j<k}` with
+:math:`\lVert v(A)\rVert_2 = \lVert A\rVert_F`: :math:`v(Z_t) \sim
+\mathcal N(0, \sigma_H^2 I_{p(p+1)/2})`, i.e. diagonal entries of variance
+:math:`\sigma_H^2` and off-diagonal entries of variance :math:`\sigma_H^2/2`. The release
+is the Gaussian mechanism on :math:`v(H)` with the Frobenius sensitivity, and its noise has
+:math:`\sqrt2` less spectral norm than i.i.d. noise on the upper triangle at the same
+privacy (the choice of AdaSSP and of Ganesh et al. 2023).
+
+**Privacy** (Gaussian DP, Dong, Roth and Su 2022). Each gradient release is a Gaussian
+mechanism with sensitivity ``relation.clipped_sum_sensitivity`` in units of ``C`` (1
+add/remove, 2 replace-one). Each curvature release has sensitivity :math:`C_H` in
+Frobenius norm under add/remove (one PSD term of norm :math:`\le C_H` appears), and
+:math:`\sqrt2\,C_H` under replace-one: for PSD :math:`A, B` with
+:math:`\lVert A\rVert_F, \lVert B\rVert_F \le C_H`,
+:math:`\lVert A - B\rVert_F^2 = \lVert A\rVert_F^2 + \lVert B\rVert_F^2 -
+2\operatorname{tr}(AB) \le 2C_H^2` since :math:`\operatorname{tr}(AB) \ge 0` (tighter than
+the generic factor 2). Everything else (the eigenvalue rule, the damping, the projection,
+the average) is post-processing of the releases and public constants. The run is the
+adaptive composition of these Gaussian mechanisms, exactly
+:math:`\mu`-GDP with :math:`\mu^2 = \sum_k (\Delta_k/z_k)^2` (Corollary 3.3): the event is
+``Composed`` of one :class:`~noisygd.accounting.events.Gaussian` per release, in release
+order (at step ``t`` the curvature, then the gradient).
+
+**The eigenvalue rule** (post-processing, data-independent). With probability at least
+:math:`1 - \varrho` the noise satisfies :math:`\lambda_{\min}(Z_t) \ge -\tau`,
+:math:`\tau = \sigma_H\sqrt{(p + 1)\log(p/\varrho)}` (matrix Gaussian series, Tropp 2015,
+Theorem 4.1.1: :math:`Z = \sigma_H\sum_k\gamma_kA_k` with
+:math:`\sum_kA_k^2 = \frac{p+1}2I`), so ``"add"`` (default) takes the eigenvalues of
+:math:`\tilde H_t + n\lambda I` plus :math:`\tau`, floored at :math:`n\lambda` (or at
+:math:`\tau` without a ridge): then :math:`\hat H_t \succeq H(\theta_t)`, a majoriser of
+the curvature, and the step never overshoots the quadratic model. ``"clip"`` (Ganesh et
+al.'s other rule) floors the eigenvalues at :math:`\max(\tau, n\lambda)` without the shift.
+The diagonal variant (``hessian="diagonal"``) releases only the diagonal
+(:math:`\tau = \sigma_H\sqrt{2\log(p/\varrho)}`) and preconditions by it.
+
+**The damped step** (Bach 2010, Proposition 1). For a loss with
+:math:`|\phi'''| \le \phi''\cdot k`, :math:`g(s) = F(\theta + s\Delta)` satisfies
+:math:`|g'''| \le M\lVert\Delta\rVert g''` with :math:`M = k\tilde B` (the oracle's
+:meth:`~noisygd.oracles.base.GradientOracle.self_concordance`), and for the exact Newton
+direction the step :math:`s = \log(1 + R)/R`, :math:`R = M\lVert\Delta\rVert`, decreases
+:math:`F` by at least :math:`\lambda^2((1+R)\log(1+R) - R)/R^2` (:math:`\lambda^2` the
+squared Newton decrement): globally convergent without a line search (which would read
+the data again). Least squares has :math:`M = 0` (full steps) and a constant Hessian,
+released once.
+
+**Why the tail average.** Near the optimum with a fixed :math:`\hat H`,
+:math:`\theta_{t+1} - \theta^* \approx (I - \hat H^{-1}H)(\theta_t - \theta^*) -
+\hat H^{-1}\xi_t`; the weighted mean of the tail iterates has error
+:math:`\approx H^{-1}\bar\xi` whatever :math:`\hat H` is, as long as the iteration
+contracts: the Hessian's noise slows the steps but does not enter the output's error
+(Polyak-Ruppert averaging). This is why the budget goes mostly to the tail's gradients,
+and why the curvature is refreshed during the approach only (the tail keeps the last one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from noisygd._checks import (
+    check_choice,
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+)
+from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
+from noisygd.algorithms.base import FitResult
+from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
+from noisygd.mechanisms.secure import SecureRandom
+from noisygd.oracles.base import GradientOracle
+
+__all__ = [
+    "DAMPINGS",
+    "DEFAULT_STEPS",
+    "EIGENVALUE_RULES",
+    "HESSIAN_FORMS",
+    "NewtonPlan",
+    "curvature_sensitivity",
+    "modify_curvature",
+    "newton",
+    "noise_floor",
+    "plan_newton",
+    "symmetric_gaussian_noise",
+]
+
+EIGENVALUE_RULES = ("add", "clip")
+HESSIAN_FORMS = ("full", "diagonal")
+DAMPINGS = ("none", "self_concordant")
+
+
+def curvature_sensitivity(relation: Neighbouring | str) -> float:
+    r"""Sensitivity of a sum of PSD per-example terms of Frobenius norm at most 1 (module
+    doc, "Privacy"): 1 under add/remove, :math:`\sqrt2` under replace-one."""
+    return 1.0 if Neighbouring(relation) is Neighbouring.ADD_REMOVE else math.sqrt(2.0)
+
+
+def noise_floor(sd: float, n_params: int, failure_probability: float, hessian: str) -> float:
+    r""":math:`\tau` with :math:`P(\lambda_{\min}(Z) < -\tau) \le \varrho` (module doc):
+    :math:`\sigma\sqrt{(p+1)\log(p/\varrho)}` for the full symmetric noise,
+    :math:`\sigma\sqrt{2\log(p/\varrho)}` for the diagonal one (Gaussian tails and a union
+    bound)."""
+    p = int(n_params)
+    log_term = math.log(max(p, 2) / failure_probability)
+    if hessian == "diagonal":
+        return sd * math.sqrt(2.0 * log_term)
+    return sd * math.sqrt((p + 1) * log_term)
+
+
+def symmetric_gaussian_noise(H: np.ndarray, sd: float,
+                             rng: np.random.Generator | SecureRandom) -> np.ndarray:
+    r""":math:`H + Z` with :math:`v(Z) \sim \mathcal N(0, \sigma^2 I)` in the isometric
+    coordinates :math:`v(A) = (A_{jj}, \sqrt2A_{jk})_{j<k}` (module doc): one call of
+    :func:`~noisygd.mechanisms.noise.add_gaussian_noise` on :math:`v(H)` (so secure mode
+    rounds and noises exactly the vector the sensitivity is stated for)."""
+    p = H.shape[0]
+    iu = np.triu_indices(p, 1)
+    root2 = math.sqrt(2.0)
+    v = np.concatenate([np.diag(H), root2 * H[iu]])
+    v = np.asarray(add_gaussian_noise(v, sd, rng), dtype=np.float64)
+    out = np.diag(v[:p])
+    off = v[p:] / root2
+    out[iu] = off
+    out[iu[1], iu[0]] = off
+    return out
+
+
+def modify_curvature(H: np.ndarray, tau: float, floor: float, rule: str) -> np.ndarray:
+    r"""The positive definite :math:`\hat H` of a released curvature (ridge included), as
+    a matrix, or as a vector for a diagonal release (module doc, "The eigenvalue rule").
+
+    ``"add"``: eigenvalues :math:`\max(\tilde\lambda + \tau, f)`; ``"clip"``:
+    :math:`\max(\tilde\lambda, \max(\tau, f))`; ``f`` = ``floor`` > 0.
+    """
+    if H.ndim == 1:
+        lam = H
+        vecs = None
+    else:
+        lam, vecs = np.linalg.eigh(0.5 * (H + H.T))
+    lam = np.maximum(lam + tau, floor) if rule == "add" else np.maximum(lam, max(tau, floor))
+    if vecs is None:
+        return lam
+    return (vecs * lam) @ vecs.T
+
+
+@dataclass(frozen=True)
+class NewtonPlan:
+    r"""Every setting of a private Newton run, fixed from public facts before any data.
+
+    Attributes
+    ----------
+    relation : Neighbouring
+    n_params : int
+    n_samples : float
+        The public ``n`` of the sum-form ridge :math:`n\lambda\theta`.
+    clip : float
+        Gradient clipping norm ``C``.
+    curvature_clip : float
+        :math:`C_H`, the Frobenius bound of each row's curvature term (the declared
+        smoothness :math:`\beta` unless given).
+    gradient_noise : tuple of float
+        :math:`z_t` of each step's gradient release (noise sd :math:`z_tC`).
+    hessian_steps : tuple of int
+        Steps (0-based) at which the curvature is released; step 0 always.
+    hessian_noise : tuple of float
+        :math:`z` of each curvature release (noise sd :math:`zC_H`).
+    tail : int
+        Number of final iterates averaged.
+    hessian : {"full", "diagonal"}
+    eigenvalue_rule : {"add", "clip"}
+    failure_probability : float
+        :math:`\varrho` of the noise floor :math:`\tau`.
+    secure : bool
+        Secure mode: discrete Gaussian noise and a
+        :class:`~noisygd.accounting.events.DiscreteGaussianNoise` per release.
+    damping : {"none", "self_concordant"}
+        Full steps, or the damped step :math:`\log(1 + R)/R` (module doc).
+    details : dict
+        Public facts of the planning rule (for reports).
+    """
+
+    relation: Neighbouring
+    n_params: int
+    n_samples: float
+    clip: float
+    curvature_clip: float
+    gradient_noise: tuple[float, ...]
+    hessian_steps: tuple[int, ...]
+    hessian_noise: tuple[float, ...]
+    tail: int
+    hessian: str = "full"
+    eigenvalue_rule: str = "add"
+    failure_probability: float = 0.05
+    secure: bool = False
+    damping: str = "none"
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relation", Neighbouring(self.relation))
+        if len(self.hessian_steps) != len(self.hessian_noise) or 0 not in self.hessian_steps:
+            raise ValueError("hessian_steps must include step 0 and match hessian_noise")
+        if not 1 <= self.tail <= len(self.gradient_noise):
+            raise ValueError("tail must be between 1 and the number of steps")
+        if (self.hessian not in HESSIAN_FORMS or self.eigenvalue_rule not in EIGENVALUE_RULES
+                or self.damping not in DAMPINGS):
+            raise ValueError("unknown hessian form, eigenvalue rule or damping")
+
+    @property
+    def steps(self) -> int:
+        """``T``."""
+        return len(self.gradient_noise)
+
+    @property
+    def gradient_sensitivity(self) -> float:
+        """In units of ``C``: ``relation.clipped_sum_sensitivity``."""
+        return self.relation.clipped_sum_sensitivity
+
+    @property
+    def hessian_sensitivity(self) -> float:
+        """In units of :math:`C_H`: :func:`curvature_sensitivity`."""
+        return curvature_sensitivity(self.relation)
+
+    @property
+    def hessian_dim(self) -> int:
+        """Coordinates noised per curvature release: :math:`p(p+1)/2` or :math:`p`."""
+        p = self.n_params
+        return p if self.hessian == "diagonal" else p * (p + 1) // 2
+
+    def mu_squares(self) -> tuple[list[float], list[float]]:
+        r"""(:math:`\mu_t^2` of each gradient release, of each curvature release)."""
+        sg, sh = self.gradient_sensitivity, self.hessian_sensitivity
+        return ([(sg / z) ** 2 for z in self.gradient_noise],
+                [(sh / z) ** 2 for z in self.hessian_noise])
+
+    def _releases(self) -> list[tuple[float, float, float, int]]:
+        """``(z, sensitivity, unit, dim)`` per release, in release order."""
+        out = []
+        where = dict(zip(self.hessian_steps, self.hessian_noise, strict=True))
+        for t, z in enumerate(self.gradient_noise):
+            if t in where:
+                out.append((where[t], self.hessian_sensitivity, self.curvature_clip,
+                            self.hessian_dim))
+            out.append((z, self.gradient_sensitivity, self.clip, self.n_params))
+        return out
+
+    @property
+    def event(self) -> Composed:
+        """``Composed`` of one Gaussian per release in release order (module doc); in secure
+        mode each wrapped in ``DiscreteGaussianNoise`` with its own inflation."""
+        parts: list = []
+        rng = SecureRandom() if self.secure else None
+        for z, sens, unit, dim in self._releases():
+            g = Gaussian(z, sensitivity=sens, relation=self.relation)
+            if rng is not None:
+                g = DiscreteGaussianNoise(g, sensitivity_inflation(rng, z * unit, dim,
+                                                                   sens * unit))
+            parts.append(g)
+        return Composed(tuple(parts))
+
+    def summary(self) -> dict[str, Any]:
+        """Public settings of the plan (for ``FitResult.info``)."""
+        g, h = self.mu_squares()
+        return {
+            "steps": self.steps, "tail": self.tail, "hessian": self.hessian,
+            "hessian_steps": list(self.hessian_steps),
+            "eigenvalue_rule": self.eigenvalue_rule, "damping": self.damping,
+            "clip": self.clip,
+            "curvature_clip": self.curvature_clip,
+            "gradient_noise_multipliers": list(self.gradient_noise),
+            "hessian_noise_multipliers": list(self.hessian_noise),
+            "mu": math.sqrt(math.fsum(g) + math.fsum(h)),
+            "hessian_mu_share": math.fsum(h) / (math.fsum(g) + math.fsum(h)),
+            "failure_probability": self.failure_probability, "secure": self.secure,
+            **self.details,
+        }
+
+
+def _check_rng(rng: Any, plan: NewtonPlan) -> None:
+    check_generator("rng", rng, secure=plan.secure)
+    if plan.secure != is_secure(rng):
+        raise TypeError("a secure plan needs rng=SecureRandom() and a SecureRandom needs a "
+                        "secure plan (the event must be the one of the noise drawn)")
+
+
+def newton(oracle: GradientOracle, plan: NewtonPlan,
+           rng: np.random.Generator | SecureRandom) -> FitResult:
+    r"""Run the private damped Newton method of the module doc.
+
+    Parameters
+    ----------
+    oracle : GradientOracle
+        Must provide curvature sums and a self-concordance constant
+        (:meth:`~noisygd.oracles.base.GradientOracle.self_concordance`; checked before any
+        row is read).
+    plan : NewtonPlan
+    rng : numpy.random.Generator or SecureRandom
+        A :class:`~noisygd.mechanisms.secure.SecureRandom` exactly when ``plan.secure``.
+
+    Returns
+    -------
+    FitResult
+        ``event = plan.event``; ``info`` holds the plan, the damping factors and how often
+        the eigenvalue floor bound (post-processing of the releases only).
+
+    Raises
+    ------
+    TypeError
+        If the oracle states no self-concordance constant (a loss without the curvature
+        sums this method needs); nothing has been read then.
+    """
+    _check_rng(rng, plan)
+    p = oracle.n_params
+    if p != plan.n_params:
+        raise ValueError(f"the oracle has {p} parameters but the plan was made for "
+                         f"{plan.n_params}")
+    M = oracle.self_concordance()
+    if M is None or not math.isfinite(M) or M < 0:
+        raise TypeError(f"method 'newton' needs an oracle with curvature sums and a stated "
+                        f"self-concordance constant; {type(oracle).__name__} over this loss "
+                        "has none (supported: logistic and least squares, one margin)")
+    n, lam = float(plan.n_samples), float(oracle.l2)
+    reg = n * lam
+    C, CH = plan.clip, plan.curvature_clip
+    g_mu2, _ = plan.mu_squares()
+    where = dict(zip(plan.hessian_steps, plan.hessian_noise, strict=True))
+    diagonal = plan.hessian == "diagonal"
+    T = plan.steps
+    first_tail = T - plan.tail
+    theta = oracle.project(np.zeros(p))
+    acc = np.zeros(p)
+    weight = 0.0
+    H_hat: np.ndarray | None = None
+    damping, floors = [], 0
+    for t in range(T):
+        if t in where:
+            sd_h = where[t] * CH
+            if diagonal:
+                raw = oracle.clipped_curvature_diagonal(theta, CH)
+                noisy = np.asarray(add_gaussian_noise(raw, sd_h, rng), dtype=np.float64)
+            else:
+                raw = oracle.clipped_curvature_sum(theta, CH)
+                noisy = symmetric_gaussian_noise(raw, sd_h, rng)
+            del raw
+            tau = noise_floor(sd_h, p, plan.failure_probability, plan.hessian)
+            floor = reg if reg > 0 else tau
+            shifted = noisy + reg if diagonal else noisy + reg * np.eye(p)
+            H_hat = modify_curvature(shifted, tau, floor, plan.eigenvalue_rule)
+            lam_min = float(np.min(H_hat) if diagonal else np.linalg.eigvalsh(H_hat)[0])
+            floors += int(lam_min <= floor * (1 + 1e-12))
+        g = oracle.clipped_gradient_sum(theta, C)
+        if reg:
+            g = g + reg * theta
+        g = np.asarray(add_gaussian_noise(g, plan.gradient_noise[t] * C, rng),
+                       dtype=np.float64)
+        assert H_hat is not None  # step 0 releases the curvature
+        delta = -g / H_hat if diagonal else -np.linalg.solve(H_hat, g)
+        R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0
+        s = math.log1p(R) / R if R > 0 else 1.0
+        damping.append(s)
+        theta = oracle.project(theta + s * delta)
+        if t >= first_tail:
+            acc += g_mu2[t] * theta
+            weight += g_mu2[t]
+    info = {
+        "algorithm": "private damped Newton (noisy gradient and curvature per step, "
+                     "Gaussian-DP composition)",
+        "plan": plan.summary(),
+        "damping": damping,
+        "eigenvalue_floor_bound": floors,
+        "self_concordance": M,
+        "last_iterate": theta,
+    }
+    return FitResult(theta=acc / weight, event=plan.event, n_iter=T, info=info)
+
+
+#: Default number of steps ``T`` (module doc of :mod:`noisygd.solvers.newton`).
+DEFAULT_STEPS = 10
+#: Target of the curvature noise: :math:`\tau \le r\,nC_H/p` (the planner's rule).
+DEFAULT_HESSIAN_RATIO = 0.1
+#: At most this share of :math:`\mu^2` goes to the curvature releases.
+DEFAULT_HESSIAN_MAX_SHARE = 0.5
+#: Share of the gradients' :math:`\mu^2` spent on the tail's steps.
+DEFAULT_TAIL_SHARE = 0.75
+
+
+def plan_newton(
+    mu: float, *, relation: Neighbouring | str, n_params: int, n_samples: float,
+    n_step: float, clip: float, curvature_clip: float, steps: int = DEFAULT_STEPS,
+    tail: int | None = None, constant_hessian: bool = False, hessian: str = "full",
+    eigenvalue_rule: str = "add", failure_probability: float = 0.05,
+    hessian_ratio: float = DEFAULT_HESSIAN_RATIO,
+    hessian_max_share: float = DEFAULT_HESSIAN_MAX_SHARE,
+    tail_share: float = DEFAULT_TAIL_SHARE, damping: str = "none", secure: bool = False,
+) -> NewtonPlan:
+    r"""The Newton plan spending exactly :math:`\mu`-GDP, from public facts only.
+
+    Rules (each a function of ``mu``, ``p``, ``n`` and the declared bounds):
+
+    * ``T`` = ``steps``; the tail is the last :math:`K = \lceil T/3\rceil` steps
+      (``tail``), the approach the first :math:`W = T - K`.
+    * The curvature is released at step 0 and, during the approach, at every other step
+      and at its last step (a loss with a constant Hessian: once, at step 0). The tail
+      keeps the last release.
+    * Curvature budget: each release gets the :math:`\mu_H` at which its noise floor
+      :math:`\tau` (:func:`noise_floor`) is :math:`r\,nC_H/p` (``hessian_ratio`` :math:`r`;
+      :math:`nC_H/p` is the curvature per direction of ``n`` rows at the declared bound
+      spread over ``p`` directions), i.e. :math:`\mu_H = \Delta_H(\tau/\sigma)p/(rn)`; all
+      releases together at most ``hessian_max_share`` of :math:`\mu^2`.
+    * Gradient budget, the rest: ``tail_share`` of it in equal parts over the tail, the
+      remainder in equal parts over the approach (all of it over the tail when
+      :math:`W = 0`). Release ``k`` gets :math:`z_k = \Delta_k/\mu_k`, so
+      :math:`\sum_k(\Delta_k/z_k)^2 = \mu^2`.
+
+    ``details`` records ``hessian_noise_ratio``, the achieved :math:`\tau/(nC_H/p)`: above
+    about 1 the curvature is noise-dominated and the method is a conservatively
+    preconditioned gradient method (a planner may prefer NoisyGD there).
+    """
+    mu = check_positive("mu", mu)
+    relation = Neighbouring(relation)
+    p = check_positive_int("n_params", n_params)
+    n = check_positive("n_samples", n_samples)
+    T = check_positive_int("steps", steps)
+    K = math.ceil(T / 3) if tail is None else check_positive_int("tail", tail)
+    if K > T:
+        raise ValueError(f"tail={K} exceeds steps={T}")
+    hessian = check_choice("hessian", hessian, HESSIAN_FORMS)
+    rule = check_choice("eigenvalue_rule", eigenvalue_rule, EIGENVALUE_RULES)
+    rho = check_fraction("failure_probability", failure_probability, closed_right=False)
+    if rho <= 0.0:
+        raise ValueError("failure_probability must be in (0, 1)")
+    ratio = check_positive("hessian_ratio", hessian_ratio)
+    max_share = check_fraction("hessian_max_share", hessian_max_share, closed_right=False)
+    share = check_fraction("tail_share", tail_share)
+    if not 0.0 < max_share < 1.0 or not 0.0 < share <= 1.0:
+        raise ValueError("hessian_max_share must be in (0, 1) and tail_share in (0, 1]")
+    W = T - K
+    if constant_hessian or W == 0:
+        h_steps = [0]
+    else:
+        h_steps = sorted({0, W - 1, *range(0, W, 2)})
+    sens_h = curvature_sensitivity(relation)
+    sens_g = relation.clipped_sum_sensitivity
+    per = sens_h * noise_floor(1.0, p, rho, hessian) * p / (ratio * n)
+    mu2 = mu * mu
+    mu2_h = min(len(h_steps) * per * per, max_share * mu2)
+    mu2_h_each = mu2_h / len(h_steps)
+    mu2_g = mu2 - mu2_h
+    if W == 0:
+        g_each = [mu2_g / K] * K
+    else:
+        g_each = [(1.0 - share) * mu2_g / W] * W + [share * mu2_g / K] * K
+        if share == 1.0:
+            raise ValueError("tail_share=1 leaves nothing for the approach's steps")
+    z_h = sens_h / math.sqrt(mu2_h_each)
+    achieved = (noise_floor(z_h * curvature_clip, p, rho, hessian)
+                / (n * check_positive("curvature_clip", curvature_clip) / p))
+    details = {"hessian_noise_ratio": achieved, "hessian_ratio_target": ratio,
+               "constant_hessian": bool(constant_hessian),
+               "rule": "T steps; tail ceil(T/3) averaged with weights mu_t^2; curvature at "
+                       "step 0 and every other approach step; curvature mu from "
+                       "tau <= r n C_H / p, at most hessian_max_share of mu^2"}
+    return NewtonPlan(
+        relation=relation, n_params=p, n_samples=check_positive("n_step", n_step),
+        clip=check_positive("clip", clip), curvature_clip=float(curvature_clip),
+        gradient_noise=tuple(sens_g / math.sqrt(m) for m in g_each),
+        hessian_steps=tuple(h_steps), hessian_noise=(z_h,) * len(h_steps), tail=K,
+        hessian=hessian, eigenvalue_rule=rule, failure_probability=rho, secure=bool(secure),
+        damping=check_choice("damping", damping, DAMPINGS), details=details)

@@ -1,0 +1,117 @@
+r"""Private damped Newton: ``method="newton"`` (:mod:`noisygd.algorithms.newton`).
+
+Plan (public facts only): :func:`noisygd.algorithms.newton.plan_newton` at the budget's
+Gaussian-DP :math:`\mu` (``Budget.mu`` when the caller split a GDP budget between a count
+and the run, else the exact :math:`\mu(\varepsilon, \delta)`, less a prior Gaussian
+release's :math:`\mu` in quadrature), with
+
+* the gradient clip ``C``: the user's ``clip``, else the declared Lipschitz constant;
+* the curvature clip :math:`C_H`: ``method_options["curvature_clip"]``, else the declared
+  per-example smoothness :math:`\beta` (for a loss of one margin
+  :math:`\beta = \sup\phi''\,\tilde B^2`, exactly the Frobenius bound of a row's curvature
+  term, so the clip never binds on rows in the declared domain);
+* ``n``: the public row count, or the paid-for count's lower bound for the curvature
+  budget rule and its upper bound for the sum-form ridge (as NoisyGD);
+* a constant Hessian (least squares, ``PublicFacts.quadratic_loss``): one curvature
+  release at step 0;
+* ``hessian``: ``"full"`` when :math:`p \le` :data:`MAX_FULL_PARAMS`, else ``"diagonal"``
+  (a private diagonal preconditioner: the ``p x p`` matrix is neither stored nor
+  decomposed), or the user's choice.
+
+The event is ``Composed`` of one Gaussian per release, exactly :math:`\mu`-GDP (the solver
+is ``gaussian``: a count and the run share one budget by
+:math:`\mu^2 = \mu_c^2 + \mu_{\rm run}^2`).
+
+Options (``method_options``): ``steps`` (``T``, default
+:data:`~noisygd.algorithms.newton.DEFAULT_STEPS`; ``max_iter`` caps it), ``tail``,
+``hessian`` (``"auto"``, ``"full"``, ``"diagonal"``), ``eigenvalue_rule`` (``"add"``,
+``"clip"``), ``curvature_clip``, ``failure_probability``, ``hessian_ratio``,
+``hessian_max_share``, ``tail_share``, ``damping`` (:func:`~noisygd.algorithms.newton.plan_newton`).
+
+Secure mode (``Budget.secure``): discrete Gaussian noise on a rounding grid per release
+and ``DiscreteGaussianNoise`` events; the plan is made at the largest :math:`\mu` whose
+secure event is at most :math:`\rho`-zCDP (:func:`noisygd.solvers.base.plan_secure_gaussian`).
+
+Losses: one margin with a stated self-concordance constant (logistic, least squares).
+Others (multinomial, Huber, a custom oracle without curvature sums) are refused when the
+run starts, before any row is read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from noisygd.accounting.events import Composed
+from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.newton import DEFAULT_STEPS, NewtonPlan, newton, plan_newton
+from noisygd.exceptions import AssumptionError
+from noisygd.oracles.base import GradientOracle
+from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.ssp import SSPSolver
+
+__all__ = ["MAX_FULL_PARAMS", "NewtonSolver"]
+
+#: ``hessian="auto"`` releases the full ``p x p`` curvature up to this many parameters.
+MAX_FULL_PARAMS = 1000
+
+_OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
+            "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
+            "damping")
+
+
+class NewtonSolver(Solver):
+    """Private damped Newton with exact Gaussian-DP accounting (module doc)."""
+
+    name = "newton"
+    description = ("private damped Newton: noisy clipped gradient and noisy curvature sum "
+                   "per step, eigenvalue floor from the noise, exact Gaussian-DP accounting")
+    gaussian = True
+    secure_mode = True
+
+    def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
+        """The releases and their noise from public facts (no data)."""
+        unknown = sorted(set(facts.options) - set(_OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown newton options: {', '.join(unknown)}; valid: "
+                            f"{', '.join(_OPTIONS)}")
+        opts = dict(facts.options)
+        beta = facts.constants.smoothness
+        curvature_clip = opts.pop("curvature_clip", None)
+        if curvature_clip is None:
+            if beta is None or not beta > 0:
+                raise AssumptionError("method 'newton' needs the declared per-example "
+                                      "smoothness (the curvature terms' bound) or "
+                                      "method_options['curvature_clip']")
+            curvature_clip = float(beta)
+        steps = int(opts.pop("steps", DEFAULT_STEPS))
+        if facts.max_iter is not None:
+            steps = min(steps, int(facts.max_iter))
+        hessian = opts.pop("hessian", "auto")
+        if hessian == "auto":
+            hessian = "full" if facts.n_params <= MAX_FULL_PARAMS else "diagonal"
+        clip = facts.clip_norm()
+
+        def plan_at(mu: float) -> NewtonPlan:
+            return plan_newton(
+                mu, relation=facts.relation, n_params=facts.n_params,
+                n_samples=facts.n_samples, n_step=facts.n_step(), clip=clip,
+                curvature_clip=curvature_clip, steps=steps, hessian=hessian,
+                constant_hessian=facts.quadratic_loss or facts.quadratic_constant_hessian,
+                secure=budget.secure, **opts)
+
+        if budget.secure:
+            return plan_secure_gaussian(plan_at, self.planned_event, budget.secure_rho())
+        return plan_at(self._mu(budget))
+
+    #: The run's :math:`\mu` (``Budget.mu``, else the exact GDP :math:`\mu` less a prior
+    #: Gaussian release's in quadrature): AdaSSP's rule, shared.
+    _mu = staticmethod(SSPSolver._mu)
+
+    def planned_event(self, plan: NewtonPlan) -> Composed:
+        """``plan.event``: one Gaussian per release, fixed by the plan."""
+        return plan.event
+
+    def run(self, plan: NewtonPlan, oracle: GradientOracle,
+            rng: np.random.Generator) -> FitResult:
+        """:func:`~noisygd.algorithms.newton.newton` with the planned releases."""
+        return newton(oracle, plan, rng)

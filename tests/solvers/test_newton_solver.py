@@ -1,0 +1,151 @@
+"""method="newton" through the solver interface, fit_private and the estimators."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import log_loss, r2_score
+
+from noisygd.accounting.events import Composed, Gaussian, Neighbouring
+from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+from noisygd.exceptions import AssumptionError
+from noisygd.objectives.glm import LogisticLoss, SquaredLoss
+from noisygd.oracles.array import ArrayOracle
+from noisygd.solvers import Budget, NewtonSolver, PublicFacts, get_solver
+from noisygd.solvers.newton import MAX_FULL_PARAMS
+from noisygd.training import fit_private
+
+
+def _well_specified(n=20_000, d=10, seed=0):
+    """Rows in the unit ball, labels from a logistic model with ||w|| = 3 and a bias."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / math.sqrt(d)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    w = rng.standard_normal(d)
+    w *= 3.0 / np.linalg.norm(w)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w + 0.5)))).astype(int)
+    return X, y
+
+
+def _facts(objective=None, n=1000, d=4, **kw):
+    objective = objective or LogisticLoss(l2=1e-3)
+    return PublicFacts.from_objective(objective, d, row_norm_bound=1.0, n_samples=n,
+                                      relation="add_remove", **kw)
+
+
+def test_newton_reaches_sklearns_training_loss_at_eps_8():
+    X, y = _well_specified()
+    model = DPLogisticRegression(epsilon=8.0, method="newton", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    reference = LogisticRegression(C=1e6, max_iter=1000).fit(X, y)
+    ours = log_loss(y, model.predict_proba(X)[:, 1])
+    theirs = log_loss(y, reference.predict_proba(X)[:, 1])
+    assert ours - theirs <= 0.002
+    assert model.privacy_.epsilon <= 8.0 * (1 + 1e-9)
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["steps"] == model.n_iter_[0] == 10
+
+
+def test_same_seed_same_model():
+    X, y = _well_specified(n=3000, d=5)
+    a = DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1], random_state=7)
+    b = DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1], random_state=7)
+    c = DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1], random_state=8)
+    a.fit(X, y)
+    b.fit(X, y)
+    c.fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_fit_private_pays_for_the_count_in_one_gaussian_budget():
+    X, y = _well_specified(n=4000, d=3)
+    oracle = ArrayOracle(LogisticLoss(l2=1e-3), X, y, row_norm_bound=1.0)
+    fit = fit_private([oracle], method="newton", epsilon=1.0, delta=1e-5,
+                      rng=np.random.default_rng(0))
+    event = fit.event
+    assert isinstance(event, Composed)
+    assert event.events[0] == Gaussian(event.events[0].noise_multiplier, sensitivity=1.0)
+    assert fit.privacy.epsilon <= 1.0 * (1 + 1e-9)
+    assert fit.privacy.epsilon == pytest.approx(1.0, rel=1e-6)  # the whole budget is used
+    assert "count" in fit.info["n_samples_source"].lower()
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_estimator_under_both_relations(relation):
+    X, y = _well_specified(n=4000, d=4)
+    model = DPLogisticRegression(epsilon=2.0, method="newton", neighbouring=relation,
+                                 classes=[0, 1], random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 2.0 * (1 + 1e-9)
+    assert model.score(X, y) > 0.6
+
+
+def test_secure_mode():
+    X, y = _well_specified(n=3000, d=3)
+    model = DPLogisticRegression(epsilon=2.0, method="newton", secure=True,
+                                 classes=[0, 1]).fit(X, y)
+    assert model.privacy_.epsilon <= 2.0 * (1 + 1e-9)
+    assert model.privacy_.accountant in ("zcdp", "rdp")
+
+
+def test_linear_regression_with_newton():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((20_000, 5)) / math.sqrt(5)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = X @ np.array([1.0, -2.0, 0.5, 0.0, 1.0]) + 0.2 * rng.standard_normal(20_000)
+    model = DPLinearRegression(epsilon=8.0, method="newton", random_state=0).fit(X, y)
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["hessian_steps"] == [0] and plan["constant_hessian"]
+    ours = r2_score(y, model.predict(X))
+    # the estimator's defaults (domain, clip, ridge) limit every method alike: Newton is
+    # judged against AdaSSP's one-shot release under the same defaults, and the ceiling
+    ssp = DPLinearRegression(epsilon=8.0, method="ssp", random_state=0).fit(X, y)
+    assert ours >= r2_score(y, ssp.predict(X)) - 0.01
+    assert ours <= r2_score(y, LinearRegression().fit(X, y).predict(X))
+
+
+def test_multinomial_is_refused_clearly():
+    X, _ = _well_specified(n=300, d=3)
+    with pytest.raises(TypeError, match="curvature sums"):
+        DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1, 2]).fit(
+            X, np.arange(300) % 3)
+
+
+def test_plan_options():
+    solver = get_solver("newton")
+    assert isinstance(solver, NewtonSolver) and solver.gaussian and solver.secure_mode
+    budget = Budget(1.0, 1e-5)
+    assert solver.plan(_facts(), budget).steps == 10
+    assert solver.plan(_facts(max_iter=4), budget).steps == 4
+    assert solver.plan(_facts(options={"steps": 15}), budget).steps == 15
+    plan = solver.plan(_facts(options={"eigenvalue_rule": "clip", "tail": 2}), budget)
+    assert plan.eigenvalue_rule == "clip" and plan.tail == 2
+    with pytest.raises(TypeError, match="unknown newton options"):
+        solver.plan(_facts(options={"stepz": 3}), budget)
+    # the declared smoothness is the curvature clip (logistic: (B^2 + 1) / 4)
+    assert solver.plan(_facts(), budget).curvature_clip == pytest.approx(0.5)
+    wide = solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
+    assert wide.hessian == "diagonal"
+    assert solver.plan(_facts(d=MAX_FULL_PARAMS - 1), budget).hessian == "full"
+    squared = solver.plan(_facts(SquaredLoss(l2=1e-3, target_bound=1.0), clip=1.0), budget)
+    assert squared.hessian_steps == (0,)
+
+
+def test_plan_refuses_without_a_curvature_bound():
+    facts = _facts()
+    facts = dataclasses.replace(facts, constants=dataclasses.replace(facts.constants,
+                                                                     smoothness=None))
+    with pytest.raises(AssumptionError, match="smoothness"):
+        NewtonSolver().plan(facts, Budget(1.0, 1e-5))
+    assert NewtonSolver().plan(dataclasses.replace(facts, options={"curvature_clip": 0.3}),
+                               Budget(1.0, 1e-5)).curvature_clip == 0.3
+
+
+def test_planned_mu_meets_a_split_budget():
+    plan = NewtonSolver().plan(_facts(), Budget(1.0, 1e-5, mu=0.3))
+    assert plan.summary()["mu"] == pytest.approx(0.3, rel=1e-12)
+    assert plan.relation is Neighbouring.ADD_REMOVE
