@@ -813,3 +813,34 @@ def test_linear_regression_runs_to_the_ridge_horizon_unless_told_otherwise():
     # the event is the budget's whatever T: the same mu-GDP (its epsilon within the budget)
     for m in (model, accelerated, capped):
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+
+
+def test_the_default_method_is_chosen_by_public_facts_and_says_why():
+    # Issue 19, item 2: method="auto" picks NoisyGD or Newton by choose_method's rule (public
+    # facts only: NoisyGD's compute budget and Newton's eigenvalue floor), and fit_info_
+    # says which and why; method="noisy_gd" is never replaced.
+    import warnings as _w
+
+    from noisygd.solvers.noisy_gd import NEWTON_CURVATURE_SHARE, choose_method
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 10)) / np.sqrt(10)
+    y = (rng.random(3000) < 1 / (1 + np.exp(-3 * X[:, 0]))).astype(int)
+    small = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    assert small.fit_info_["method"] == "noisy_gd"
+    assert small.fit_info_["method_choice"]["rule"].startswith("NoisyGD: its accelerated rule")
+    # a large budget on the same rows: NoisyGD's rule wants more than its budget, and the
+    # Newton floor is small against n beta / p: Newton, in a few steps, same privacy
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        big = DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0).fit(X, y)
+        forced = DPLogisticRegression(epsilon=200.0, method="noisy_gd", classes=[0, 1],
+                                      random_state=0).fit(X, y)
+    assert big.fit_info_["method"] == "newton", big.fit_info_["method_choice"]
+    assert big.n_iter_[0] <= 20 and "optimisation-limited" in big.fit_info_[
+        "method_choice"]["rule"]
+    assert big.privacy_.epsilon <= 200.0 * (1 + 1e-9)
+    assert forced.fit_info_["method"] == "noisy_gd" and "method_choice" not in forced.fit_info_
+    assert big.score(X, y) >= forced.score(X, y) - 0.02
+    # the rule reads the plan only: the same facts give the same choice
+    assert 0 < NEWTON_CURVATURE_SHARE < 1 and callable(choose_method)

@@ -203,6 +203,19 @@ class _DPLinearModel(BaseEstimator):
                 and getattr(self, "radius", None) is None
                 and "l2" not in (self.method_options or {}))
 
+    #: Whether ``method="auto"`` chooses between NoisyGD and Newton by the public rule of
+    #: :func:`noisygd.solvers.noisy_gd.choose_method` (binary ``DPLogisticRegression``).
+    _CHOOSES_METHOD: ClassVar[bool] = False
+
+    def _chooses_method(self) -> bool:
+        """``method="auto"`` (the default), a class that chooses, one problem of one margin,
+        no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's): the solver
+        then picks NoisyGD or Newton by public facts (``fit_info_["method_choice"]``)."""
+        return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
+                and self.max_iter is None and not self.tune and not self.method_options
+                and getattr(self, "_l2_factor", None) is None
+                and not getattr(self, "_multinomial", lambda: False)())
+
     def _method_options(self) -> dict | None:
         """``method_options``, plus ``{"l2": "auto"}`` when :meth:`_plans_ridge` (and a
         tuning run's ``l2_factor``, a multiple of the planned ridge; and ``"horizon":
@@ -216,6 +229,8 @@ class _DPLinearModel(BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
+        if self._chooses_method():
+            opts["choose"] = "auto"
         if self._RUNS_TO_RIDGE_HORIZON:
             opts.setdefault("horizon", "ridge")
         return opts
@@ -909,6 +924,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     )
 
     _PLANS_RIDGE: ClassVar[bool] = True  # l2=None with NoisyGD: the planned ridge
+    _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton (binary, OvR)
 
     def __init__(
         self,

@@ -746,6 +746,9 @@ def fit_private(
             f"internal error: the fitted event spends epsilon = {privacy.epsilon:.6g} "
             f"> budget {epsilon:.6g} ({privacy.accountant}); the model is withheld")
     info["plans"] = [r.info for r in results]
+    if "method_choice" in results[0].info:  # method="auto": which method ran, and why
+        info["method_choice"] = results[0].info["method_choice"]
+        info["method"] = results[0].info["method_choice"]["method"]
     if release is not None:
         info["ledger_release"] = release.id
     return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,
