@@ -157,7 +157,8 @@ def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
     gradients are nearly as precise as NoisyGD's; when it is large, the curvature's noise
     costs more than the saved steps gain (measured on bench_utility's bank at epsilon 2 and 8,
     shares 0.5 and 0.12: Newton's test AUC 0.888 and 0.901 against NoisyGD's 0.909 and
-    0.910; the 5% is a stated public constant, not a fitted one). A plan within its budget is noise-limited, where NoisyGD's averaged run spends the budget
+    0.910; the 5% is a stated public constant, not a fitted one). A plan within its budget
+    is noise-limited, where NoisyGD's averaged run spends the budget
     on many small steps (on 3 000 to 4 000 rows, noisy Newton matched but did not beat
     NoisyGD: issue 19). Both inputs are public (the plan is made from public facts), so the
     choice costs no privacy.
