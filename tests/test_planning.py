@@ -615,3 +615,24 @@ def test_the_compute_budget_is_a_parameter_the_plan_records_and_warns_about():
         _w.simplefilter("error", ComputeBudgetWarning)
         plan2, _ = NoisyGDSolver().plan(raised, Budget(8.0, 1e-6))
     assert plan2.steps == wanted and not plan2.details["compute_budget_binds"]
+
+
+def test_noisy_sgd_records_its_compute_budget_and_warns_when_it_binds():
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.planning import ComputeBudgetWarning
+    from noisygd.solvers import Budget, NoisySGDSolver, PublicFacts
+
+    def facts(**options):
+        return PublicFacts.from_objective(LogisticLoss(l2=1e-6), 20, row_norm_bound=1.0,
+                                          n_samples=1e6, relation="add_remove",
+                                          options=options)
+
+    with pytest.warns(ComputeBudgetWarning, match="NoisySGD's plan wanted"):
+        plan = NoisySGDSolver().plan(facts(), Budget(8.0, 1e-6))
+    info = plan.budget_info
+    assert info["compute_budget_binds"] and plan.steps == info["compute_budget"] == 1000
+    assert info["unconstrained_steps"] > 1000
+    raised = NoisySGDSolver().plan(facts(step_budget=int(info["unconstrained_steps"])),
+                                   Budget(8.0, 1e-6))
+    assert raised.steps == int(info["unconstrained_steps"])
+    assert not raised.budget_info["compute_budget_binds"]
