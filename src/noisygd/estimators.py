@@ -358,7 +358,96 @@ class _DPLinearModel(BaseEstimator):
             return float(n_rows)
         return None
 
+    # ---------------------------------------- a release made before the run (paid for)
+    def _pre_release(self) -> Any:
+        """The event of the private release this fit makes before its run (the regressor's
+        residual scale, the classifier's conditioning), from public facts only; None if
+        none."""
+        return None
+
+    @staticmethod
+    def _release_rng(random_state: Any) -> np.random.Generator:
+        """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
+        spawned child seed), so the same ``random_state`` still gives the same model."""
+        if isinstance(random_state, np.random.Generator):
+            return random_state.spawn(1)[0]
+        if random_state is None or isinstance(random_state, int | np.integer):
+            seed = None if random_state is None else int(random_state)
+            return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        return np.random.default_rng(random_state)
+
+    def _release_rest(self, release_event: Any) -> Any:
+        """The event the rest of the fit (count and run) records with ``ledger=``, after the
+        release (:func:`noisygd.training.preview_private_fit`, no ledger: also checks
+        that the budget pays for both, before anything is recorded or read)."""
+        from noisygd.training import preview_private_fit
+
+        prior = self.__dict__.get("_prior_events")
+        return preview_private_fit(
+            None, None, method=self._solver, epsilon=float(self.epsilon),
+            delta=float(self.delta), relation=self.neighbouring,
+            n_samples_public=self.n_samples_public, secure=bool(self.secure),
+            prior_events=(*(prior or ()), release_event)).event
+
+    def _with_prior(self, event: Any, action: Any) -> Any:
+        """``action()`` with ``event`` appended to ``_prior_events`` (restored after)."""
+        had_prior = "_prior_events" in self.__dict__
+        prior = self.__dict__.get("_prior_events")
+        self._prior_events = (*(prior or ()), event)
+        try:
+            return action()
+        finally:
+            if had_prior:
+                self._prior_events = prior
+            else:
+                del self._prior_events
+
     def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
+        """:meth:`_preview_fit`; when the fit makes a release before its run
+        (:meth:`_pre_release`), the ledger must also admit it composed with the rest of the
+        fit (checked, not recorded, before ``X`` is validated or read)."""
+        event = None if self.ledger is None else self._pre_release()
+        if event is None:
+            return self._preview_fit(X, n_problems)
+        from noisygd.accounting.events import Composed
+
+        previewed = self._with_prior(event, lambda: self._preview_fit(X, n_problems))
+        assert previewed is not None and previewed.event is not None  # Gaussian: covering
+        rest = previewed.event
+        self._with_ledger(lambda opened: opened.preview(
+            self.dataset, Composed((event, rest)), check=True))
+        return previewed
+
+    def _with_ledger(self, action: Any) -> Any:
+        """``action(ledger)`` on ``self.ledger`` as an open :class:`noisygd.ledger.Ledger`
+        (opened and closed here when given as a path or URL)."""
+        from noisygd.ledger import Ledger
+
+        if isinstance(self.ledger, Ledger):
+            return action(self.ledger)
+        with Ledger(self.ledger) as opened:
+            return action(opened)
+
+    def _record_release(self, event: Any, label: str, sums: str) -> Any:
+        """With ``ledger=``: record a release made before the run, before the rows it sums
+        are read, after checking that the ledger admits it composed with the rest of the fit
+        (so that a fit the budget cannot admit spends nothing). Returns the release, or
+        None."""
+        if self.ledger is None:
+            return None
+        from noisygd.accounting.events import Composed
+
+        rest = self._release_rest(event)
+
+        def record(opened: Any) -> Any:
+            opened.preview(self.dataset, Composed((event, rest)), check=True)
+            return opened.spend(
+                self.dataset, event, algorithm=f"{type(self).__name__}/{label}",
+                parameters={**self._ledger_parameters(), "release": label, "sums": sums})
+
+        return self._with_ledger(record)
+
+    def _preview_fit(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
         """Refuse a fit the ledger's budget cannot admit, before ``X`` is validated or read.
 
         Only public facts are used: the budget, the method and, for a method that is not a
@@ -1592,17 +1681,6 @@ class DPLinearRegression(_DPRegressor):
                 and solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)
                 and not self.tune and "_clip_factor" not in self.__dict__)
 
-    @staticmethod
-    def _scale_rng(random_state: Any) -> np.random.Generator:
-        """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
-        spawned child seed), so the same ``random_state`` still gives the same model."""
-        if isinstance(random_state, np.random.Generator):
-            return random_state.spawn(1)[0]
-        if random_state is None or isinstance(random_state, int | np.integer):
-            seed = None if random_state is None else int(random_state)
-            return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        return np.random.default_rng(random_state)
-
     def _scale_event(self, rng: Any) -> tuple[float, Any]:
         r"""``(mu_s, event)`` of the private scale's release, from public facts only.
 
@@ -1633,75 +1711,21 @@ class DPLinearRegression(_DPRegressor):
         event = secure_event(Gaussian(sigma / SCALE_SUMS ** 0.5, sens, rel), rng, inflation)
         return mu_s, event
 
-    def _scale_rest(self, scale_event: Any) -> Any:
-        """The event the rest of the fit (count and run) records with ``ledger=``, after the
-        scale's release (:func:`noisygd.training.preview_private_fit`, no ledger: also checks
-        that the budget pays for both, before anything is recorded or read)."""
-        from noisygd.training import preview_private_fit
-
-        prior = self.__dict__.get("_prior_events")
-        return preview_private_fit(
-            None, None, method=self._solver, epsilon=float(self.epsilon),
-            delta=float(self.delta), relation=self.neighbouring,
-            n_samples_public=self.n_samples_public, secure=bool(self.secure),
-            prior_events=(*(prior or ()), scale_event)).event
-
-    def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
-        """As for every model and, when the private scale is released, the ledger must also
-        admit the scale's release composed with the rest of the fit (checked, not recorded,
-        before ``X`` is validated or read)."""
-        if self.ledger is None or not self._uses_private_scale():
-            return super()._preview_ledger(X, n_problems)
-        from noisygd.accounting.events import Composed
+    def _pre_release(self) -> Any:
+        """The private scale's event when this fit releases it (:meth:`_uses_private_scale`;
+        public facts only: secure mode, the grid fixed by ``grid_bits``)."""
+        if not self._uses_private_scale():
+            return None
         from noisygd.mechanisms.secure import SecureRandom
 
-        # the event depends on public facts only (secure: the grid, fixed by grid_bits)
-        _, event = self._scale_event(SecureRandom() if self.secure else None)
-        had_prior = "_prior_events" in self.__dict__
-        prior = self.__dict__.get("_prior_events")
-        self._prior_events = (*(prior or ()), event)
-        try:
-            previewed = super()._preview_ledger(X, n_problems)
-        finally:
-            if had_prior:
-                self._prior_events = prior
-            else:
-                del self._prior_events
-        assert previewed is not None and previewed.event is not None  # NoisyGD: covering
-        rest = previewed.event
-        self._with_ledger(lambda opened: opened.preview(
-            self.dataset, Composed((event, rest)), check=True))
-        return previewed
-
-    def _with_ledger(self, action: Any) -> Any:
-        """``action(ledger)`` on ``self.ledger`` as an open :class:`noisygd.ledger.Ledger`
-        (opened and closed here when given as a path or URL)."""
-        from noisygd.ledger import Ledger
-
-        if isinstance(self.ledger, Ledger):
-            return action(self.ledger)
-        with Ledger(self.ledger) as opened:
-            return action(opened)
+        return self._scale_event(SecureRandom() if self.secure else None)[1]
 
     def _record_scale(self, event: Any) -> Any:
-        """With ``ledger=``: record the scale's release before the targets are read, after
-        checking that the ledger admits it composed with the rest of the fit (so that a fit
-        the budget cannot admit spends nothing). Returns the release, or None."""
-        if self.ledger is None:
-            return None
-        from noisygd.accounting.events import Composed
-
-        rest = self._scale_rest(event)
-
-        def record(opened: Any) -> Any:
-            opened.preview(self.dataset, Composed((event, rest)), check=True)
-            return opened.spend(
-                self.dataset, event, algorithm=f"{type(self).__name__}/target_scale",
-                parameters={**self._ledger_parameters(), "release": "target_scale",
-                            "sums": "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
-                                    "u = min(||x - c||^2/R^2, 1)"})
-
-        return self._with_ledger(record)
+        """With ``ledger=``: record the scale's release before the targets are read
+        (:meth:`_record_release`). Returns the release, or None."""
+        return self._record_release(event, "target_scale",
+                                    "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
+                                    "u = min(||x - c||^2/R^2, 1)")
 
     def _fit_targets(self, X: Any, targets: list[np.ndarray],
                      previewed: Any = None) -> Any:
@@ -1717,30 +1741,24 @@ class DPLinearRegression(_DPRegressor):
 
             rng: Any = SecureRandom()
         else:
-            rng = self._scale_rng(self.random_state)
+            rng = self._release_rng(self.random_state)
         mu_s, event = self._scale_event(rng)
         if self.ledger is None:
-            self._scale_rest(event)  # refuses an epsilon too small for both, before a read
+            self._release_rest(event)  # refuses an epsilon too small for both, before a read
         release = self._record_scale(event)  # before the targets are read
         rel = Neighbouring(self.neighbouring)
         scales = private_residual_scales(
             targets[0], self._row_fractions(X), self._target_centre_half()[1], mu=mu_s,
             sensitivity=rel.clipped_sum_sensitivity, rng=rng, z=self._SCALE_Z)
-        had_prior = "_prior_events" in self.__dict__
-        prior = self.__dict__.get("_prior_events")
-        self._prior_events = (*(prior or ()), event)
         self._scales = scales
         if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
             h = self._target_centre_half()[1]
             self._target_shift = h * scales.target_mean
             targets = [np.clip(t - self._target_shift, -h, h) for t in targets]
+        fit_targets = super()._fit_targets
         try:
-            fit = super()._fit_targets(X, targets, previewed)
+            fit = self._with_prior(event, lambda: fit_targets(X, targets, previewed))
         finally:
-            if had_prior:
-                self._prior_events = prior
-            else:
-                del self._prior_events
             del self._scales
         if release is not None:
             fit.info["target_scale_release"] = release.id
