@@ -233,6 +233,9 @@ def fit_noisygd(X: Any, y: np.ndarray) -> dict[str, Any]:
         wall = time.perf_counter() - t0
     out = probe.summary(X.shape[0], int(np.sum(est.n_iter_)))
     out["fit_seconds"] = wall
+    out["passes"] = probe.rows_read() / X.shape[0]
+    out["method"] = est.fit_info_.get("method")
+    out["log_loss"] = training_log_loss(est, X, y)
     return out
 
 
@@ -263,13 +266,67 @@ def _timed_fit(est: Any, X: Any, y: np.ndarray, version: str) -> dict[str, Any]:
             "version": version}
 
 
-CONTENDERS = {"noisygd": fit_noisygd, "sklearn": fit_sklearn, "diffprivlib": fit_diffprivlib}
+def training_log_loss(est: Any, X: Any, y: np.ndarray) -> float:
+    """Mean training log loss of a fitted binary classifier (``predict_proba`` column 1)."""
+    p = np.clip(np.asarray(est.predict_proba(X))[:, 1], 1e-15, 1 - 1e-15)
+    return float(-np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)))
+
+
+#: Whole fits per contender in the interleaved worker (median of these).
+WHOLE_REPEATS = 3
+
+
+def fit_interleaved(X: Any, y: np.ndarray) -> dict[str, Any]:
+    """Whole fits, interleaved on the same ``X`` in this process (issue 19): noisygd's default
+    ``DPLogisticRegression`` (as :func:`fit_noisygd`) and scikit-learn lbfgs, alternately
+    :data:`WHOLE_REPEATS` times each; the median wall times, their ratio, both training log
+    losses, noisygd's steps, passes over ``X`` (rows read over ``n``, setup included) and the
+    method its default chose (``fit_info_["method_choice"]``)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from noisygd.estimators import DPLogisticRegression
+
+    times: dict[str, list[float]] = {"noisygd": [], "sklearn": []}
+    noisy = sk = None
+    passes = steps = None
+    for _ in range(WHOLE_REPEATS):
+        est = DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0],
+                                   n_samples_public=X.shape[0], random_state=0)
+        with OracleProbe() as probe:
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            times["noisygd"].append(time.perf_counter() - t0)
+        passes, steps, noisy = probe.rows_read() / X.shape[0], int(np.sum(est.n_iter_)), est
+        lr = LogisticRegression(solver="lbfgs")
+        t0 = time.perf_counter()
+        lr.fit(X, y)
+        times["sklearn"].append(time.perf_counter() - t0)
+        sk = lr
+    med = {k: statistics.median(v) for k, v in times.items()}
+    choice = noisy.fit_info_.get("method_choice", {})  # type: ignore[union-attr]
+    return {
+        "noisygd_seconds": times["noisygd"], "sklearn_seconds": times["sklearn"],
+        "noisygd_median_s": med["noisygd"], "sklearn_median_s": med["sklearn"],
+        "ratio": med["noisygd"] / med["sklearn"],
+        "noisygd_log_loss": training_log_loss(noisy, X, y),
+        "sklearn_log_loss": training_log_loss(sk, X, y),
+        "sklearn_iterations": int(np.max(sk.n_iter_)),  # type: ignore[union-attr]
+        "steps": steps, "passes": passes,
+        "method": noisy.fit_info_.get("method"),  # type: ignore[union-attr]
+        "method_rule": choice.get("rule"),
+    }
+
+
+CONTENDERS = {"noisygd": fit_noisygd, "sklearn": fit_sklearn, "diffprivlib": fit_diffprivlib,
+              "interleaved": fit_interleaved}
 #: Modules each contender's fit imports, loaded before the data so that the fit's share of the
 #: peak resident memory does not include import costs.
 IMPORTS = {
     "noisygd": ("noisygd.estimators", "noisygd.oracles.array", "noisygd.accounting"),
     "sklearn": ("sklearn.linear_model",),
     "diffprivlib": ("diffprivlib.models",),
+    "interleaved": ("noisygd.estimators", "noisygd.oracles.array", "noisygd.accounting",
+                    "sklearn.linear_model"),
 }
 
 

@@ -405,6 +405,8 @@ def test_private_residual_scales_are_the_closed_form_on_the_same_draws():
     assert out.target_scale == pytest.approx(np.sqrt(v), rel=1e-12)
     assert out.row_scale == pytest.approx(np.sqrt(min(1.0, max(s_u, sigma) / n_t)), rel=1e-12)
     assert out.noise_multiplier == pytest.approx(sigma / 2.0, rel=1e-12)  # = Delta / mu
+    # the intercept's start: the plug-in mean S1~ / N~ (in units of h), clipped to [-1, 1]
+    assert out.target_mean == pytest.approx(min(1.0, max(-1.0, s1 / n_t)), rel=1e-12)
     # the event Gaussian(nm, Delta) is exactly mu-GDP (independent: gaussian_mu)
     from noisygd.accounting.gdp import gaussian_mu
 
@@ -504,8 +506,18 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
     # skipped (nothing spent, public clip) with a given clip or another method
     given = DPLinearRegression(scale_share=0.05, clip=0.3, **kw).fit(X, y)
     assert given.target_scale_ == 1.0 and given.fit_info_["plans"][0]["clip"] == 0.3
+    # every clipping method that composes with a prior release uses it (issue 19: NoisySGD
+    # and DP-FTRL too), and starts the intercept at the released target mean
+    from noisygd.accounting.registry import best as best_of
+
     sgd = DPLinearRegression(scale_share=0.05, method="noisy_sgd", **kw).fit(X, y)
-    assert sgd.target_scale_ == 1.0
+    assert 0.0 < sgd.target_scale_ < 0.8
+    assert best_of(sgd.privacy_.event, 1e-5).epsilon <= 1.0 * (1 + 1e-9)
+    assert sgd.target_centre_ != 0.5 and abs(sgd.target_centre_ - float(np.mean(y))) < 0.1
+    # a method that does not clip does not release it (its sensitivity is the constants')
+    op = DPLinearRegression(scale_share=0.05, method="output_perturbation", radius=5.0,
+                            neighbouring="replace_one", **kw).fit(X, y)
+    assert op.target_scale_ == 1.0 and op.target_centre_ == 0.5
 
 
 def test_linear_regression_private_scale_keeps_earlier_prior_events():
@@ -801,3 +813,34 @@ def test_linear_regression_runs_to_the_ridge_horizon_unless_told_otherwise():
     # the event is the budget's whatever T: the same mu-GDP (its epsilon within the budget)
     for m in (model, accelerated, capped):
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+
+
+def test_the_default_method_is_chosen_by_public_facts_and_says_why():
+    # Issue 19, item 2: method="auto" picks NoisyGD or Newton by choose_method's rule (public
+    # facts only: NoisyGD's compute budget and Newton's eigenvalue floor), and fit_info_
+    # says which and why; method="noisy_gd" is never replaced.
+    import warnings as _w
+
+    from noisygd.solvers.noisy_gd import NEWTON_CURVATURE_SHARE, choose_method
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 10)) / np.sqrt(10)
+    y = (rng.random(3000) < 1 / (1 + np.exp(-3 * X[:, 0]))).astype(int)
+    small = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    assert small.fit_info_["method"] == "noisy_gd"
+    assert small.fit_info_["method_choice"]["rule"].startswith("NoisyGD: its accelerated rule")
+    # a large budget on the same rows: NoisyGD's rule wants more than its budget, and the
+    # Newton floor is small against n beta / p: Newton, in a few steps, same privacy
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        big = DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0).fit(X, y)
+        forced = DPLogisticRegression(epsilon=200.0, method="noisy_gd", classes=[0, 1],
+                                      random_state=0).fit(X, y)
+    assert big.fit_info_["method"] == "newton", big.fit_info_["method_choice"]
+    assert big.n_iter_[0] <= 20 and "optimisation-limited" in big.fit_info_[
+        "method_choice"]["rule"]
+    assert big.privacy_.epsilon <= 200.0 * (1 + 1e-9)
+    assert forced.fit_info_["method"] == "noisy_gd" and "method_choice" not in forced.fit_info_
+    assert big.score(X, y) >= forced.score(X, y) - 0.02
+    # the rule reads the plan only: the same facts give the same choice
+    assert 0 < NEWTON_CURVATURE_SHARE < 1 and callable(choose_method)

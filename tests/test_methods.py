@@ -70,8 +70,31 @@ def test_dp_ftrl_is_a_tree_event_under_replace_one():
     # The tree is a Gaussian mechanism: the exact accountant applies and the budget is spent.
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
     assert model.score(X, y) > 0.8
-    with pytest.raises(ValueError, match="replace_one"):
-        DPLogisticRegression(method="dp_ftrl", classes=[0, 1]).fit(X, y)
+
+
+def test_dp_ftrl_under_add_remove_assigns_rows_to_leaves_at_random():
+    # Issue 19, item 5: the default relation. Each row goes to one leaf per epoch at random,
+    # so an added row changes one leaf (Delta = 1): the tree is accounted under add/remove.
+    X, y = _binary()
+    model = DPLogisticRegression(epsilon=1.0, method="dp_ftrl", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    tree = model.privacy_.event.events[-1]
+    assert type(tree).__name__ == "TreeAggregation"
+    assert tree.relation.value == "add_remove" and tree.leaves == "random"
+    assert tree.restart_every == tree.steps // tree.epochs
+    assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
+    # the mu of the tree is sqrt(E (floor(log2 T_e) + 1)) / z with Delta = 1
+    import math
+
+    per_epoch = tree.steps // tree.epochs
+    nodes = tree.epochs * (math.floor(math.log2(per_epoch)) + 1)
+    assert tree.mu == pytest.approx(math.sqrt(nodes) / tree.noise_multiplier, rel=1e-12)
+    assert model.score(X, y) > 0.8
+    # one tree over several epochs with random leaves is refused (the node count would
+    # depend on the leaves drawn)
+    with pytest.raises(ValueError, match="restart"):
+        DPLogisticRegression(method="dp_ftrl", classes=[0, 1],
+                             method_options={"restart_every_epoch": False}).fit(X, y)
 
 
 def test_langevin_uses_the_last_iterate_accountant():
@@ -127,14 +150,14 @@ def test_rrpsgd_method_reports_both_accounts():
                                  neighbouring="replace_one", classes=[0, 1],
                                  random_state=0).fit(X, y)
     assert model.privacy_.epsilon <= 1.0
-    paper = model.fit_info_["plans"][0]["paper_argument"]
-    assert paper["accountant"] == "zhang2017_thm4"
-    # The paper's argument is looser than the tight account of the same run.
-    assert paper["epsilon"] > model.privacy_.epsilon
-    X_big, y_big = _binary(n=5000)
-    with pytest.raises(ValueError, match="max_iter"):
-        DPLogisticRegression(method="rrpsgd", neighbouring="replace_one",
-                             classes=[0, 1]).fit(X_big, y_big)
+    info = model.fit_info_["plans"][0]
+    # the noise is the tight account's (issue 19): far below Theorem 4's, whose argument
+    # (a per-step epsilon <= 1) then cannot bound the event, and says so
+    assert info["plan"]["noise_epsilon"] > 1.0
+    assert info["paper_argument"] is None and info["paper_argument_omitted"]
+    # default horizon: the compute budget min(n^2, 10 n), not n^2, and the plan says it binds
+    assert model.n_iter_[0] <= 10 * 150 and info["plan"]["horizon"] == 10 * 150
+    assert info["plan"]["compute_budget_binds"] and info["plan"]["paper_horizon"] == 150**2
 
 
 def test_rrpsgd_at_epsilon_8_omits_the_paper_argument_it_cannot_bound():

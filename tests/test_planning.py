@@ -580,3 +580,59 @@ def test_ridge_horizon_premises_on_the_quadratic_model(m):
     var_m = solve_discrete_lyapunov(A, Q)[0, 0]
     var_0 = solve_discrete_lyapunov(transition(0.0), Q)[0, 0]
     assert var_m / var_0 == pytest.approx(1.0 / (1.0 - m), rel=0.02)
+
+
+def test_the_compute_budget_is_a_parameter_the_plan_records_and_warns_about():
+    # Issue 19, item 2: no hidden cap. The accelerated rule's T = max(T_min, 2 ceil(T*)) is
+    # capped by step_budget (default MAX_STEPS_ACCELERATED); the plan records what it wanted.
+    import warnings as _w
+
+    from noisygd.planning import (
+        MAX_STEPS_ACCELERATED,
+        ComputeBudgetWarning,
+        accelerated_steps,
+        unconstrained_steps,
+    )
+    from noisygd.solvers import Budget, NoisyGDSolver, PublicFacts
+
+    assert accelerated_steps(700.2, 1000) == (1000, True)
+    assert accelerated_steps(700.2, 5000) == (1402, True)
+    assert unconstrained_steps(700.2) == 1402.0 and unconstrained_steps(10.0) == 100.0
+    from noisygd.objectives.glm import LogisticLoss
+
+    facts = PublicFacts.from_objective(LogisticLoss(l2=1e-6), 20, row_norm_bound=1.0,
+                                       n_samples=1e6, relation="add_remove")
+    with pytest.warns(ComputeBudgetWarning, match=r"wanted [\d,]+ steps"):
+        plan, _ = NoisyGDSolver().plan(facts, Budget(8.0, 1e-6))
+    d = plan.details
+    assert d["compute_budget"] == MAX_STEPS_ACCELERATED and d["compute_budget_binds"]
+    assert plan.steps == MAX_STEPS_ACCELERATED < d["unconstrained_steps"]
+    wanted = int(d["unconstrained_steps"])
+    raised = PublicFacts.from_objective(LogisticLoss(l2=1e-6), 20, row_norm_bound=1.0,
+                                        n_samples=1e6, relation="add_remove",
+                                        options={"plan": {"step_budget": wanted}})
+    with _w.catch_warnings():
+        _w.simplefilter("error", ComputeBudgetWarning)
+        plan2, _ = NoisyGDSolver().plan(raised, Budget(8.0, 1e-6))
+    assert plan2.steps == wanted and not plan2.details["compute_budget_binds"]
+
+
+def test_noisy_sgd_records_its_compute_budget_and_warns_when_it_binds():
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.planning import ComputeBudgetWarning
+    from noisygd.solvers import Budget, NoisySGDSolver, PublicFacts
+
+    def facts(**options):
+        return PublicFacts.from_objective(LogisticLoss(l2=1e-6), 20, row_norm_bound=1.0,
+                                          n_samples=1e6, relation="add_remove",
+                                          options=options)
+
+    with pytest.warns(ComputeBudgetWarning, match="NoisySGD's plan wanted"):
+        plan = NoisySGDSolver().plan(facts(), Budget(8.0, 1e-6))
+    info = plan.budget_info
+    assert info["compute_budget_binds"] and plan.steps == info["compute_budget"] == 1000
+    assert info["unconstrained_steps"] > 1000
+    raised = NoisySGDSolver().plan(facts(step_budget=int(info["unconstrained_steps"])),
+                                   Budget(8.0, 1e-6))
+    assert raised.steps == int(info["unconstrained_steps"])
+    assert not raised.budget_info["compute_budget_binds"]

@@ -205,6 +205,19 @@ class _DPLinearModel(BaseEstimator):
                 and getattr(self, "radius", None) is None
                 and "l2" not in (self.method_options or {}))
 
+    #: Whether ``method="auto"`` chooses between NoisyGD and Newton by the public rule of
+    #: :func:`noisygd.solvers.noisy_gd.choose_method` (binary ``DPLogisticRegression``).
+    _CHOOSES_METHOD: ClassVar[bool] = False
+
+    def _chooses_method(self) -> bool:
+        """``method="auto"`` (the default), a class that chooses, one problem of one margin,
+        no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's): the solver
+        then picks NoisyGD or Newton by public facts (``fit_info_["method_choice"]``)."""
+        return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
+                and self.max_iter is None and not self.tune and not self.method_options
+                and getattr(self, "_l2_factor", None) is None
+                and not getattr(self, "_multinomial", lambda: False)())
+
     def _method_options(self) -> dict | None:
         """``method_options``, plus ``{"l2": "auto"}`` when :meth:`_plans_ridge` (and a
         tuning run's ``l2_factor``, a multiple of the planned ridge; and ``"horizon":
@@ -218,6 +231,8 @@ class _DPLinearModel(BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
+        if self._chooses_method():
+            opts["choose"] = "auto"
         if self._RUNS_TO_RIDGE_HORIZON:
             opts.setdefault("horizon", "ridge")
         return opts
@@ -362,8 +377,96 @@ class _DPLinearModel(BaseEstimator):
             yield
         finally:
             del self._prior_events
+    # ---------------------------------------- a release made before the run (paid for)
+    def _pre_release(self) -> Any:
+        """The event of the private release this fit makes before its run (the regressor's
+        residual scale, the classifier's conditioning), from public facts only; None if
+        none."""
+        return None
+
+    @staticmethod
+    def _release_rng(random_state: Any) -> np.random.Generator:
+        """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
+        spawned child seed), so the same ``random_state`` still gives the same model."""
+        if isinstance(random_state, np.random.Generator):
+            return random_state.spawn(1)[0]
+        if random_state is None or isinstance(random_state, int | np.integer):
+            seed = None if random_state is None else int(random_state)
+            return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        return np.random.default_rng(random_state)
+
+    def _release_rest(self, release_event: Any) -> Any:
+        """The event the rest of the fit (count and run) records with ``ledger=``, after the
+        release (:func:`noisygd.training.preview_private_fit`, no ledger: also checks
+        that the budget pays for both, before anything is recorded or read)."""
+        from noisygd.training import preview_private_fit
+
+        prior = self.__dict__.get("_prior_events")
+        return preview_private_fit(
+            None, None, method=self._solver, epsilon=float(self.epsilon),
+            delta=float(self.delta), relation=self.neighbouring,
+            n_samples_public=self.n_samples_public, secure=bool(self.secure),
+            prior_events=(*(prior or ()), release_event)).event
+
+    def _with_prior(self, event: Any, action: Any) -> Any:
+        """``action()`` with ``event`` appended to ``_prior_events`` (restored after)."""
+        had_prior = "_prior_events" in self.__dict__
+        prior = self.__dict__.get("_prior_events")
+        self._prior_events = (*(prior or ()), event)
+        try:
+            return action()
+        finally:
+            if had_prior:
+                self._prior_events = prior
+            else:
+                del self._prior_events
 
     def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
+        """:meth:`_preview_fit`; when the fit makes a release before its run
+        (:meth:`_pre_release`), the ledger must also admit it composed with the rest of the
+        fit (checked, not recorded, before ``X`` is validated or read)."""
+        event = None if self.ledger is None else self._pre_release()
+        if event is None:
+            return self._preview_fit(X, n_problems)
+        from noisygd.accounting.events import Composed
+
+        previewed = self._with_prior(event, lambda: self._preview_fit(X, n_problems))
+        assert previewed is not None and previewed.event is not None  # Gaussian: covering
+        rest = previewed.event
+        self._with_ledger(lambda opened: opened.preview(
+            self.dataset, Composed((event, rest)), check=True))
+        return previewed
+
+    def _with_ledger(self, action: Any) -> Any:
+        """``action(ledger)`` on ``self.ledger`` as an open :class:`noisygd.ledger.Ledger`
+        (opened and closed here when given as a path or URL)."""
+        from noisygd.ledger import Ledger
+
+        if isinstance(self.ledger, Ledger):
+            return action(self.ledger)
+        with Ledger(self.ledger) as opened:
+            return action(opened)
+
+    def _record_release(self, event: Any, label: str, sums: str) -> Any:
+        """With ``ledger=``: record a release made before the run, before the rows it sums
+        are read, after checking that the ledger admits it composed with the rest of the fit
+        (so that a fit the budget cannot admit spends nothing). Returns the release, or
+        None."""
+        if self.ledger is None:
+            return None
+        from noisygd.accounting.events import Composed
+
+        rest = self._release_rest(event)
+
+        def record(opened: Any) -> Any:
+            opened.preview(self.dataset, Composed((event, rest)), check=True)
+            return opened.spend(
+                self.dataset, event, algorithm=f"{type(self).__name__}/{label}",
+                parameters={**self._ledger_parameters(), "release": label, "sums": sums})
+
+        return self._with_ledger(record)
+
+    def _preview_fit(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
         """Refuse a fit the ledger's budget cannot admit, before ``X`` is validated or read.
 
         Only public facts are used: the budget, the method and, for a method that is not a
@@ -929,6 +1032,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     )
 
     _PLANS_RIDGE: ClassVar[bool] = True  # l2=None with NoisyGD: the planned ridge
+    _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton (binary, OvR)
 
     def __init__(
         self,
@@ -1188,7 +1292,11 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         # Clipping each target to the declared public range and centring it at the range's
         # public midpoint are per-row maps.
         y = np.clip(np.asarray(y, dtype=np.float64), mid - half, mid + half) - mid
+        self.__dict__.pop("_target_shift", None)
         self._store(self._fit_targets(X, [y], previewed))
+        # the released target mean the fit was centred at (DPLinearRegression), public
+        mid += self.__dict__.pop("_target_shift", 0.0)
+        self.target_centre_ = mid
         if mid:
             if not self.fit_intercept:  # pragma: no cover - refused in _target_centre_half
                 raise AssertionError("a target centre needs an intercept")
@@ -1542,11 +1650,14 @@ class DPLinearRegression(_DPRegressor):
         if self.radius is not None:
             check_positive("radius", self.radius)
         elif not self._solver.clips_gradients and not self._uses_ssp():
+            relation = ("" if Neighbouring(self.neighbouring) in self._solver.relations else
+                        f" and neighbouring={self._solver.relations[0].value!r} (its "
+                        "theorem's relation)")
             raise ValueError(
                 f"method {self._solver.name!r} does not clip gradients, so it needs the "
                 "squared loss's Lipschitz constant, which exists only on a ball: pass "
-                "radius=R (a public bound on the parameters' norm), or use a method that "
-                "clips")
+                f"radius=R (a public bound on the parameters' norm){relation}, or use a "
+                "method that clips")
 
     #: With the planned ridge, run to its horizon (class doc, "Intercept scale and horizon";
     #: :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon").
@@ -1603,24 +1714,15 @@ class DPLinearRegression(_DPRegressor):
                                                 bound * scales.row_scale, scale)
 
     def _uses_private_scale(self) -> bool:
-        """Whether this fit releases the private residual scale (class doc): NoisyGD, the
-        default clip, ``scale_share > 0``, not tuned (a run of a private selection carries
+        """Whether this fit releases the private residual scale (class doc): a method that
+        clips and composes with a prior release (NoisyGD, DP-FTRL, NoisySGD), the default
+        clip, ``scale_share > 0``, not tuned (a run of a private selection carries
         ``_clip_factor``). With or without a ledger, secure or not: the model does not
         depend on whether a ledger is attached."""
+        solver = self._solver
         return (float(self.scale_share) > 0.0 and self.clip is None
-                and getattr(self._solver, "plans_ridge", False)
+                and solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)
                 and not self.tune and "_clip_factor" not in self.__dict__)
-
-    @staticmethod
-    def _scale_rng(random_state: Any) -> np.random.Generator:
-        """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
-        spawned child seed), so the same ``random_state`` still gives the same model."""
-        if isinstance(random_state, np.random.Generator):
-            return random_state.spawn(1)[0]
-        if random_state is None or isinstance(random_state, int | np.integer):
-            seed = None if random_state is None else int(random_state)
-            return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        return np.random.default_rng(random_state)
 
     def _scale_event(self, rng: Any) -> tuple[float, Any]:
         r"""``(mu_s, event)`` of the private scale's release, from public facts only.
@@ -1652,75 +1754,21 @@ class DPLinearRegression(_DPRegressor):
         event = secure_event(Gaussian(sigma / SCALE_SUMS ** 0.5, sens, rel), rng, inflation)
         return mu_s, event
 
-    def _scale_rest(self, scale_event: Any) -> Any:
-        """The event the rest of the fit (count and run) records with ``ledger=``, after the
-        scale's release (:func:`noisygd.training.preview_private_fit`, no ledger: also checks
-        that the budget pays for both, before anything is recorded or read)."""
-        from noisygd.training import preview_private_fit
-
-        prior = self.__dict__.get("_prior_events")
-        return preview_private_fit(
-            None, None, method=self._solver, epsilon=float(self.epsilon),
-            delta=float(self.delta), relation=self.neighbouring,
-            n_samples_public=self.n_samples_public, secure=bool(self.secure),
-            prior_events=(*(prior or ()), scale_event)).event
-
-    def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
-        """As for every model and, when the private scale is released, the ledger must also
-        admit the scale's release composed with the rest of the fit (checked, not recorded,
-        before ``X`` is validated or read)."""
-        if self.ledger is None or not self._uses_private_scale():
-            return super()._preview_ledger(X, n_problems)
-        from noisygd.accounting.events import Composed
+    def _pre_release(self) -> Any:
+        """The private scale's event when this fit releases it (:meth:`_uses_private_scale`;
+        public facts only: secure mode, the grid fixed by ``grid_bits``)."""
+        if not self._uses_private_scale():
+            return None
         from noisygd.mechanisms.secure import SecureRandom
 
-        # the event depends on public facts only (secure: the grid, fixed by grid_bits)
-        _, event = self._scale_event(SecureRandom() if self.secure else None)
-        had_prior = "_prior_events" in self.__dict__
-        prior = self.__dict__.get("_prior_events")
-        self._prior_events = (*(prior or ()), event)
-        try:
-            previewed = super()._preview_ledger(X, n_problems)
-        finally:
-            if had_prior:
-                self._prior_events = prior
-            else:
-                del self._prior_events
-        assert previewed is not None and previewed.event is not None  # NoisyGD: covering
-        rest = previewed.event
-        self._with_ledger(lambda opened: opened.preview(
-            self.dataset, Composed((event, rest)), check=True))
-        return previewed
-
-    def _with_ledger(self, action: Any) -> Any:
-        """``action(ledger)`` on ``self.ledger`` as an open :class:`noisygd.ledger.Ledger`
-        (opened and closed here when given as a path or URL)."""
-        from noisygd.ledger import Ledger
-
-        if isinstance(self.ledger, Ledger):
-            return action(self.ledger)
-        with Ledger(self.ledger) as opened:
-            return action(opened)
+        return self._scale_event(SecureRandom() if self.secure else None)[1]
 
     def _record_scale(self, event: Any) -> Any:
-        """With ``ledger=``: record the scale's release before the targets are read, after
-        checking that the ledger admits it composed with the rest of the fit (so that a fit
-        the budget cannot admit spends nothing). Returns the release, or None."""
-        if self.ledger is None:
-            return None
-        from noisygd.accounting.events import Composed
-
-        rest = self._scale_rest(event)
-
-        def record(opened: Any) -> Any:
-            opened.preview(self.dataset, Composed((event, rest)), check=True)
-            return opened.spend(
-                self.dataset, event, algorithm=f"{type(self).__name__}/target_scale",
-                parameters={**self._ledger_parameters(), "release": "target_scale",
-                            "sums": "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
-                                    "u = min(||x - c||^2/R^2, 1)"})
-
-        return self._with_ledger(record)
+        """With ``ledger=``: record the scale's release before the targets are read
+        (:meth:`_record_release`). Returns the release, or None."""
+        return self._record_release(event, "target_scale",
+                                    "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
+                                    "u = min(||x - c||^2/R^2, 1)")
 
     def _fit_targets(self, X: Any, targets: list[np.ndarray],
                      previewed: Any = None) -> Any:
@@ -1736,26 +1784,24 @@ class DPLinearRegression(_DPRegressor):
 
             rng: Any = SecureRandom()
         else:
-            rng = self._scale_rng(self.random_state)
+            rng = self._release_rng(self.random_state)
         mu_s, event = self._scale_event(rng)
         if self.ledger is None:
-            self._scale_rest(event)  # refuses an epsilon too small for both, before a read
+            self._release_rest(event)  # refuses an epsilon too small for both, before a read
         release = self._record_scale(event)  # before the targets are read
         rel = Neighbouring(self.neighbouring)
         scales = private_residual_scales(
             targets[0], self._row_fractions(X), self._target_centre_half()[1], mu=mu_s,
             sensitivity=rel.clipped_sum_sensitivity, rng=rng, z=self._SCALE_Z)
-        had_prior = "_prior_events" in self.__dict__
-        prior = self.__dict__.get("_prior_events")
-        self._prior_events = (*(prior or ()), event)
         self._scales = scales
+        if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
+            h = self._target_centre_half()[1]
+            self._target_shift = h * scales.target_mean
+            targets = [np.clip(t - self._target_shift, -h, h) for t in targets]
+        fit_targets = super()._fit_targets
         try:
-            fit = super()._fit_targets(X, targets, previewed)
+            fit = self._with_prior(event, lambda: fit_targets(X, targets, previewed))
         finally:
-            if had_prior:
-                self._prior_events = prior
-            else:
-                del self._prior_events
             del self._scales
         if release is not None:
             fit.info["target_scale_release"] = release.id
@@ -1804,6 +1850,9 @@ class ResidualScales:
     target_scale: float
     row_scale: float
     noise_multiplier: float
+    #: :math:`\bar t = \mathrm{clip}(\tilde S_1/\max(\tilde N, 1), -1, 1)`, the plug-in mean
+    #: of the targets in units of ``h`` (the fit's intercept start; class doc).
+    target_mean: float = 0.0
 
 
 def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half_range: float,
@@ -1886,7 +1935,9 @@ def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half
     first = max(abs(s1) - zz * sigma, 0.0) / n_hi
     v_hat = min(1.0, max(second - first * first, zz * sigma / n_lo))
     u_hat = min(1.0, max(s_u, sigma) / max(n_t, 1.0))
-    return ResidualScales(math.sqrt(v_hat), math.sqrt(u_hat), sigma / SCALE_SUMS ** 0.5)
+    t_bar = min(1.0, max(-1.0, s1 / max(n_t, 1.0)))
+    return ResidualScales(math.sqrt(v_hat), math.sqrt(u_hat), sigma / SCALE_SUMS ** 0.5,
+                          t_bar)
 
 
 def target_scale_noise(*, mu: float, sensitivity: float, rng: Any) -> tuple[float, float]:

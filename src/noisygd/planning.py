@@ -185,6 +185,17 @@ last iterate instead: 0.0072).
 is about; a caller that changes the averaging or momentum of the run must
 recompute it (:meth:`NoisyGDPlan.covers`).
 
+The compute budget
+------------------
+The accelerated rule's ``T`` and the ridge's horizon are capped by a compute budget
+:math:`T_{\max}` (``step_budget``; default :data:`MAX_STEPS_ACCELERATED` = 1000 steps, each a
+pass over the data; an estimator's ``method_options={"plan": {"step_budget": T}}``). It is a
+cost, not a theorem's value, so the plan never hides it: ``details["compute_budget"]``,
+``details["unconstrained_steps"]`` (what the rule wanted without it) and
+``details["compute_budget_binds"]`` record it, and NoisyGD's solver warns
+(:class:`ComputeBudgetWarning`) with the steps wanted whenever it binds. ``max_iter`` fixes
+``T`` instead (no budget, no warning).
+
 ``max_steps`` (an estimator's ``max_iter``): a cap or the step count
 --------------------------------------------------------------------
 In the textbook plan it is a **cap**: the largest ``T`` considered (default 100). In the
@@ -219,8 +230,9 @@ from noisygd.objectives.base import ObjectiveConstants, Regime
 
 __all__ = ["DEFAULT_MAX_STEPS", "DEFAULT_MAX_STEPS_ACCELERATED", "DEFAULT_MOMENTUM",
            "EXACT_STEP_GRID", "MAX_STEPS_ACCELERATED", "MAX_STEPS_LIMIT",
-           "MIN_STEPS_ACCELERATED", "NoisyGDPlan", "accelerated_steps", "accelerated_t_star",
-           "comparator_radius", "plan_noisy_gd", "ridge_horizon_steps", "ridge_strength"]
+           "MIN_STEPS_ACCELERATED", "ComputeBudgetWarning", "NoisyGDPlan", "accelerated_steps",
+           "accelerated_t_star", "comparator_radius", "plan_noisy_gd", "ridge_horizon_steps",
+           "ridge_strength", "unconstrained_steps"]
 
 DEFAULT_MAX_STEPS = 100
 #: Largest ``max_steps`` (an estimator's ``max_iter``) accepted (module doc).
@@ -238,6 +250,12 @@ MAX_STEPS_ACCELERATED = 1000
 DEFAULT_MAX_STEPS_ACCELERATED = MIN_STEPS_ACCELERATED
 DEFAULT_MOMENTUM = 0.95
 DEFAULT_INIT_DISTANCE = 1.0
+
+
+class ComputeBudgetWarning(UserWarning):
+    """A plan ran fewer steps than its rule wanted because the compute budget bound
+    (module doc, "The compute budget"); the message names the steps wanted and the option
+    that raises the budget."""
 
 _SECTION = {
     Regime.NONCONVEX_SMOOTH: "12.2.1",
@@ -299,7 +317,8 @@ class NoisyGDPlan:
         }
         for key in ("bound_covers_run", "clip_covers_lipschitz", "init_distance",
                     "init_distance_source", "regime_section", "sigma", "rho",
-                    "accelerated_T", "steps_rule", "n_signal", "n_step"):
+                    "accelerated_T", "steps_rule", "n_signal", "n_step", "compute_budget",
+                    "unconstrained_steps", "compute_budget_binds"):
             if key in self.details:
                 out[key] = self.details[key]
         return out
@@ -458,7 +477,8 @@ def ridge_strength(*, n: float, n_params: int, clip: float, mu: float, loss_at_z
 
 
 def ridge_horizon_steps(*, smoothness: float, strong_convexity: float,
-                        planned_steps: int, momentum: float = 0.0) -> int:
+                        planned_steps: int, momentum: float = 0.0,
+                        step_budget: int | None = MAX_STEPS_ACCELERATED) -> int:
     r"""Steps of a run that reaches the horizon its ridge was planned for (``"horizon": "ridge"``).
 
     .. math::  T_h = \min\big(T_{\max},\ \max(T_{\rm plan},\
@@ -499,6 +519,9 @@ def ridge_horizon_steps(*, smoothness: float, strong_convexity: float,
         :math:`T_{\rm plan} \ge 1`.
     momentum : float, default=0.0
         ``m`` in ``[0, 1)``.
+    step_budget : int or None, default=:data:`MAX_STEPS_ACCELERATED`
+        :math:`T_{\max}`, the compute budget (module doc, "The compute budget"); None: no
+        budget, the horizon the theorem wants (up to :data:`MAX_STEPS_LIMIT`).
 
     Returns
     -------
@@ -510,27 +533,39 @@ def ridge_horizon_steps(*, smoothness: float, strong_convexity: float,
     m = check_real("momentum", momentum)
     if not 0.0 <= m < 1.0:
         raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    cap = MAX_STEPS_LIMIT if step_budget is None else check_positive_int("step_budget",
+                                                                        step_budget)
     kappa = (1.0 - m) * beta / lam
-    t_h = (MAX_STEPS_ACCELERATED if not math.isfinite(kappa) or kappa >= MAX_STEPS_ACCELERATED
-           else math.ceil(kappa))
-    return int(min(MAX_STEPS_ACCELERATED, max(t, t_h)))
+    t_h = cap if not math.isfinite(kappa) or kappa >= cap else math.ceil(kappa)
+    return int(min(cap, max(t, t_h)))
 
 
-def accelerated_steps(t_star: float) -> tuple[int, bool]:
+def accelerated_steps(t_star: float, step_budget: int = MAX_STEPS_ACCELERATED
+                      ) -> tuple[int, bool]:
     r"""``(T, averaged)`` of the accelerated plan for the bound's minimiser ``t_star``.
 
-    :math:`T = \min(T_{\max}, \max(T_{\min}, 2\lceil T^*\rceil))`; ``averaged`` is True
-    when the theory's ``T`` is used (:math:`2\lceil T^*\rceil > T_{\min}`): the second half
-    of the run is then the stationary phase and the plan releases its average (module doc).
-    ``t_star = inf`` (:func:`accelerated_t_star` beyond the float range) gives
-    :math:`T_{\max}`.
+    :math:`T = \min(T_{\max}, \max(T_{\min}, 2\lceil T^*\rceil))`, :math:`T_{\max}` the
+    compute budget ``step_budget`` (default :data:`MAX_STEPS_ACCELERATED`; module doc,
+    "The compute budget"); ``averaged`` is True when the theory's ``T`` is used
+    (:math:`2\lceil T^*\rceil > T_{\min}`): the second half of the run is then the
+    stationary phase and the plan releases its average (module doc). ``t_star = inf``
+    (:func:`accelerated_t_star` beyond the float range) gives :math:`T_{\max}`.
     """
+    cap = check_positive_int("step_budget", step_budget)
     if check_real("t_star", t_star) == math.inf:
-        return MAX_STEPS_ACCELERATED, True
+        return cap, True
     t = check_positive("t_star", t_star)
     twice = 2 * math.ceil(t)
-    return (int(min(MAX_STEPS_ACCELERATED, max(MIN_STEPS_ACCELERATED, twice))),
+    return (int(min(cap, max(min(MIN_STEPS_ACCELERATED, cap), twice))),
             twice > MIN_STEPS_ACCELERATED)
+
+
+def unconstrained_steps(t_star: float) -> float:
+    r"""The step count the accelerated rule wants before the compute budget:
+    :math:`\max(T_{\min}, 2\lceil T^*\rceil)` (``inf`` for an infinite :math:`T^*`)."""
+    if check_real("t_star", t_star) == math.inf:
+        return math.inf
+    return float(max(MIN_STEPS_ACCELERATED, 2 * math.ceil(check_positive("t_star", t_star))))
 
 
 def _candidates(c: ObjectiveConstants, **public: Any) -> dict[str, dict[str, Any]]:
@@ -641,6 +676,7 @@ def plan_noisy_gd(
     mu: float | None = None,
     n_step: float | None = None,
     quadratic: bool = False,
+    step_budget: int | None = None,
 ) -> NoisyGDPlan:
     r"""Choose ``(z, T, eta)`` for NoisyGD meeting ``(epsilon, delta)`` (see module doc).
 
@@ -703,6 +739,11 @@ def plan_noisy_gd(
         Whether the loss is quadratic with a data-independent Hessian (least squares).
         The accelerated plan then releases the suffix (tail) average of the iterates
         instead of the last one (module doc).
+    step_budget : int or None, default=None
+        The accelerated plan's compute budget :math:`T_{\max}`, in steps (each a pass over
+        the data); None: :data:`MAX_STEPS_ACCELERATED` = 1000. ``details`` records it, the
+        step count the rule wanted without it (``unconstrained_steps``) and whether it binds
+        (``compute_budget_binds``; module doc, "The compute budget").
 
     Returns
     -------
@@ -811,10 +852,15 @@ def plan_noisy_gd(
         beta_f = beta + constants.strong_convexity
         t_star = accelerated_t_star(n=n, smoothness=beta_f, init_distance=D, mu=mu,
                                     n_params=d, clip=C, sensitivity=sens)
+        budget_steps = (MAX_STEPS_ACCELERATED if step_budget is None
+                        else check_positive_int("step_budget", step_budget))
+        if budget_steps > MAX_STEPS_LIMIT:
+            raise ValueError(f"step_budget must be at most {MAX_STEPS_LIMIT:,}, got "
+                             f"{budget_steps:,}")
         if fixed_steps:
             steps, averaged = max_steps, False
         else:
-            steps, averaged = accelerated_steps(t_star)
+            steps, averaged = accelerated_steps(t_star, budget_steps)
         z = math.sqrt(steps) * sens / mu
         eta = 1.0 / (n_eta * beta_f)
         if momentum is None:
@@ -843,6 +889,11 @@ def plan_noisy_gd(
     }
     if accelerate:
         details["accelerated_T"] = t_star
+        if not fixed_steps:
+            wanted = unconstrained_steps(t_star)
+            details["compute_budget"] = budget_steps
+            details["unconstrained_steps"] = wanted
+            details["compute_budget_binds"] = bool(wanted > budget_steps)
         details["steps_rule"] = ("fixed by max_steps" if fixed_steps else
                                  "min(T_max, max(T_min, 2 ceil(T*))), suffix average when "
                                  "2 ceil(T*) > T_min")

@@ -367,6 +367,23 @@ def _check_prior_events(prior_events: Sequence[DpEvent] | None) -> tuple[DpEvent
     return out
 
 
+def _relation_refusal(solver: Solver, relation: Neighbouring) -> str:
+    """The refusal of a method accounted under another relation, naming the argument to pass
+    (an estimator's ``neighbouring=``, :func:`fit_private`'s ``relation=``) and what it means."""
+    allowed = solver.relations
+    names = " or ".join(repr(r.value) for r in allowed)
+    message = (f"method {solver.name!r} is accounted under {names} neighbours only, not "
+               f"{relation.value}: pass neighbouring={allowed[0].value!r} (fit_private: "
+               f"relation={allowed[0].value!r})")
+    if allowed == (Neighbouring.REPLACE_ONE,):
+        message += (", which makes the number of rows public (the neighbouring data sets have "
+                    "the same size); its theorem bounds the change of one row, not the "
+                    "addition or removal of one")
+    elif allowed == (Neighbouring.ADD_REMOVE,):
+        message += " (its Poisson subsampling is accounted for an added or removed row)"
+    return message
+
+
 def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbouring | str,
            n_samples_public: int | None, count_budget_fraction: float,
            n_problems: int, secure: bool = False,
@@ -378,9 +395,7 @@ def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbo
     relation = Neighbouring(relation)
     solver = check_secure_method(method, secure)
     if relation not in solver.relations:
-        raise ValueError(
-            f"method {solver.name!r} is accounted under "
-            f"{', '.join(r.value for r in solver.relations)} neighbours, not {relation.value}")
+        raise ValueError(_relation_refusal(solver, relation))
     count_budget_fraction = check_fraction("count_budget_fraction", count_budget_fraction,
                                            closed_right=False)
     if n_samples_public is not None:
@@ -729,6 +744,9 @@ def fit_private(
             f"internal error: the fitted event spends epsilon = {privacy.epsilon:.6g} "
             f"> budget {epsilon:.6g} ({privacy.accountant}); the model is withheld")
     info["plans"] = [r.info for r in results]
+    if "method_choice" in results[0].info:  # method="auto": which method ran, and why
+        info["method_choice"] = results[0].info["method_choice"]
+        info["method"] = results[0].info["method_choice"]["method"]
     if release is not None:
         info["ledger_release"] = release.id
     return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,

@@ -41,7 +41,9 @@ def test_the_class_attributes_state_accounting_facts():
     assert NoisyGDSolver.gaussian and DPFTRLSolver.gaussian
     assert not NoisySGDSolver.gaussian and NoisySGDSolver.accepts_prior_event
     assert NoisySGDSolver.relations == (Neighbouring.ADD_REMOVE,)
-    for cls in (DPFTRLSolver, LangevinSolver, OutputPerturbationSolver, RRPSGDSolver):
+    # DP-FTRL also under add/remove (rows assigned to leaves at random)
+    assert DPFTRLSolver.relations == (Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE)
+    for cls in (LangevinSolver, OutputPerturbationSolver, RRPSGDSolver):
         assert cls.relations == (Neighbouring.REPLACE_ONE,)
 
 

@@ -28,8 +28,9 @@ Translations:
 * ``PoissonSampled`` of Gaussians -> ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``,
   ``sigma`` from :func:`~noisygd.accounting.subsampling.effective_noise_multiplier`
   (all queries see the same subsample);
-* ``TreeAggregation`` -> ``GaussianDpEvent(2 / mu)`` under ``REPLACE_ONE`` (the
-  tree is exactly mu-GDP, see the event);
+* ``TreeAggregation`` -> ``GaussianDpEvent(2 / mu)`` under ``REPLACE_ONE``,
+  ``GaussianDpEvent(1 / mu)`` under ``ADD_OR_REMOVE_ONE`` (random leaves; the tree is
+  exactly mu-GDP, see the event);
 * ``OutputPerturbation`` with Gaussian noise -> its Gaussian; the L2-Laplace
   (K-norm) noise has no dp_accounting counterpart and is refused;
 * ``SampledWithoutReplacement`` of Gaussians ->
@@ -156,8 +157,10 @@ def _tree(event: TreeAggregation) -> dp_accounting.DpEvent:
     dpa = _dpa()
     if mu == 0.0:
         return dpa.NoOpDpEvent()
-    # dp_accounting's REPLACE_ONE Gaussian(z') has shift 2/z' (module docstring)
-    return dpa.GaussianDpEvent(noise_multiplier=2.0 / mu)
+    # dp_accounting's REPLACE_ONE Gaussian(z') has shift 2/z', its ADD_OR_REMOVE_ONE
+    # Gaussian(z') shift 1/z' (module docstring)
+    shift = 2.0 if event.relation is Neighbouring.REPLACE_ONE else 1.0
+    return dpa.GaussianDpEvent(noise_multiplier=shift / mu)
 
 
 def _output_perturbation(event: OutputPerturbation) -> dp_accounting.DpEvent:

@@ -604,9 +604,21 @@ class TreeAggregation(DpEvent):
 
     (:func:`max_squared_node_count`; for one pass and one tree
     :math:`\lfloor\log_2 T\rfloor + 1` nodes, Kairouz et al. 2021, Appendix D).
-    The stream is processed in the order given, so adding or removing a row
-    would shift every later leaf: only replace-one neighbours are accepted
+    With ``leaves="position"`` the stream is processed in the order given, so adding or
+    removing a row would shift every later leaf: only replace-one neighbours are accepted
     (``n``, hence ``T``, public), with :math:`\Delta = 2` per leaf.
+
+    With ``leaves="random"`` every row is assigned to a leaf of each epoch's tree
+    independently and uniformly at random (the number of leaves a public constant), so the
+    other rows' leaves do not depend on an added row: conditioned on them, adding or removing
+    one row changes one leaf per epoch by at most ``clip`` (:math:`\Delta = 1`), and the
+    tree is :math:`\mu`-GDP by the argument above (the adaptive tree mechanism, Kairouz et
+    al. 2021, Appendix D; Denisov et al. 2022, Thm. 2.1). The release with the row is the
+    mixture over that row's leaf of releases each :math:`\mu`-GDP against the release
+    without it, which does not depend on the leaf; the hockey-stick divergence is jointly
+    convex, so the mixture is :math:`\mu`-GDP too, in both directions. Add/remove is then
+    accepted for a single epoch or a tree restarted every epoch (``restart_every``), where an
+    example's leaves lie in disjoint trees and its node count is the same for every leaf.
 
     Parameters
     ----------
@@ -621,7 +633,10 @@ class TreeAggregation(DpEvent):
         Leaves per tree when the tree is restarted (``T / epochs`` restarts at
         every epoch); ``None`` for a single tree.
     relation : Neighbouring, default=REPLACE_ONE
-        Only replace-one is accepted.
+        Add/remove only with ``leaves="random"`` (one epoch or a restart every epoch).
+    leaves : {"position", "random"}, default="position"
+        How rows are assigned to leaves: by their position in the stream, or independently
+        and uniformly at random in each epoch.
     """
 
     noise_multiplier: float
@@ -629,6 +644,7 @@ class TreeAggregation(DpEvent):
     epochs: int = 1
     restart_every: int | None = None
     relation: Neighbouring = Neighbouring.REPLACE_ONE
+    leaves: str = "position"
 
     def __post_init__(self) -> None:
         _check_noise("noise_multiplier", self.noise_multiplier)
@@ -646,11 +662,20 @@ class TreeAggregation(DpEvent):
                 self, "restart_every", check_positive_int("restart_every", self.restart_every)
             )
         rel = Neighbouring(self.relation)
-        if rel is not Neighbouring.REPLACE_ONE:
+        if self.leaves not in ("position", "random"):
+            raise ValueError(f"leaves must be 'position' or 'random', got {self.leaves!r}")
+        if rel is not Neighbouring.REPLACE_ONE and self.leaves != "random":
             raise ValueError(
-                "TreeAggregation is accounted under replace-one neighbours only: the stream is "
-                "processed in order, so adding or removing a row shifts every later leaf"
+                "TreeAggregation with leaves='position' is accounted under replace-one "
+                "neighbours only: the stream is processed in order, so adding or removing a "
+                "row shifts every later leaf (assign rows to leaves at random: leaves='random')"
             )
+        if (rel is not Neighbouring.REPLACE_ONE and epochs > 1
+                and self.restart_every != steps // epochs):
+            raise ValueError(
+                "TreeAggregation under add/remove neighbours needs one epoch or a tree "
+                "restarted every epoch (restart_every = steps / epochs): with random leaves in "
+                "one tree over several epochs the node count depends on the leaves drawn")
         object.__setattr__(self, "relation", rel)
 
     @property

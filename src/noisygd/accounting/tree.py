@@ -61,6 +61,7 @@ def tree_event(
     *,
     restart_every_epoch: bool = False,
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    leaves: str = "position",
 ) -> TreeAggregation:
     """The event of a DP-FTRL run (for ``noisygd account --mechanism tree``).
 
@@ -73,7 +74,10 @@ def tree_event(
     restart_every_epoch : bool, default=False
         Whether the tree is restarted at each epoch.
     relation : default=REPLACE_ONE
-        Anything else is refused.
+        Add/remove only with ``leaves="random"``
+        (:class:`~noisygd.accounting.events.TreeAggregation`).
+    leaves : {"position", "random"}, default="position"
+        Rows assigned to leaves by position, or at random in each epoch.
     """
     s = check_positive_int("steps", steps)
     E = check_positive_int("epochs", epochs)
@@ -84,4 +88,5 @@ def tree_event(
         epochs=E,
         restart_every=s if (restart and E > 1) else None,
         relation=Neighbouring(relation),
+        leaves=leaves,
     )

@@ -56,6 +56,7 @@ from noisygd._checks import (
     check_positive,
     check_positive_int,
 )
+from noisygd.accounting.events import Neighbouring
 from noisygd.accounting.tree import TreeAggregation
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.noisy_gd import check_oracle, check_theta0
@@ -121,6 +122,18 @@ def _batches(oracles: Iterable[GradientOracle], batch_size: int
         yield pieces
 
 
+def _random_leaves(oracle: GradientOracle, steps: int, rng: np.random.Generator
+                   ) -> Iterator[list[tuple[GradientOracle, np.ndarray]]]:
+    """One epoch of ``steps`` leaves, every row assigned to one of them independently and
+    uniformly at random (``leaves="random"``, :func:`dp_ftrl`); a leaf may be empty."""
+    check_oracle(oracle)
+    leaf = rng.integers(0, steps, size=oracle.n_rows)
+    order = np.argsort(leaf, kind="stable")
+    bounds = np.searchsorted(leaf[order], np.arange(steps + 1))
+    for t in range(steps):
+        yield [(oracle, order[bounds[t]:bounds[t + 1]])]
+
+
 def _run(
     epoch_source: OracleSource,
     *,
@@ -134,6 +147,8 @@ def _run(
     restart_every_epoch: bool,
     theta0: np.ndarray | None,
     rng: np.random.Generator | SecureRandom,
+    random_leaves: tuple[int, float] | None = None,
+    relation: Neighbouring = Neighbouring.REPLACE_ONE,
 ) -> FitResult:
     check_generator("rng", rng)
     z = check_positive("noise_multiplier", noise_multiplier)
@@ -153,7 +168,14 @@ def _run(
     per_epoch: int | None = None
     for epoch in range(E):
         steps_this_epoch = 0
-        for pieces in _batches(epoch_source(), b):
+        if random_leaves is None:
+            batches = _batches(epoch_source(), b)
+        else:  # the assignment is not released: a generator of its own (OS entropy if secure)
+            leaf_rng = (np.random.default_rng() if is_secure(rng)
+                        else rng)  # type: ignore[assignment]
+            (single,) = tuple(epoch_source())
+            batches = _random_leaves(single, random_leaves[0], leaf_rng)
+        for pieces in batches:
             first = pieces[0][0]
             here = (first.n_params, first.l2, first.row_norm_bound, first.radius)
             if shape is None:  # the first oracle fixes p, mu, B and the ball
@@ -182,8 +204,8 @@ def _run(
                 g += oracle.clipped_gradient_sum(w, C, rows=oracle_rows(oracle, span))
                 rows += span.stop - span.start
             mu = shape[1]
-            if mu:
-                reg += rows * mu * w
+            if mu:  # random leaves: the public expected leaf size, not the private one
+                reg += (rows if random_leaves is None else random_leaves[1]) * mu * w
             last_release = offset + agg.add(g)  # type: ignore[union-attr]
             w = proj.project(w1 - (last_release + reg) / lam)  # type: ignore[union-attr]
             T += 1
@@ -203,6 +225,8 @@ def _run(
         steps=T,
         epochs=E,
         restart_every=per_epoch if (restart_every_epoch and E > 1) else None,
+        relation=relation,
+        leaves="position" if random_leaves is None else "random",
     )
     # secure mode: a node holding m_u >= 1 leaves of an example moves by at most
     # m_u 2C + gamma sqrt(p) <= m_u kappa 2C after rounding (DiscreteGaussianNoise)
@@ -243,8 +267,11 @@ def dp_ftrl(
     restart_every_epoch: bool = False,
     theta0: np.ndarray | None = None,
     rng: np.random.Generator | SecureRandom,
+    leaves: str = "position",
+    steps_per_epoch: int | None = None,
+    n_samples: float | None = None,
 ) -> FitResult:
-    r"""DP-FTRL (Lecture 14) on one oracle, rows visited in their order.
+    r"""DP-FTRL (Lecture 14) on one oracle, rows visited in their order or at random.
 
     Parameters
     ----------
@@ -269,20 +296,40 @@ def dp_ftrl(
     rng : numpy.random.Generator or SecureRandom
         A :class:`~noisygd.mechanisms.secure.SecureRandom` runs secure mode: every tree
         node's exact sum is rounded to a grid and gets discrete Gaussian noise.
+    leaves : {"position", "random"}, default="position"
+        ``"position"``: batches of ``batch_size`` consecutive rows, replace-one neighbours.
+        ``"random"``: each epoch assigns every row to one of ``steps_per_epoch`` leaves
+        independently and uniformly at random, so that adding or removing a row changes one
+        leaf per epoch (add/remove neighbours, :math:`\Delta = 1`;
+        :class:`~noisygd.accounting.events.TreeAggregation`); needs one epoch or
+        ``restart_every_epoch=True``. The linearised L2 term then uses the public expected
+        leaf size ``n_samples / steps_per_epoch``, not the leaf's private size.
+    steps_per_epoch, n_samples : int, float
+        With ``leaves="random"``: the public number of leaves per epoch and the public ``n``
+        (a declared size or a private count's bound).
 
     Returns
     -------
     FitResult
-        ``event = TreeAggregation(z, T, epochs, restart_every, REPLACE_ONE)``; in secure
+        ``event = TreeAggregation(z, T, epochs, restart_every, REPLACE_ONE)`` (random leaves:
+        ``ADD_REMOVE``, ``leaves="random"``); in secure
         mode ``DiscreteGaussianNoise(<that>, kappa)`` with :math:`\kappa = 1 +
         \gamma\sqrt p/(2C)` (``info["sensitivity_inflation"]``, ``info["mu"] = None``).
     """
     check_oracle(oracle)
+    leaves = check_choice("leaves", leaves, ("position", "random"))
+    random_leaves = None
+    if leaves == "random":
+        if steps_per_epoch is None or n_samples is None:
+            raise ValueError("leaves='random' needs the public steps_per_epoch and n_samples")
+        random_leaves = (check_positive_int("steps_per_epoch", steps_per_epoch),
+                         check_positive("n_samples", n_samples) / steps_per_epoch)
     return _run(
         lambda: (oracle,),
         noise_multiplier=noise_multiplier, clip=clip, batch_size=batch_size, epochs=epochs,
         l2_ftrl=l2_ftrl, tree=tree, output=output, restart_every_epoch=restart_every_epoch,
-        theta0=theta0, rng=rng,
+        theta0=theta0, rng=rng, random_leaves=random_leaves,
+        relation=Neighbouring.ADD_REMOVE if random_leaves else Neighbouring.REPLACE_ONE,
     )
 
 

@@ -2,8 +2,16 @@ r"""DP-FTRL with the binary-tree mechanism (slides 001): ``method="dp_ftrl"``.
 
 Privacy. The run is a tree release (:class:`~noisygd.accounting.tree.TreeAggregation`),
 a Gaussian mechanism whose Gaussian-DP parameter scales as :math:`1/z`, so the noise
-multiplier meeting the budget's :math:`\mu` is :math:`z = \mu(z{=}1)/\mu` (exact,
-replace-one neighbours; the stream length ``n`` is public). The solver is ``gaussian``.
+multiplier meeting the budget's :math:`\mu` is :math:`z = \mu(z{=}1)/\mu` (exact). The
+solver is ``gaussian``. Under replace-one neighbours rows are streamed in their order
+(``n`` public, :math:`\Delta = 2` per leaf). Under add/remove neighbours (the default of the
+estimators) every row is assigned to one of the ``T_e = ceil(n / b)`` leaves of each epoch
+independently and uniformly at random (``n`` the public count's lower bound): adding a row
+changes one leaf per epoch by at most ``C`` and, by the mixture argument of
+:class:`~noisygd.accounting.events.TreeAggregation` (the adaptive tree mechanism of Kairouz
+et al. 2021, Appendix D, and the joint convexity of the hockey-stick divergence), the tree is
+:math:`\mu`-GDP with :math:`\Delta = 1`. The tree is restarted every epoch (the default);
+the objective's L2 term is linearised with the public expected leaf size ``n / T_e``.
 
 The FTRL strength :math:`\lambda` (``l2_ftrl``) follows from the regret bound of the
 slides ("Analyzing convergence via regret" and its proof), written for this run:
@@ -183,6 +191,8 @@ class DPFTRLPlan:
     #: ``D`` of the regret bound and where it comes from (declared, derived, given).
     distance: float | None = None
     distance_source: str | None = None
+    #: The public ``n`` the leaves were planned for (random leaves: the expected leaf size).
+    n_samples: float | None = None
 
 
 class DPFTRLSolver(Solver):
@@ -190,7 +200,7 @@ class DPFTRLSolver(Solver):
 
     name = "dp_ftrl"
     description = "DP-FTRL with the binary-tree mechanism (Honaker), exact Gaussian-DP"
-    relations = (Neighbouring.REPLACE_ONE,)
+    relations = (Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE)
     gaussian = True
     secure_mode = True
     #: Public defaults; ``l2_ftrl`` follows from the regret bound (module doc).
@@ -224,8 +234,15 @@ class DPFTRLSolver(Solver):
         restart = check_bool("restart_every_epoch", settings["restart_every_epoch"])
         clip = facts.clip_norm()
         per_epoch = math.ceil(facts.n_samples / batch)
+        leaves = "position" if facts.relation is Neighbouring.REPLACE_ONE else "random"
+        if leaves == "random" and epochs > 1 and not restart:
+            raise ValueError(
+                "DP-FTRL under add/remove neighbours assigns rows to leaves at random and needs "
+                "a tree restarted every epoch: leave method_options['restart_every_epoch'] "
+                "True, or pass neighbouring='replace_one'")
+        settings["leaves"] = leaves
         unit = tree_event(1.0, per_epoch, epochs, restart_every_epoch=restart,
-                          relation=facts.relation)
+                          relation=facts.relation, leaves=leaves)
         if mu is None:
             from noisygd.accounting.calibration import calibrate_mu
 
@@ -287,6 +304,7 @@ class DPFTRLSolver(Solver):
             l2_ftrl_source=source, settings=settings,
             regret_bound_high_probability=bound_hp, population_risk_bound=population,
             online_to_batch_reason=reason, distance=distance, distance_source=distance_source,
+            n_samples=facts.n_samples,
         )
 
     def planned_event(self, plan: DPFTRLPlan) -> DpEvent:
@@ -295,9 +313,12 @@ class DPFTRLSolver(Solver):
         :func:`~noisygd.algorithms.dp_ftrl.dp_ftrl` returns it."""
         from noisygd.accounting.tree import tree_event
 
+        leaves = plan.settings.get("leaves", "position")
         event = tree_event(plan.noise_multiplier, plan.steps_per_epoch,
                            plan.settings["epochs"],
-                           restart_every_epoch=plan.settings["restart_every_epoch"])
+                           restart_every_epoch=plan.settings["restart_every_epoch"],
+                           relation=(Neighbouring.REPLACE_ONE if leaves == "position"
+                                     else Neighbouring.ADD_REMOVE), leaves=leaves)
         if plan.secure_dim is None:
             return event
         from noisygd.mechanisms.noise import secure_event, sensitivity_inflation
@@ -313,8 +334,10 @@ class DPFTRLSolver(Solver):
         """:func:`~noisygd.algorithms.dp_ftrl.dp_ftrl` with the planned noise and lambda."""
         from noisygd.algorithms.dp_ftrl import dp_ftrl
 
+        extra = ({} if plan.settings.get("leaves", "position") == "position" else
+                 {"steps_per_epoch": plan.steps_per_epoch, "n_samples": plan.n_samples})
         result = dp_ftrl(oracle, noise_multiplier=plan.noise_multiplier, clip=plan.clip,
-                         l2_ftrl=plan.l2_ftrl, rng=rng, **plan.settings)
+                         l2_ftrl=plan.l2_ftrl, rng=rng, **plan.settings, **extra)
         result.info["plan"] = {
             "noise_multiplier": plan.noise_multiplier, "l2_ftrl": plan.l2_ftrl,
             "l2_ftrl_source": plan.l2_ftrl_source, "regret_bound": plan.regret_bound,

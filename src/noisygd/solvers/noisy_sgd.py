@@ -55,7 +55,8 @@ GDP do not read it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -71,19 +72,22 @@ from noisygd.accounting.events import (
 )
 from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
+from noisygd.planning import ComputeBudgetWarning
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
 
 
 def plan_batch_and_steps(*, n: float, d: int, mu: float, clip: float, smoothness: float,
-                         init_distance: float, max_steps: int | None = None) -> tuple[int, int]:
+                         init_distance: float, max_steps: int | None = None,
+                         step_budget: int | None = None) -> tuple[int, int]:
     r"""``(expected batch, steps)`` of the module doc's rule (public inputs only).
 
     ``T = min(T_max, max(T_min, ceil(T*)))`` with :math:`T^*` of
-    :func:`noisygd.planning.accelerated_t_star` (add/remove: :math:`\Delta = 1`) and the
-    NoisyGD plan's floor and cap; with ``max_steps``, ``T = min(max(1, round(T*)),
-    max_steps)``.
+    :func:`noisygd.planning.accelerated_t_star` (add/remove: :math:`\Delta = 1`), the
+    NoisyGD plan's floor and its compute budget ``T_max`` (``step_budget``, default
+    :data:`~noisygd.planning.MAX_STEPS_ACCELERATED`; :func:`unconstrained_sgd_steps` is the
+    ``T`` wanted without it); with ``max_steps``, ``T = min(max(1, round(T*)), max_steps)``.
     """
     from noisygd.planning import (
         MAX_STEPS_ACCELERATED,
@@ -93,8 +97,10 @@ def plan_batch_and_steps(*, n: float, d: int, mu: float, clip: float, smoothness
 
     t_star = accelerated_t_star(n=n, smoothness=smoothness, init_distance=init_distance, mu=mu,
                                 n_params=d, clip=clip)
+    cap = MAX_STEPS_ACCELERATED if step_budget is None else check_positive_int(
+        "step_budget", step_budget)
     if max_steps is None:
-        steps = int(min(MAX_STEPS_ACCELERATED, max(MIN_STEPS_ACCELERATED, math.ceil(t_star))))
+        steps = int(min(cap, max(MIN_STEPS_ACCELERATED, math.ceil(min(t_star, 1e15)))))
     else:
         steps = min(max(1, round(t_star)), max_steps)
     b1 = n * n * mu * mu / (d * steps)
@@ -121,6 +127,9 @@ class NoisySGDPlan:
     #: None without a smoothness constant or for a nonconvex loss), and its premises.
     bound_value: float | None = None
     bound_details: dict[str, Any] = field(default_factory=dict)
+    #: The compute budget's record (``compute_budget``, ``unconstrained_steps``,
+    #: ``compute_budget_binds``) when the steps are planned, else empty.
+    budget_info: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 #: Relative tolerance of the noise calibration (the noise is at most this much above the
@@ -150,6 +159,12 @@ class NoisySGDSolver(Solver):
 
         c = facts.constants
         clip = facts.clip_norm()
+        options = dict(facts.options)
+        step_budget = options.pop("step_budget", None)
+        if step_budget is not None:
+            step_budget = check_positive_int("method_options['step_budget']", step_budget)
+        facts = replace(facts, options=options)
+        budget_info: dict[str, Any] = {}
         if c.smoothness is None or {"expected_batch_size", "epochs"} <= set(facts.options):
             settings = {**self.defaults, **facts.options}
         else:
@@ -165,7 +180,26 @@ class NoisySGDSolver(Solver):
                  else DEFAULT_INIT_DISTANCE)
             b, t = plan_batch_and_steps(n=facts.n_samples, d=facts.n_params, mu=mu, clip=clip,
                                         smoothness=beta_f, init_distance=D,
-                                        max_steps=facts.max_iter)
+                                        max_steps=facts.max_iter, step_budget=step_budget)
+            if facts.max_iter is None:
+                from noisygd.planning import (
+                    MAX_STEPS_ACCELERATED,
+                    MIN_STEPS_ACCELERATED,
+                    accelerated_t_star,
+                )
+
+                t_star = accelerated_t_star(n=facts.n_samples, smoothness=beta_f,
+                                            init_distance=D, mu=mu, n_params=facts.n_params,
+                                            clip=clip)
+                cap = MAX_STEPS_ACCELERATED if step_budget is None else int(step_budget)
+                wanted = float(max(MIN_STEPS_ACCELERATED, math.ceil(min(t_star, 1e15))))
+                budget_info = {"compute_budget": cap, "unconstrained_steps": wanted,
+                               "compute_budget_binds": bool(wanted > cap)}
+                if wanted > cap:
+                    warnings.warn(
+                        f"NoisySGD's plan wanted {wanted:,.0f} steps; the compute budget of "
+                        f"{cap:,} steps binds: pass method_options={{'step_budget': T}} to "
+                        "allow more", ComputeBudgetWarning, stacklevel=2)
             z_approx = max(1.0, (b / facts.n_samples) * t**0.5 / mu)
             planned = {"expected_batch_size": b, "epochs": t * b / facts.n_samples,
                        "learning_rate": 1.0 / beta_f,
@@ -196,6 +230,7 @@ class NoisySGDSolver(Solver):
             noise_multiplier=z, sampling_rate=rate, steps=steps, clip=clip,
             n_samples=facts.n_step(), calibrated_with_prior_event=prior is not None,
             settings=settings, secure_dim=secure_dim, bound_value=bound, bound_details=details,
+            budget_info=budget_info,
         )
 
     @staticmethod
@@ -280,5 +315,6 @@ class NoisySGDSolver(Solver):
             "steps": plan.steps,
             "calibrated_with_prior_event": plan.calibrated_with_prior_event,
             "bound_value": plan.bound_value, **plan.bound_details,
+            **plan.budget_info,
         }
         return result

@@ -1,9 +1,23 @@
 r"""Random-round private SGD (Zhang et al. 2017, Algorithm 2): ``method="rrpsgd"``.
 
 Plan: the privacy target, the public horizon (``method_options["horizon"]`` or
-``max_iter``; default :math:`n^2` single-example steps, refused above
-:data:`RRPSGD_MAX_DEFAULT_STEPS`) and the remaining options. Run:
-:func:`noisygd.algorithms.rrpsgd.rrpsgd` on the oracle.
+``max_iter``, refused above :data:`RRPSGD_MAX_DEFAULT_STEPS`; default below) and the
+remaining options. Run: :func:`noisygd.algorithms.rrpsgd.rrpsgd` on the oracle.
+
+Default horizon. The paper's horizon is :math:`T = n^2` single-example steps, for which
+Theorem 5's bound :math:`\beta d_f\sigma/\sqrt T` is smallest at Algorithm 2's fixed
+noise; on 30 000 rows that is :math:`10^9` Python steps. The default is a compute budget
+instead: :math:`T = \min(n^2, P n)` with :math:`P` = :data:`RRPSGD_DEFAULT_PASSES` = 10 passes
+over the data (a public compute constant, like NoisyGD's step cap); ``max_iter`` or
+``method_options={"horizon": T}`` sets another. When it binds the plan records
+``steps_rule`` and the horizon the paper's rule wanted (``info["plan"]``), and the noise is
+calibrated for the shorter run (below), which the paper's formula would over-noise.
+
+Noise. Algorithm 2 sets :math:`\sigma_z` by Theorem 4 whatever ``T``; the plan instead uses
+the smallest noise whose tight worst-case event at the horizon meets the target
+(:func:`_noise_epsilon`), stored as the ``noise_epsilon`` at which the paper's formula gives
+it. At :math:`T = n^2` and moderate epsilon the two are close; at the default horizon the
+tight noise is several times smaller.
 
 The solver's event is the tight description at the horizon ``T``,
 ``SelfComposed(SampledWithoutReplacement(1, n, Gaussian(sigma_z/L, 2)), T)``: the worst
@@ -66,9 +80,12 @@ from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["RRPSGD_MAX_DEFAULT_STEPS", "RRPSGDPlan", "RRPSGDSolver"]
 
-#: RRPSGD runs up to n^2 single-example steps; above this many the solver asks for an
-#: explicit horizon rather than running for hours.
+#: Largest horizon accepted (``max_iter`` or ``method_options["horizon"]``): every step is
+#: one single-example gradient in Python, so a larger one runs for hours.
 RRPSGD_MAX_DEFAULT_STEPS = 10_000_000
+#: The default compute budget, in passes over the data: ``T = min(n^2, passes * n)``
+#: single-example steps (module doc, "Default horizon").
+RRPSGD_DEFAULT_PASSES = 10
 
 
 #: The failure probability :math:`\gamma` of Theorem 6's bound in the plan (reporting only).
@@ -91,10 +108,12 @@ class RRPSGDPlan:
     #: Theorem 5 (in expectation) and Theorem 6 (with probability >= 1 - BOUND_CONFIDENCE)
     #: bounds on E_R ||grad F(w_R)||^2 for the planned run (:meth:`RRPSGDSolver.bounds`).
     bounds: dict[str, Any] = field(default_factory=dict)
+    #: Whether the horizon was given (``max_iter`` or the option) rather than the default.
+    horizon_given: bool = True
 
     @property
     def steps(self) -> int:
-        """``T``: the horizon, default :math:`n^2` (the paper's)."""
+        """``T``: the horizon (None: :math:`n^2`, the paper's)."""
         return self.n_samples**2 if self.horizon is None else self.horizon
 
 
@@ -113,19 +132,23 @@ class RRPSGDSolver(Solver):
         options = dict(facts.options)
         horizon = options.pop("horizon", facts.max_iter)
         n = facts.exact_n()
-        if horizon is None and n * n > RRPSGD_MAX_DEFAULT_STEPS:
-            raise ValueError(
-                f"RRPSGD runs up to n^2 = {n * n:,} steps here; pass max_iter (a public "
-                f"horizon <= {RRPSGD_MAX_DEFAULT_STEPS:,}) to run fewer")
-        if horizon is not None:
+        given = horizon is not None
+        if horizon is None:
+            horizon = min(n * n, RRPSGD_DEFAULT_PASSES * n)
+        else:
             horizon = check_positive_int("horizon", horizon)
             if horizon > n * n:
                 raise ValueError(f"horizon must be in [1, n^2 = {n * n}], got {horizon!r}")
+        if horizon > RRPSGD_MAX_DEFAULT_STEPS:
+            raise ValueError(
+                f"RRPSGD would run {horizon:,} single-example steps; pass max_iter (a public "
+                f"horizon <= {RRPSGD_MAX_DEFAULT_STEPS:,}) to run fewer")
         lipschitz = facts.constants.lipschitz
         if lipschitz is None or facts.constants.smoothness is None:
             raise AssumptionError(
                 "RRPSGD (Theorems 4-5) needs Lipschitz and smoothness constants")
-        plan = RRPSGDPlan(budget.epsilon, budget.delta, horizon, float(lipschitz), n, options)
+        plan = RRPSGDPlan(budget.epsilon, budget.delta, horizon, float(lipschitz), n, options,
+                          horizon_given=given)
         if budget.secure:  # calibrated for the discrete event the run returns (module doc)
             plan = replace(plan, secure_dim=facts.n_params)
             plan = replace(plan, noise_epsilon=_secure_noise_epsilon(plan, budget.prior_event))
@@ -195,6 +218,13 @@ class RRPSGDSolver(Solver):
                                "differ from the plan's)")
         result.info["realised_event"] = result.event
         result.event = planned
+        n2 = plan.n_samples ** 2
+        result.info["plan"] = {
+            "horizon": plan.steps, "paper_horizon": n2, "noise_epsilon": plan.noise_epsilon,
+            "steps_rule": ("given (max_iter or method_options['horizon'])"
+                           if plan.horizon_given else
+                           f"compute budget min(n^2, {RRPSGD_DEFAULT_PASSES} n)"),
+            "compute_budget_binds": bool(not plan.horizon_given and plan.steps < n2)}
         if plan.secure_dim is not None:
             result.info["paper_argument"] = None
             result.info["paper_argument_omitted"] = (
@@ -310,13 +340,13 @@ def _noise_epsilon(plan: RRPSGDPlan, prior: DpEvent | None = None) -> float:
     r"""The epsilon at which Algorithm 2's noise :math:`\sigma_z(\varepsilon)` meets the target.
 
     Algorithm 2 sets :math:`\sigma_z = 2L\sqrt{\log(3n/\delta)\log(2/\delta)}/\varepsilon`
-    from Theorem 4, whose argument fails when the per-step epsilon exceeds 1 (large
-    epsilon): the tight worst-case event at that noise can then exceed the target (at
-    epsilon 8, n = 150: 8.001). The plan keeps the paper's noise when the tight account
-    admits it, and otherwise raises it to the smallest noise the tight account admits
+    from Theorem 4 for :math:`T = n^2`, whose argument fails when the per-step epsilon
+    exceeds 1 (large epsilon: the tight worst-case event at that noise can then exceed the
+    target, at epsilon 8, n = 150: 8.001) and which over-noises a shorter run. The plan
+    uses the smallest noise the tight account admits at the horizon
     (:func:`~noisygd.accounting.calibration.calibrate_noise_multiplier`), expressed as the
-    smaller epsilon at which the paper's formula gives that noise. A ``prior`` release
-    (``Budget.prior_event``) is composed before the run's event in both checks.
+    epsilon at which the paper's formula gives that noise. A ``prior`` release
+    (``Budget.prior_event``) is composed before the run's event.
     """
     from noisygd.accounting.base import within_budget
     from noisygd.accounting.calibration import calibrate_noise_multiplier
@@ -331,13 +361,11 @@ def _noise_epsilon(plan: RRPSGDPlan, prior: DpEvent | None = None) -> float:
                                                      steps=T))
 
     eps_alg = plan.epsilon
-    if within_budget(best(event(eps_alg), plan.delta).epsilon, plan.epsilon):
-        return eps_alg
     sigma_paper = rrpsgd_noise_std(L, n, eps_alg, plan.delta)
     z = calibrate_noise_multiplier(
         lambda z: _with_prior(prior, rrpsgd_tight_event(lipschitz=1.0, noise_std=z, n=n,
                                                         steps=T)),
-        plan.epsilon, plan.delta, lower=sigma_paper / L)
+        plan.epsilon, plan.delta, lower=min(0.5, sigma_paper / L))
     eps_alg = plan.epsilon * sigma_paper / (z * L)
     while not within_budget(best(event(eps_alg), plan.delta).epsilon, plan.epsilon):
         eps_alg *= 1.0 - 1e-6  # floating-point rounding of sigma_z; at most a few steps
