@@ -378,6 +378,12 @@ class DaskOracle(GradientOracle):
         """Forwarded from the objective."""
         return bool(self.objective.quadratic_constant_hessian)
 
+    @property
+    def quadratic_loss(self) -> bool:
+        """Forwarded from the objective (the plan's averaging and Newton's constant Hessian
+        read it, as from :class:`~noisygd.oracles.array.ArrayOracle`)."""
+        return bool(self.objective.quadratic_loss)
+
     def clipped_gradient_sum(
         self, theta: np.ndarray, clip: float | None,
         rows: np.ndarray | RowSelection | None = None,
