@@ -1294,14 +1294,20 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         y = np.clip(np.asarray(y, dtype=np.float64), mid - half, mid + half) - mid
         self.__dict__.pop("_target_shift", None)
         self._store(self._fit_targets(X, [y], previewed))
-        # the released target mean the fit was centred at (DPLinearRegression), public
+        self._add_target_centre(mid)
+        return self
+
+    def _add_target_centre(self, mid: float) -> None:
+        """Map the fitted intercept back to the targets' scale: ``b + m + s``, with ``m`` the
+        declared range's public midpoint and ``s`` the released target shift ``h t̄`` the fit
+        was centred at (``DPLinearRegression``, public once released; 0 otherwise). Sets
+        ``target_centre_ = m + s``. The one home of this map (in memory and on Dask)."""
         mid += self.__dict__.pop("_target_shift", 0.0)
         self.target_centre_ = mid
         if mid:
             if not self.fit_intercept:  # pragma: no cover - refused in _target_centre_half
                 raise AssertionError("a target centre needs an intercept")
             self.intercept_ = float(self.intercept_) + mid
-        return self
 
     def _default_candidates(self) -> list[dict[str, Any]]:
         """The public default grid of a regressor (public constants, read from no data):
