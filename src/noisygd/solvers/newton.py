@@ -60,7 +60,7 @@ from noisygd.algorithms.newton import DEFAULT_STEPS, NewtonPlan, newton, plan_ne
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
-from noisygd.solvers.noisy_gd import NoisyGDSolver
+from noisygd.solvers.ridge import planned_ridge
 from noisygd.solvers.ssp import SSPSolver
 
 __all__ = ["DEFAULT_DIAGONAL_STEPS", "MAX_FULL_PARAMS", "NewtonSolver"]
@@ -119,7 +119,7 @@ class NewtonSolver(Solver):
                 constant_hessian=facts.quadratic_loss or facts.quadratic_constant_hessian,
                 secure=budget.secure, **opts)
             # NoisyGD's planned ridge (and its l2_factor), at the tail's mu (module doc)
-            ridge = NoisyGDSolver._ridge(facts, budget, plan.tail_mu(), l2, l2_factor)
+            ridge = planned_ridge(facts, budget, plan.tail_mu(), l2, l2_factor)
             return dataclasses.replace(plan, ridge=ridge) if ridge else plan
 
         if budget.secure:

@@ -86,10 +86,9 @@ from typing import Any
 
 import numpy as np
 
-from noisygd._checks import check_choice, check_nonnegative, check_positive, check_positive_int
+from noisygd._checks import check_choice, check_nonnegative, check_positive_int
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
-from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import (
@@ -98,9 +97,9 @@ from noisygd.planning import (
     NoisyGDPlan,
     plan_noisy_gd,
     ridge_horizon_steps,
-    ridge_strength,
 )
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.ridge import planned_ridge
 
 __all__ = ["NoisyGDSolver", "RidgedOracle", "SecondOrderPlan", "choose_method"]
 
@@ -327,39 +326,8 @@ class NoisyGDSolver(Solver):
                              f"{facts.n_params} parameters, got {dim}")
         return dim
 
-    @staticmethod
-    def _ridge(facts: PublicFacts, budget: Budget, mu: float | None, option: Any,
-               factor: Any = None, dim: int | None = None) -> float:
-        """The ridge the run adds to ``oracle.l2`` (module doc): 0 without the ``"l2"``
-        option, the number given, or ``"auto"``: :func:`noisygd.planning.ridge_strength`
-        times ``"l2_factor"`` (default 1; a public multiple, e.g. a tuning candidate's)."""
-        if factor is not None:
-            factor = check_positive("method_options['l2_factor']", factor)
-            if option != "auto":
-                raise ValueError("method_options['l2_factor'] scales the planned ridge: it needs "
-                                 "method_options['l2'] = 'auto'")
-        if option is None:
-            return 0.0
-        if isinstance(option, str):
-            if option != "auto":
-                raise ValueError(f"method_options['l2'] must be 'auto' or a number >= 0, got "
-                                 f"{option!r}")
-            if facts.loss_at_zero_bound is None:
-                raise AssumptionError("l2='auto' needs a data-independent bound on the loss "
-                                      "at zero (loss_at_zero_bound); give l2= instead")
-            if facts.radius is not None:
-                raise AssumptionError("l2='auto' is planned for the unconstrained objective; "
-                                      "with a projection radius give l2= instead")
-            if mu is None:
-                from noisygd.accounting.calibration import calibrate_mu
-
-                mu = calibrate_mu(budget.epsilon, budget.delta)
-            return (1.0 if factor is None else factor) * ridge_strength(
-                n=facts.n_samples, n_params=facts.n_params if dim is None else dim,
-                clip=facts.clip_norm(), mu=mu,
-                loss_at_zero=facts.loss_at_zero_bound,
-                sensitivity=facts.relation.clipped_sum_sensitivity)
-        return check_nonnegative("method_options['l2']", option)
+    #: The ridge the run adds to ``oracle.l2`` (:func:`noisygd.solvers.ridge.planned_ridge`).
+    _ridge = staticmethod(planned_ridge)
 
     def planned_event(self, plan: Any) -> Any:
         """``SelfComposed(Gaussian(z, Delta, relation), T)`` for the run's ``z`` and ``T``
