@@ -227,8 +227,11 @@ class NoisyGDSolver(Solver):
             if facts.radius is None and facts.constants.smoothness is not None:
                 from noisygd.solvers.newton import NewtonSolver
 
-                newton_plan = NewtonSolver().plan(dataclasses.replace(facts, options={}),
-                                                  budget)
+                # NoisyGD's ridge options carry over (Newton plans the same ridge, at its
+                # tail's mu); NoisyGD's other options do not apply to Newton
+                ridge_options = {k: options[k] for k in ("l2", "l2_factor") if k in options}
+                newton_plan = NewtonSolver().plan(
+                    dataclasses.replace(facts, options=ridge_options), budget)
             chosen, why = choose_method(plan[0], facts, newton_plan)
             if chosen == "newton":
                 return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
