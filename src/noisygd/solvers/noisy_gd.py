@@ -224,7 +224,10 @@ class NoisyGDSolver(Solver):
             plan = self._plan(facts, budget, budget.mu)
         if choose is not None:
             newton_plan = None
-            if facts.radius is None and facts.constants.smoothness is not None:
+            beta = facts.constants.smoothness
+            # Newton needs a positive smoothness (its curvature clip): 0 (e.g. underflowed from
+            # a tiny row_norm_bound) leaves NoisyGD, whose own checks name the parameter
+            if facts.radius is None and beta is not None and beta > 0:
                 from noisygd.solvers.newton import NewtonSolver
 
                 # NoisyGD's ridge options carry over (Newton plans the same ridge, at its
