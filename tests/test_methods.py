@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -95,6 +96,47 @@ def test_dp_ftrl_under_add_remove_assigns_rows_to_leaves_at_random():
     with pytest.raises(ValueError, match="restart"):
         DPLogisticRegression(method="dp_ftrl", classes=[0, 1],
                              method_options={"restart_every_epoch": False}).fit(X, y)
+
+
+def test_random_leaves_are_uniform_and_an_added_row_changes_only_its_own_leaf():
+    # The law behind Delta = 1 under add/remove (algorithms.dp_ftrl, leaves="random").
+    from scipy import stats
+
+    from noisygd.algorithms.dp_ftrl import _random_leaves
+    from noisygd.objectives.glm import LogisticLoss
+    from noisygd.oracles.array import ArrayOracle
+    from noisygd.oracles.selection import POISSON_BLOCK, PoissonRows, RandomLeaf
+
+    # (1) leaf sizes ~ Multinomial(n, 1/L): Pearson's chi-square with L - 1 degrees of
+    # freedom, over 70 000 rows (two Poisson blocks); a correct sampler fails this with
+    # probability 1e-3 (the seed is fixed, so the test is deterministic)
+    n, L = 70_000, 40
+    entropy = PoissonRows.entropy_from(np.random.default_rng(2026))
+    sizes = np.bincount(RandomLeaf(L, entropy, 0).assignment(0, n), minlength=L)
+    assert sizes.sum() == n and sizes.size == L
+    chi2 = float(np.sum((sizes - n / L) ** 2 / (n / L)))
+    assert stats.chi2.sf(chi2, L - 1) > 1e-3
+    # the leaves partition the rows, and any cut of the rows into pieces (a Dask partition
+    # each, crossing a block boundary) resolves the same rows as the whole range
+    leaves = [RandomLeaf(L, entropy, t) for t in range(L)]
+    whole = [leaf.indices(n) for leaf in leaves]
+    assert np.array_equal(np.sort(np.concatenate(whole)), np.arange(n))
+    cuts = (0, 123, POISSON_BLOCK - 1, POISSON_BLOCK + 5, n)
+    for leaf, rows in zip(leaves[:3], whole[:3], strict=True):
+        pieces = [a + leaf.local(a, b) for a, b in itertools.pairwise(cuts)]
+        assert np.array_equal(np.concatenate(pieces), rows)
+    # (2) D and D + {x} (x appended), the same generator state: in every epoch the leaves
+    # agree on D's rows, and x is in exactly one leaf
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(501, 3)), rng.integers(0, 2, 501) * 2.0 - 1
+    small = ArrayOracle(LogisticLoss(), X[:500], y[:500], row_norm_bound=5.0)
+    big = ArrayOracle(LogisticLoss(), X, y, row_norm_bound=5.0)
+    ra, rb = np.random.default_rng(7), np.random.default_rng(7)
+    for _epoch in range(3):
+        a = [sel.rows for ((_, sel),) in _random_leaves(small, 16, ra)]
+        b = [sel.rows for ((_, sel),) in _random_leaves(big, 16, rb)]
+        assert [np.array_equal(u, v[v < 500]) for u, v in zip(a, b, strict=True)] == [True] * 16
+        assert sum(500 in v for v in b) == 1
 
 
 def test_langevin_uses_the_last_iterate_accountant():

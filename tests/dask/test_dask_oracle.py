@@ -321,3 +321,18 @@ def test_a_worker_lost_beyond_retries_is_a_clear_error(client, data, tmp_path) -
     finally:
         scheduler.allowed_failures = allowed
         client.wait_for_workers(2, timeout=60)
+
+
+def test_dp_ftrl_random_leaves_on_dask_equal_the_in_memory_fit(client, data) -> None:
+    # add/remove: every row goes to a random leaf each epoch (oracles.selection.RandomLeaf),
+    # resolved on each partition; the in-memory oracle lists the same rows
+    X, y = data
+    mem = ArrayOracle(LogisticLoss(), X, y, row_norm_bound=B)
+    dk = DaskOracle(LogisticLoss(), *_dask(X, y, 7), row_norm_bound=B, client=client)
+    kw = {"relation": "add_remove", "clip": 1.0,
+          "options": {"l2_ftrl": 50.0, "batch_size": 64, "epochs": 2}}
+    fits = [fit_private([o], method="dp_ftrl", epsilon=1.0, delta=1e-5,
+                        rng=np.random.default_rng(11), **kw) for o in (mem, dk)]
+    assert fits[0].event == fits[1].event and fits[0].event.events[-1].leaves == "random"
+    assert _close(fits[1].results[0].theta, fits[0].results[0].theta)
+    dk.close()

@@ -66,7 +66,14 @@ from noisygd.mechanisms.tree import VARIANTS, TreeAggregator
 from noisygd.objectives.base import Objective
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
-from noisygd.oracles.selection import RowRange, oracle_rows
+from noisygd.oracles.selection import (
+    PoissonRows,
+    RandomLeaf,
+    RowIndices,
+    RowRange,
+    RowSelection,
+    oracle_rows,
+)
 
 __all__ = ["OUTPUTS", "array_chunk_oracles", "dp_ftrl", "dp_ftrl_stream"]
 
@@ -123,15 +130,23 @@ def _batches(oracles: Iterable[GradientOracle], batch_size: int
 
 
 def _random_leaves(oracle: GradientOracle, steps: int, rng: np.random.Generator
-                   ) -> Iterator[list[tuple[GradientOracle, np.ndarray]]]:
+                   ) -> Iterator[list[tuple[GradientOracle, RowSelection]]]:
     """One epoch of ``steps`` leaves, every row assigned to one of them independently and
-    uniformly at random (``leaves="random"``, :func:`dp_ftrl`); a leaf may be empty."""
+    uniformly at random (``leaves="random"``, :func:`dp_ftrl`); a leaf may be empty. Each
+    leaf is a :class:`~noisygd.oracles.selection.RandomLeaf` description (the epoch's seed
+    material drawn from ``rng``): an oracle that resolves descriptions (Dask) reads it where
+    the rows are; an in-memory oracle gets the same rows, listed once per epoch."""
     check_oracle(oracle)
-    leaf = rng.integers(0, steps, size=oracle.n_rows)
+    entropy = PoissonRows.entropy_from(rng)
+    if oracle.resolves_row_selections:
+        for t in range(steps):
+            yield [(oracle, RandomLeaf(steps, entropy, t))]
+        return
+    leaf = RandomLeaf(steps, entropy, 0).assignment(0, oracle.n_rows)
     order = np.argsort(leaf, kind="stable")
     bounds = np.searchsorted(leaf[order], np.arange(steps + 1))
     for t in range(steps):
-        yield [(oracle, order[bounds[t]:bounds[t + 1]])]
+        yield [(oracle, RowIndices(order[bounds[t]:bounds[t + 1]]))]
 
 
 def _run(
@@ -202,7 +217,8 @@ def _run(
             rows = 0
             for oracle, span in pieces:
                 g += oracle.clipped_gradient_sum(w, C, rows=oracle_rows(oracle, span))
-                rows += span.stop - span.start
+                if random_leaves is None:  # a RowRange (random leaves: rows not counted)
+                    rows += span.stop - span.start  # type: ignore[attr-defined]
             mu = shape[1]
             if mu:  # random leaves: the public expected leaf size, not the private one
                 reg += (rows if random_leaves is None else random_leaves[1]) * mu * w

@@ -56,7 +56,13 @@ from noisygd._checks import check_bool, check_choice, check_positive
 from noisygd.objectives.base import Objective, ObjectiveConstants
 from noisygd.oracles.array import SPARSE_MODES, ArrayOracle
 from noisygd.oracles.base import GradientOracle
-from noisygd.oracles.selection import PoissonRows, RowIndices, RowRange, RowSelection
+from noisygd.oracles.selection import (
+    PoissonRows,
+    RandomLeaf,
+    RowIndices,
+    RowRange,
+    RowSelection,
+)
 
 __all__ = ["DaskFitError", "DaskOracle", "StepProgress", "is_dask_collection",
            "oracle_defaults"]
@@ -430,7 +436,7 @@ class DaskOracle(GradientOracle):
         if not tasks:
             return np.empty(0)
         out = self._reduce(_part_loss, {"theta": theta}, tasks, _ordered_concat, "loss")
-        if rows is None or isinstance(rows, PoissonRows | RowRange):
+        if rows is None or isinstance(rows, PoissonRows | RandomLeaf | RowRange):
             return out
         # indices: partition order back to the order given
         idx = rows.rows if isinstance(rows, RowIndices) else RowIndices(rows).rows
@@ -513,7 +519,7 @@ class DaskOracle(GradientOracle):
         starts, P = self._starts, self.n_partitions
         if rows is None:
             return [(k, None) for k in range(P)]
-        if isinstance(rows, PoissonRows):
+        if isinstance(rows, PoissonRows | RandomLeaf):  # resolved on every partition
             return [(k, rows) for k in range(P)]
         if isinstance(rows, RowRange):
             a, b = rows.start, min(rows.stop, self._n)

@@ -14,6 +14,10 @@ any partition of the rows into consecutive pieces: a piece holding global rows
 :class:`PoissonRows`
     Every row independently with probability :math:`\gamma`, drawn from streams derived
     from a seed, one stream per fixed block of :data:`POISSON_BLOCK` global rows.
+:class:`RandomLeaf`
+    The rows of one leaf of an epoch in which every row goes to one of ``L`` leaves
+    independently and uniformly at random (DP-FTRL's ``leaves="random"``), from the same
+    per-block streams: row ``i``'s leaf is a function of ``(entropy, i)`` only.
 
 Why :class:`PoissonRows` is exactly Poisson sampling
 -----------------------------------------------------
@@ -41,6 +45,7 @@ draws exact samples on the client and passes them as :class:`RowIndices`.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -55,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "POISSON_BLOCK",
     "PoissonRows",
+    "RandomLeaf",
     "RowIndices",
     "RowRange",
     "RowSelection",
@@ -199,6 +205,70 @@ class PoissonRows(RowSelection):
             pos = self._block(j, min(K, stop - base)) + base
             parts.append(pos[pos >= start] - start)
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+
+
+@dataclass(frozen=True)
+class RandomLeaf(RowSelection):
+    r"""The rows of leaf ``leaf`` when every row is assigned to one of ``leaves`` leaves
+    independently and uniformly at random (DP-FTRL's ``leaves="random"``).
+
+    Row ``i`` of block ``j = i // K`` (``K`` = :data:`POISSON_BLOCK`) has the leaf
+    ``U_{i - jK}``, the ``(i - jK)``-th of the ``K`` draws
+    ``Generator(PCG64(SeedSequence(entropy, spawn_key=(j,)))).integers(0, leaves, K)``:
+    independent uniform leaves (independent streams per block), a function of
+    ``(entropy, i)`` only. So every piece of the rows resolves its own rows, the leaves of
+    rows ``0..n-1`` do not change when a row is appended (``D`` and ``D + {x}`` differ in
+    ``x``'s leaf only, for the same entropy), and the leaves of one epoch partition the rows.
+
+    Parameters
+    ----------
+    leaves : int
+        :math:`L`, the number of leaves of the epoch (public).
+    entropy : tuple of int
+        The epoch's seed material (:meth:`PoissonRows.entropy_from`, drawn from the fit's
+        generator once per epoch).
+    leaf : int
+        The leaf, ``0 <= leaf < leaves``.
+    """
+
+    leaves: int
+    entropy: tuple[int, ...]
+    leaf: int
+
+    def __post_init__(self) -> None:
+        L = check_positive_int("leaves", self.leaves)
+        t = check_positive_int("leaf", self.leaf, minimum=0)
+        if t >= L:
+            raise ValueError(f"leaf must be below leaves ({L}), got {t}")
+        ent = tuple(int(e) for e in self.entropy)
+        if not ent or any(e < 0 for e in ent):
+            raise ValueError("entropy must be a non-empty sequence of non-negative integers")
+        object.__setattr__(self, "leaves", L)
+        object.__setattr__(self, "leaf", t)
+        object.__setattr__(self, "entropy", ent)
+
+    def assignment(self, start: int, stop: int) -> np.ndarray:
+        """The leaf of each global row ``start:stop`` (shape ``(stop - start,)``)."""
+        K = POISSON_BLOCK
+        parts = [_leaf_block(self.entropy, self.leaves, j)[max(start - j * K, 0):
+                                                           min(stop - j * K, K)]
+                 for j in range(start // K, -(-stop // K))]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+    def local(self, start: int, stop: int) -> np.ndarray:
+        """The rows of ``start:stop`` in this leaf, increasing, relative to ``start``."""
+        return np.flatnonzero(self.assignment(start, stop) == self.leaf).astype(np.intp)
+
+
+@functools.lru_cache(maxsize=16)
+def _leaf_block(entropy: tuple[int, ...], leaves: int, j: int) -> np.ndarray:
+    """The leaves of the ``K`` global rows of block ``j`` (:class:`RandomLeaf`): always all
+    ``K`` draws, so a row's leaf does not depend on where resolution stops. Cached (read
+    only): the ``leaves`` leaf descriptions of an epoch resolve the same blocks."""
+    seq = np.random.SeedSequence(entropy, spawn_key=(j,))
+    out = np.random.Generator(np.random.PCG64(seq)).integers(0, leaves, size=POISSON_BLOCK)
+    out.setflags(write=False)
+    return out
 
 
 def oracle_rows(oracle: GradientOracle, selection: RowSelection) -> RowSelection | np.ndarray:
