@@ -11,8 +11,11 @@ amplification, under replace-one neighbours).
 Both yield index tensors on the generator's device and keep their position in
 :meth:`state_dict` (for checkpoint and resume). Given a :class:`numpy.random.Generator` or a
 :class:`~noisygd.mechanisms.secure.SecureRandom` instead, they draw on the host exactly as
-:func:`noisygd.algorithms.noisy_sgd.noisy_sgd` does (a Binomial size, then a uniform subset of
-that size: the same law; a permutation per epoch) and copy the indices to ``device``.
+:func:`noisygd.algorithms.noisy_sgd.noisy_sgd` does and copy the indices to ``device``: a
+NumPy generator gives seed material once (before the first batch) and step ``t``'s batch is
+the :class:`~noisygd.oracles.selection.PoissonRows` description ``(gamma, entropy, t)``
+resolved over the ``n`` rows; a ``SecureRandom`` draws a Binomial size, then a uniform
+subset of that size (the same law); a permutation per epoch.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import numpy as np
 import torch
 
 from noisygd._checks import check_fraction, check_positive_int
+from noisygd.mechanisms.noise import is_secure
+from noisygd.oracles.selection import PoissonRows
 
 Sampler = Any  # torch.Generator, numpy.random.Generator or SecureRandom
 
@@ -69,6 +74,9 @@ class PoissonLoader:
         self.generator = generator
         self.device = _device(generator, device)
         self.position = 0
+        #: A NumPy generator's seed material for the Poisson descriptions (drawn at the
+        #: first batch, as noisy_sgd draws it before its first step).
+        self.entropy: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return self.steps
@@ -81,17 +89,27 @@ class PoissonLoader:
                 mask = torch.rand(self.n, generator=g, device=self.device) < self.sampling_rate
                 yield mask.nonzero().squeeze(1)
                 continue
-            k = int(g.binomial(self.n, self.sampling_rate))
-            idx = g.choice(self.n, size=k, replace=False) if k else np.empty(0, dtype=np.int64)
+            if is_secure(g):
+                k = int(g.binomial(self.n, self.sampling_rate))
+                idx = (g.choice(self.n, size=k, replace=False) if k
+                       else np.empty(0, dtype=np.int64))
+            else:  # noisy_sgd's description of step t (oracles.selection.PoissonRows)
+                if self.entropy is None:
+                    self.entropy = PoissonRows.entropy_from(g)
+                idx = PoissonRows(self.sampling_rate, self.entropy,
+                                  self.position - 1).indices(self.n)
             yield torch.as_tensor(np.asarray(idx, dtype=np.int64), device=self.device)
 
     def state_dict(self) -> dict[str, Any]:
-        """Position (the generator's state is saved by its owner)."""
-        return {"position": self.position}
+        """Position and the Poisson seed material, if drawn (the generator's state is saved
+        by its owner)."""
+        return {"position": self.position, "entropy": self.entropy}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
         self.position = int(state["position"])
+        entropy = state.get("entropy")
+        self.entropy = None if entropy is None else tuple(int(e) for e in entropy)
 
 
 class ShuffleLoader:
