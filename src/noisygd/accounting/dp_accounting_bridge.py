@@ -159,7 +159,7 @@ def _tree(event: TreeAggregation) -> dp_accounting.DpEvent:
         return dpa.NoOpDpEvent()
     # dp_accounting's REPLACE_ONE Gaussian(z') has shift 2/z', its ADD_OR_REMOVE_ONE
     # Gaussian(z') shift 1/z' (module docstring)
-    shift = 2.0 if event.relation is Neighbouring.REPLACE_ONE else 1.0
+    shift = event.relation.clipped_sum_sensitivity
     return dpa.GaussianDpEvent(noise_multiplier=shift / mu)
 
 
