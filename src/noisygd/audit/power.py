@@ -24,6 +24,7 @@ import numpy as np
 
 from noisygd.audit.bounds import ShiftFamily, empirical_epsilon
 from noisygd.audit.problems import AuditProblem
+from noisygd.mechanisms.noise import add_gaussian_noise
 
 __all__ = ["main", "sample_statistic", "simulate_lower_bounds"]
 
@@ -36,7 +37,8 @@ def sample_statistic(family: ShiftFamily, nu: float, runs: int, rng: np.random.G
                              (family.weights_d_prime, family.offsets_d_prime)):
         w = np.asarray(weights, dtype=float)
         k = rng.choice(w.size, size=runs, p=w / w.sum())
-        out.append(rng.standard_normal(runs) + np.asarray(offsets, dtype=float)[k] * nu)
+        # the statistic: its shift plus unit Gaussian noise (the mechanisms' one draw site)
+        out.append(add_gaussian_noise(np.asarray(offsets, dtype=float)[k] * nu, 1.0, rng))
     return out[0], out[1]
 
 

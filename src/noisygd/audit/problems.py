@@ -351,19 +351,19 @@ def noisy_sgd_problem(
                            (19 if sampling == "without_replacement" else 2))
     if m > n:
         raise ValueError(f"batch_size={m} exceeds the {n} rows")
-    inner = Gaussian  # the event's inner Gaussian over the replace-one sensitivity 2
+    inner = Gaussian  # the event's inner Gaussian over the replace-one sensitivity (2)
     if sampling == "without_replacement":
         T = check_positive_int("steps", steps)
 
         def make_event(s: float) -> DpEvent:
             return SelfComposed(SampledWithoutReplacement(
-                m, n, inner(s, sensitivity=2.0, relation=rel)), T)
+                m, n, inner(s, sensitivity=rel.clipped_sum_sensitivity, relation=rel)), T)
     else:
         E = check_positive_int("epochs", epochs)
         T = E * math.ceil(n / m)
 
         def make_event(s: float) -> DpEvent:
-            return SelfComposed(inner(s, sensitivity=2.0, relation=rel), E)
+            return SelfComposed(inner(s, sensitivity=rel.clipped_sum_sensitivity, relation=rel), E)
     z = _noise_or_calibrate(noise_multiplier, epsilon, delta,
                             lambda e, d: _calibrate(make_event, e, d))
     d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ord, 1.0, CANARY_TARGET)
