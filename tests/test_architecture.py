@@ -402,9 +402,11 @@ def test_light_imports(statement: str, forbidden: tuple[str, ...]) -> None:
 SENSITIVITY_HOME = "noisygd.accounting.events"
 #: Names of a per-example bound that ``2 * name`` would turn into a replace-one sensitivity.
 _BOUND_NAMES = {"l", "lip", "lipschitz", "clip", "g_bound"}
-#: Modules allowed to draw Gaussian variates directly: the noise homes (``mechanisms``) and
-#: reproductions that simulate data (not noise).
-NOISE_HOMES = ("noisygd.mechanisms", "noisygd.reproductions.hong_dynamic")
+#: Modules allowed to draw Gaussian variates directly: the noise homes (``mechanisms``; the
+#: torch backend's noise sources, ``noisygd.torch.noise``, whose ``TorchNoise`` draws
+#: ``torch.randn`` on the parameters' device, its NumPy and secure sources calling
+#: ``mechanisms``) and reproductions that simulate data (not noise).
+NOISE_HOMES = ("noisygd.mechanisms", "noisygd.torch.noise", "noisygd.reproductions.hong_dynamic")
 #: Private attributes that carried a privacy input (issue 20 item 1): only the estimator that
 #: owns one may touch it, and only on ``self``.
 PRIVACY_ATTRIBUTES = {"_prior_events": "noisygd.estimators"}
@@ -445,10 +447,12 @@ def sensitivity_literals(source: str) -> list[int]:
 
 
 def direct_noise_draws(source: str) -> list[int]:
-    """Lines calling ``.standard_normal(...)`` or ``.normal(...)`` (a Gaussian draw)."""
+    """Lines calling ``.standard_normal(...)``, ``.normal(...)`` or torch's ``.randn(...)``,
+    ``.randn_like(...)``, ``.normal_(...)`` (a Gaussian draw)."""
     return sorted({node.lineno for node in ast.walk(ast.parse(source))
                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                   and node.func.attr in ("standard_normal", "normal")})
+                   and node.func.attr in ("standard_normal", "normal", "randn", "randn_like",
+                                          "normal_")})
 
 
 def solver_name_comparisons(source: str) -> list[int]:
@@ -519,7 +523,7 @@ def test_the_rule_detectors_see_what_they_refuse() -> None:
            "    c = float(lipschitz) * 2\n"                                # 4
            "    d = 1.0 if rel is Neighbouring.ADD_REMOVE else 2.0\n"      # 5
            "    e = 2.0 * eta - beta\n"                                    # not a bound
-           "    f = rng.standard_normal(3) + rng.normal(0, 1)\n"           # 7
+           "    f = rng.standard_normal(3) + rng.normal(0, 1) + torch.randn(3)\n"  # 7
            "    g = solver.name == 'noisy_gd'\n"                           # 8
            "    h = getattr(self._solver, 'name', None) != 'x'\n"          # 9
            "    est._prior_events = [a]\n"                                 # 10

@@ -107,7 +107,8 @@ class NumpyNoise(NoiseSource):
         self.rng = check_generator("rng", rng, secure=False)
 
     def add_gaussian(self, values: torch.Tensor, sd: float) -> torch.Tensor:
-        draw = torch.from_numpy(sd * self.rng.standard_normal(tuple(values.shape)))
+        # 0 + sd * rng.standard_normal(shape): NumPy's draws, through the one NumPy noise site
+        draw = torch.from_numpy(add_gaussian_noise(np.zeros(tuple(values.shape)), sd, self.rng))
         return (values.to(torch.float64) + draw.to(values.device)).to(values.dtype)
 
 
