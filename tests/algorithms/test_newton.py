@@ -265,6 +265,24 @@ def test_secure_run_draws_discrete_noise_and_reports_its_event():
         newton(o, plan, np.random.default_rng(0))
 
 
+def test_secure_run_on_another_grid_is_refused():
+    # plan.event prices each release's rounding for the default grid (2^-30 of the noise
+    # scale); a coarser grid inflates the sensitivity more, so its run is not that event:
+    # refused before a row is read, as the training entry point refuses it (N1)
+    from noisygd.mechanisms.noise import sensitivity_inflation
+    from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
+
+    X, y = _logistic(n=2000, d=3)
+    o = ArrayOracle(LogisticLoss(l2=1e-3), X, y, row_norm_bound=1.0)
+    plan = _plan_for(o, steps=4, secure=True)
+    coarse = SecureRandom(grid_bits=4)
+    z, sens, unit, dim = plan._releases()[0]
+    assert (sensitivity_inflation(coarse, z * unit, dim, sens * unit)
+            > plan.event.events[0].sensitivity_inflation)
+    with pytest.raises(ValueError, match=f"grid_bits={DEFAULT_GRID_BITS}"):
+        newton(o, plan, coarse)
+
+
 def test_losses_without_curvature_are_refused_before_any_row_is_read():
     X, _ = _logistic(n=60, d=3)
     o = ArrayOracle(MultinomialLogisticLoss(n_classes=3), X, np.arange(60) % 3,

@@ -107,7 +107,7 @@ from noisygd._checks import (
 from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
-from noisygd.mechanisms.secure import SecureRandom
+from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles.base import GradientOracle
 
 __all__ = [
@@ -337,6 +337,11 @@ def _check_rng(rng: Any, plan: NewtonPlan) -> None:
     if plan.secure != is_secure(rng):
         raise TypeError("a secure plan needs rng=SecureRandom() and a SecureRandom needs a "
                         "secure plan (the event must be the one of the noise drawn)")
+    # plan.event prices the rounding's inflation on the default grid: a run on another grid
+    # (a coarser one inflates the sensitivity more) would not be the event returned
+    if plan.secure and rng.grid_bits != DEFAULT_GRID_BITS:
+        raise ValueError(f"a secure Newton plan is priced for SecureRandom(grid_bits="
+                         f"{DEFAULT_GRID_BITS}) (the default); got grid_bits={rng.grid_bits}")
 
 
 def newton(oracle: GradientOracle, plan: NewtonPlan,
