@@ -336,3 +336,21 @@ def test_general_poisson_bound_is_above_the_exact_gaussian_curve(q: float, sigma
                                rtol=1e-12)
     assert np.all(general <= orders / (2 * sigma**2) * (1 + 1e-12))
     assert np.all(np.diff(general[ints]) >= -1e-15)  # non-decreasing in the order
+
+
+def test_secure_dp_ftrl_inflation_is_stated_per_relation() -> None:
+    # kappa = 1 + gamma sqrt(p) / (Delta C), Delta = 2 (replace-one, positional leaves) or 1
+    # (add/remove, random leaves), gamma the grid of sd = z C in dimension p (D1)
+    o = _oracle()
+    p, C, z = o.n_params, 1.0, 2.0
+    gamma_sqrt_p = SecureRandom().rounding_distance(z * C, p)
+    pos = dp_ftrl(o, noise_multiplier=z, clip=C, l2_ftrl=50.0, batch_size=25,
+                  rng=SecureRandom())
+    rnd = dp_ftrl(o, noise_multiplier=z, clip=C, l2_ftrl=50.0, batch_size=25,
+                  rng=SecureRandom(), leaves="random", steps_per_epoch=8, n_samples=200.0)
+    assert pos.event.event.relation.value == "replace_one"
+    assert rnd.event.event.relation.value == "add_remove"
+    assert pos.info["sensitivity_inflation"] == pytest.approx(1 + gamma_sqrt_p / (2 * C),
+                                                              rel=1e-15)
+    assert rnd.info["sensitivity_inflation"] == pytest.approx(1 + gamma_sqrt_p / (1 * C),
+                                                              rel=1e-15)

@@ -245,7 +245,8 @@ def _run(
         leaves="position" if random_leaves is None else "random",
     )
     # secure mode: a node holding m_u >= 1 leaves of an example moves by at most
-    # m_u 2C + gamma sqrt(p) <= m_u kappa 2C after rounding (DiscreteGaussianNoise)
+    # m_u Delta C + gamma sqrt(p) <= m_u kappa Delta C after rounding (DiscreteGaussianNoise),
+    # Delta = relation.clipped_sum_sensitivity: 2 under replace-one, 1 under add/remove
     kappa = sensitivity_inflation(rng, z * C, p, tree_event.relation.clipped_sum_sensitivity * C)
     event = secure_event(tree_event, rng, kappa)
     out = avg / T if output == "average" else w
@@ -330,7 +331,9 @@ def dp_ftrl(
         ``event = TreeAggregation(z, T, epochs, restart_every, REPLACE_ONE)`` (random leaves:
         ``ADD_REMOVE``, ``leaves="random"``); in secure
         mode ``DiscreteGaussianNoise(<that>, kappa)`` with :math:`\kappa = 1 +
-        \gamma\sqrt p/(2C)` (``info["sensitivity_inflation"]``, ``info["mu"] = None``).
+        \gamma\sqrt p/(\Delta C)`, :math:`\Delta` the relation's clipped-sum sensitivity
+        (2 under replace-one, positional leaves; 1 under add/remove, random leaves)
+        (``info["sensitivity_inflation"]``, ``info["mu"] = None``).
     """
     check_oracle(oracle)
     leaves = check_choice("leaves", leaves, ("position", "random"))
