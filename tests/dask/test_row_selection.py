@@ -112,3 +112,21 @@ def test_in_memory_oracle_gets_the_global_indices() -> None:
     sel = PoissonRows(0.5, (4, 4), 2)
     rows = oracle_rows(o, sel)
     assert isinstance(rows, np.ndarray) and np.array_equal(rows, sel.indices(50))
+
+
+def test_a_zero_geometric_gap_never_repeats_a_row():
+    # NumPy's inversion sampler can return a gap of 0 (probability ~2^-53 per draw): it is
+    # raised to 1, so the positions stay strictly increasing (K1); a huge gap is capped
+    from noisygd.oracles.selection import _GAP_CHUNK, POISSON_BLOCK, _geometric_gaps
+
+    class ZeroGaps:
+        def geometric(self, p, size):
+            out = np.full(size, 3, dtype=np.int64)
+            out[::7] = 0
+            out[5] = 10**12
+            return out
+
+    gaps = _geometric_gaps(ZeroGaps(), 0.5)
+    assert gaps.shape == (_GAP_CHUNK,) and gaps.min() == 1
+    assert gaps[5] == POISSON_BLOCK + 1 and np.all(gaps[1:5] == 3)
+    assert np.all(np.diff(np.cumsum(gaps)) >= 1)

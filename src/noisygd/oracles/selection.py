@@ -187,10 +187,7 @@ class PoissonRows(RowSelection):
         found: list[np.ndarray] = []
         last = -1
         while last < limit - 1:
-            # a gap above K + 1 leaves the block either way: capping it changes no position
-            # inside the block, and keeps the sums far from int64 overflow for tiny rates
-            gaps = np.minimum(gen.geometric(self.rate, size=_GAP_CHUNK), POISSON_BLOCK + 1)
-            pos = last + np.cumsum(gaps)
+            pos = last + np.cumsum(_geometric_gaps(gen, self.rate))
             found.append(pos)
             last = int(pos[-1])
         out = np.concatenate(found)
@@ -269,6 +266,19 @@ def _leaf_block(entropy: tuple[int, ...], leaves: int, j: int) -> np.ndarray:
     out = np.random.Generator(np.random.PCG64(seq)).integers(0, leaves, size=POISSON_BLOCK)
     out.setflags(write=False)
     return out
+
+
+def _geometric_gaps(gen: np.random.Generator, rate: float) -> np.ndarray:
+    """:data:`_GAP_CHUNK` Geometric(``rate``) gaps, each in ``1..K + 1``.
+
+    NumPy's inversion sampler returns ``ceil(E / -log1p(-rate))`` with ``E`` a standard
+    exponential, which is 0 (a gap of 0: the same row twice) when ``E`` is 0, with
+    probability about :math:`2^{-53}` per draw: such a gap is raised to 1, the law's least
+    value (a change of that probability, no duplicated row). A gap above ``K + 1`` leaves the
+    block either way: capping it changes no position inside the block, and keeps the sums
+    far from int64 overflow for tiny rates."""
+    gaps = gen.geometric(rate, size=_GAP_CHUNK)
+    return np.clip(gaps, 1, POISSON_BLOCK + 1)
 
 
 def oracle_rows(oracle: GradientOracle, selection: RowSelection) -> RowSelection | np.ndarray:
