@@ -490,7 +490,8 @@ def _dask_session(args: argparse.Namespace) -> Any:
 
     try:
         return DaskSession(scheduler=args.scheduler, local_workers=args.local_workers,
-                           progress=None if args.quiet or args.json else print_progress())
+                           progress=print_progress() if progress_enabled(args)
+                           and not args.json else None)
     except ValueError as exc:
         raise CLIError(f"--scheduler/--local-workers: {exc}") from None
 

@@ -68,3 +68,34 @@ def test_recognising_a_dask_collection_reads_no_attribute_of_other_data() -> Non
     assert not is_dask_collection(np.zeros(3)) and not is_dask_collection(pd.DataFrame())
     assert is_dask_collection(da.zeros(3))
     assert is_dask_collection(dd.from_pandas(pd.DataFrame({"a": [1.0]}), npartitions=1))
+
+
+def test_progress_lines_hold_no_row_count_and_the_cli_gates_them(monkeypatch) -> None:
+    # K2: the rows scanned are private (n under add/remove): not printed unless asked for,
+    # and the CLI prints progress only where it draws its bars (not --quiet, stderr a tty)
+    import argparse
+    import io
+
+    from noisygd import cli
+    from noisygd.dask import print_progress
+    from noisygd.oracles.dask import StepProgress
+
+    step = StepProgress(call=2, kind="gradient", partitions=3, rows_scanned=987_654,
+                        seconds=0.25)
+    out = io.StringIO()
+    print_progress(out)(step)
+    assert out.getvalue() == "dask gradient 2: 3 partitions, 0.250 s\n"
+    out = io.StringIO()
+    print_progress(out, show_rows=True)(step)
+    assert "987654 rows" in out.getvalue()
+
+    args = argparse.Namespace(scheduler=None, local_workers=1, schema=None, quiet=False,
+                              json=False)
+    monkeypatch.setattr("sys.stderr", io.StringIO())  # not a terminal: no progress
+    assert cli._dask_session(args).progress is None
+    tty = io.StringIO()
+    tty.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr("sys.stderr", tty)
+    assert cli._dask_session(args).progress is not None
+    assert cli._dask_session(argparse.Namespace(**{**vars(args), "quiet": True})).progress \
+        is None

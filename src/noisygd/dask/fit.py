@@ -173,13 +173,18 @@ def _class_index(block: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return np.searchsorted(classes, block).astype(np.float64)
 
 
-def print_progress(stream: Any = None) -> Callable[[StepProgress], None]:
+def print_progress(stream: Any = None, *, show_rows: bool = False
+                   ) -> Callable[[StepProgress], None]:
     """A progress printer for :class:`~noisygd.oracles.dask.DaskOracle`: one line per
-    distributed call (call, kind, partitions, rows scanned, seconds) on ``stream``
-    (default stderr). The rows scanned are private: the operator's view, never a release."""
+    distributed call (call, kind, partitions, seconds) on ``stream`` (default stderr).
+
+    The rows scanned are private (they reveal ``n`` under add/remove, and partition sizes):
+    they are printed only with ``show_rows=True``, the operator's own view, never a release
+    (the CLI never sets it)."""
     def show(step: StepProgress) -> None:
+        rows = f"{step.rows_scanned} rows, " if show_rows else ""
         print(f"dask {step.kind} {step.call}: {step.partitions} partitions, "
-              f"{step.rows_scanned} rows, {step.seconds:.3f} s",
+              f"{rows}{step.seconds:.3f} s",
               file=sys.stderr if stream is None else stream, flush=True)
 
     return show
