@@ -3,6 +3,7 @@ checkpoints, ledger and refusals."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -332,3 +333,28 @@ def test_fit_private_runs_a_network_and_the_noisy_gd_plan_refuses_it():
     with pytest.raises(AssumptionError, match="smoothness"):
         fit_private([oracle], method="noisy_gd", epsilon=2.0, delta=1e-5, clip=1.0,
                     n_samples_public=len(X), rng=np.random.default_rng(0))
+
+
+def test_secure_dynamic_schedule_inflation_is_the_largest_steps():
+    # T1: a secure release's grid is chosen from its own scale z s_t C, so the event's one
+    # inflation factor is the max over the steps (as NumPy's dynamic_noisy_gd), not z C's
+    pytest.importorskip("opendp")
+    from noisygd.mechanisms.noise import sensitivity_inflation
+
+    X, y = _blobs(40)
+    net = _mlp()
+    p = sum(w.numel() for w in net.parameters())
+    # z C / sqrt(p) just below a power of two: the largest step's scale (shape > 1.01) lies
+    # on the next grid, whose inflation is larger
+    z = 0.995 * 2.0 ** 20 * math.sqrt(p) / 1.0
+    trainer = PrivateTrainer(net, torch.optim.SGD(net.parameters(), lr=0.1), CE, secure=True,
+                             method="dynamic_noisy_gd", noise_multiplier=z, delta=1e-5,
+                             clip=1.0, steps=6, n_samples_public=len(X),
+                             generator=SecureRandom()).fit(X, y)
+    plan, event = trainer.plan_, trainer.privacy_.event
+    sens = plan.clip  # add/remove: Delta = 1
+    assert type(event).__name__ == "DiscreteGaussianNoise" and max(plan.noise_shape) > 1.01
+    kappas = [sensitivity_inflation(SecureRandom(), z * s * plan.clip, p, sens)
+              for s in plan.noise_shape]
+    assert event.sensitivity_inflation == max(kappas)
+    assert max(kappas) > sensitivity_inflation(SecureRandom(), z * plan.clip, p, sens)

@@ -132,6 +132,14 @@ class TorchPlan:
     noise_shape: tuple[float, ...] | None
     per_epoch: int | None
 
+    def largest_sd(self, z: float | None = None) -> float:
+        r"""The largest noise scale of one release, :math:`z\,\max_t s_t\,C` (``s_t`` the
+        dynamic schedule's shape, 1 otherwise): a secure run's grid is chosen per release
+        from its scale and grows with it, so the event's one inflation factor is the one of
+        this scale (as NumPy's ``dynamic_noisy_gd`` takes the max over its steps)."""
+        z = self.noise_multiplier if z is None else z
+        return z * max(self.noise_shape or (1.0,)) * self.clip
+
     def event(self, z: float | None = None) -> DpEvent:
         """The event of the run with noise multiplier ``z`` (default the plan's)."""
         z = self.noise_multiplier if z is None else z
@@ -259,7 +267,7 @@ def plan_run(
     sens = rel.clipped_sum_sensitivity * C
 
     def make_event(z: float) -> DpEvent:
-        return source.wrap_event(base.event(z), z * C, n_params, sens)
+        return source.wrap_event(base.event(z), base.largest_sd(z), n_params, sens)
 
     if epsilon is not None:
         z = calibrate_noise_multiplier(make_event, epsilon, delta)
@@ -461,7 +469,7 @@ class PrivateTrainer:
             raise RuntimeError("no plan yet: call fit")
         p = sum(q.numel() for q in self.module.parameters() if q.requires_grad)
         sens = Neighbouring(plan.relation).clipped_sum_sensitivity * plan.clip
-        return self.noise_.wrap_event(plan.event(), plan.noise_multiplier * plan.clip, p, sens)
+        return self.noise_.wrap_event(plan.event(), plan.largest_sd(), p, sens)
 
     # ---------------------------------------------------------------- the run
     def fit(self, X: Any, y: Any, *, stop_after: int | None = None,
