@@ -213,6 +213,19 @@ def test_poisson_loader_samples_binomial_sizes_with_empty_batches():
     assert stats.chisquare(observed, expected).pvalue > 1e-3
 
 
+def test_poisson_loader_thresholds_float64_uniforms():
+    # T2: a row is in the batch iff its float64 uniform is below gamma (inclusion probability
+    # gamma up to 2^-53). With float32 uniforms (multiples of 2^-24) a rate of 2^-30 would
+    # include every row whose draw is 0, with probability 2^-24 = 64 gamma: the batch rule
+    # is pinned to the float64 draws of the same generator state
+    n, gamma = 5000, 0.3
+    (batch,) = PoissonLoader(n, gamma, 1, torch.Generator().manual_seed(11))
+    u = torch.rand(n, generator=torch.Generator().manual_seed(11), dtype=torch.float64)
+    assert torch.equal(batch, (u < gamma).nonzero().squeeze(1))
+    u32 = torch.rand(n, generator=torch.Generator().manual_seed(11))
+    assert not torch.equal(batch, (u32 < gamma).nonzero().squeeze(1))
+
+
 def test_accumulation_gives_the_same_run():
     X, y = _blobs()
     runs = []

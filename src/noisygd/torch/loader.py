@@ -1,7 +1,7 @@
 r"""Batch samplers on the device: real Poisson sampling and shuffled fixed-size batches.
 
 :class:`PoissonLoader` draws, at every step, each of the ``n`` examples independently with
-probability :math:`\gamma` (``torch.rand(n) < gamma`` from an explicit
+probability :math:`\gamma` (``torch.rand(n, dtype=float64) < gamma`` from an explicit
 :class:`torch.Generator`): batch sizes are Binomial(:math:`n, \gamma`) and a batch may be empty,
 which is the sampling the accountant's ``PoissonSampled(gamma, ...)`` event assumes (a
 fixed-size batch would not be). :class:`ShuffleLoader` cuts a fresh permutation of the
@@ -86,7 +86,11 @@ class PoissonLoader:
             self.position += 1
             g = self.generator
             if isinstance(g, torch.Generator):
-                mask = torch.rand(self.n, generator=g, device=self.device) < self.sampling_rate
+                # float64 uniforms: float32 ones are multiples of 2^-24, so u < gamma would
+                # include a row with probability ceil(gamma 2^24) / 2^24, up to 2^-24 above
+                # the accounted gamma (and 2^-24 for any gamma below it); float64 leaves 2^-53
+                u = torch.rand(self.n, generator=g, device=self.device, dtype=torch.float64)
+                mask = u < self.sampling_rate
                 yield mask.nonzero().squeeze(1)
                 continue
             if is_secure(g):
