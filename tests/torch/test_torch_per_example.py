@@ -3,6 +3,8 @@ clipped sums (book-keeping) against the materialised ones."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -235,6 +237,37 @@ def test_batch_mixing_module_detected_and_served_by_torch_func():
     with pytest.warns(RuntimeWarning, match="disagree"):
         oracle.clipped_sum(None, 0.5)
     assert not oracle.fused
+
+
+def test_mixing_beyond_the_first_examples_or_by_position_is_detected():
+    """T3: a module that mixes example i with example i - 4 only (invisible to a check on four
+    examples, each alone or together), and one that mixes neighbours by batch position,
+    fail the first-batch check: eight examples, their batch-mates permuted and replaced."""
+
+    class Shifted(nn.Module):
+        def __init__(self, lag):
+            super().__init__()
+            self.lin, self.lag = nn.Linear(4, 3), lag
+
+        def forward(self, x):
+            mixed = x.clone()
+            mixed[self.lag:] = x[self.lag:] + x[:-self.lag]
+            return self.lin(mixed)
+
+    torch.manual_seed(0)
+    x, y = torch.randn(16, 4), torch.arange(16) % 3
+    for lag in (4, 1):
+        oracle = TorchOracle(Shifted(lag), CE, x, y)
+        assert oracle.fused
+        with pytest.warns(RuntimeWarning, match="disagree"):
+            oracle.clipped_sum(None, 0.5)
+        assert not oracle.fused
+    # a module that does not mix passes (no warning) and keeps the fused path
+    plain = TorchOracle(nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3)), CE, x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        plain.clipped_sum(None, 0.5)
+    assert plain.fused
 
 
 def test_batchnorm_in_training_mode_refused_with_groupnorm_named():

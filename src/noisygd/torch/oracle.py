@@ -89,6 +89,11 @@ def _as_tensor(value: Any, device: torch.device, dtype: torch.dtype | None) -> t
     return t.to(device)
 
 
+#: Examples of the first batch the fused path is checked on (:meth:`TorchOracle._check_fused`).
+_CHECK_EXAMPLES = 8
+#: Relative tolerance of that check (float32 norms from two computations agree far closer).
+_CHECK_RTOL = 1e-4
+
 class TorchOracle(GradientOracle):
     """Private examples, a module and a per-example loss behind the oracle interface.
 
@@ -278,7 +283,7 @@ class TorchOracle(GradientOracle):
             return list(torch.autograd.grad(losses.sum(), self._params)), losses.detach().sum()
         clips = self.clips(clip)
         if self._fused is not None and not self._checked and x.shape[0] >= 2:
-            self._check_fused(x[:4], y[:4])
+            self._check_fused(x[:_CHECK_EXAMPLES], y[:_CHECK_EXAMPLES])
         if self._fused is not None:
             done = self._fused.clipped_sum(self.module, self.loss, x, y, clips)
             if done is not None:
@@ -291,19 +296,33 @@ class TorchOracle(GradientOracle):
         return grads, total
 
     def _check_fused(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        """Once: the fused norms of a few examples against ``torch.func``'s (each example
-        alone). A module that mixes the examples of a batch, or whose activations are not
-        batch-first, fails it and is served by ``torch.func`` from then on (with a warning)."""
+        """Once, on the first batch's first :data:`_CHECK_EXAMPLES` examples: the fused norms
+        (1) against ``torch.func``'s (each example alone), and example ``i``'s fused norm
+        unchanged (2) when its batch-mates are permuted (the batch reversed) and (3) when
+        they are replaced (each half of the batch alone), all within relative
+        :data:`_CHECK_RTOL`. A module that mixes the examples of a batch, or whose
+        activations are not batch-first, fails it and is served by ``torch.func`` from then
+        on (with a warning). A heuristic guard, not a proof (docs/torch.md, "The fused
+        path's assumption")."""
         self._checked = True
         fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
-        alone = [g.flatten(1).pow(2).sum(1) for g in
-                 per_example_gradients(self.module, self.loss, x, y, self._names)]
-        if fused is not None and all(
-                torch.allclose(a, b, rtol=1e-3, atol=1e-6 * max(1.0, float(b.max())))
-                for a, b in zip(fused, alone, strict=True)):
-            return
         if fused is None:
             return  # this forward pass did not fit the plan: clipped_sum falls back anyway
+        alone = [g.flatten(1).pow(2).sum(1) for g in
+                 per_example_gradients(self.module, self.loss, x, y, self._names)]
+        k = x.shape[0]
+        checks: list[tuple[list[torch.Tensor] | None, list[torch.Tensor]]] = [(fused, alone)]
+        rev = self._fused.sq_norms(  # type: ignore[union-attr]
+            self.module, self.loss, x.flip(0), y.flip(0))
+        checks.append((None if rev is None else [r.flip(0) for r in rev], fused))
+        for part in (slice(0, k // 2), slice(k // 2, k)):
+            got = self._fused.sq_norms(  # type: ignore[union-attr]
+                self.module, self.loss, x[part], y[part])
+            checks.append((got, [f[part] for f in fused]))
+        if all(got is None or all(
+                torch.allclose(a, b, rtol=_CHECK_RTOL, atol=1e-6 * max(1.0, float(b.max())))
+                for a, b in zip(got, want, strict=True)) for got, want in checks):
+            return
         warnings.warn("the fused per-example norms disagree with torch.func's on the first "
                       "batch (does the module mix the examples of a batch, or hold "
                       "activations that are not batch-first?); using torch.func",
