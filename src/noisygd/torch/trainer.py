@@ -582,7 +582,11 @@ class PrivateTrainer:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything a resumed run needs: model, optimiser, plan (hence the accountant's
-        event), steps done, sampler and noise state, loader and tree state, ledger release."""
+        event), steps done, sampler and noise state, loader and tree state, ledger release.
+
+        **Private data**, not a release (docs/torch.md, "Checkpoints are private data"): the
+        generator state recomputes the noise, and a ``dp_ftrl`` tree's state holds the
+        un-noised sums of clipped gradients. Store it like the training data."""
         if self.plan_ is None:
             raise RuntimeError("not fitted: nothing to checkpoint")
         if self.secure:
