@@ -223,11 +223,14 @@ class NoisyGDSolver(Solver):
             plan = self._plan(facts, budget, budget.mu)
         if choose is not None:
             newton_plan = None
-            if facts.radius is None and facts.constants.smoothness is not None:
+            if facts.radius is None and facts.constants.smoothness:
                 from noisygd.solvers.newton import NewtonSolver
 
-                newton_plan = NewtonSolver().plan(dataclasses.replace(facts, options={}),
-                                                  budget)
+                try:  # extreme public constants: NoisyGD's plan names them, Newton's may not
+                    newton_plan = NewtonSolver().plan(dataclasses.replace(facts, options={}),
+                                                      budget)
+                except (AssumptionError, ValueError, ArithmeticError):
+                    newton_plan = None
             chosen, why = choose_method(plan[0], facts, newton_plan)
             if chosen == "newton":
                 return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
