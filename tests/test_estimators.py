@@ -821,7 +821,7 @@ def test_the_default_method_is_chosen_by_public_facts_and_says_why():
     # says which and why; method="noisy_gd" is never replaced.
     import warnings as _w
 
-    from noisygd.solvers.noisy_gd import NEWTON_CURVATURE_SHARE, choose_method
+    from noisygd.solvers.auto import NEWTON_CURVATURE_SHARE, choose_method
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 10)) / np.sqrt(10)

@@ -210,7 +210,7 @@ class _DPLinearModel(BaseEstimator):
                 and "l2" not in (self.method_options or {}))
 
     #: Whether ``method="auto"`` chooses between NoisyGD and Newton by the public rule of
-    #: :func:`noisygd.solvers.noisy_gd.choose_method` (binary ``DPLogisticRegression``).
+    #: :func:`noisygd.solvers.auto.choose_method` (binary ``DPLogisticRegression``).
     _CHOOSES_METHOD: ClassVar[bool] = False
 
     def _chooses_method(self) -> bool:
@@ -235,8 +235,6 @@ class _DPLinearModel(BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
-        if self._chooses_method():
-            opts["choose"] = "auto"
         if self._RUNS_TO_RIDGE_HORIZON:
             opts.setdefault("horizon", "ridge")
         return opts
@@ -511,9 +509,15 @@ class _DPLinearModel(BaseEstimator):
         # one pass over X (scan, partition); the other problems share it (with_targets)
         first = ArrayOracle(objective, X, targets[0], row_norm_bound=bound)
         oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+        if self._chooses_method():  # NoisyGD or Newton by public facts (solvers.auto)
+            from noisygd.solvers.auto import ChoosingSolver
+
+            solver: Any = ChoosingSolver()
+        else:
+            solver = self._solver
         fit = fit_private(
             oracles,
-            method=self._solver,
+            method=solver,
             epsilon=float(self.epsilon),
             delta=float(self.delta),
             relation=Neighbouring(self.neighbouring),
