@@ -118,14 +118,16 @@ class ChoosingSolver(NoisyGDSolver):
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:
         """NoisyGD's plan, or :class:`SecondOrderPlan` when the rule chooses Newton."""
         plan = self.plan_quietly(facts, budget)
-        newton_plan = None
+        newton_plan, refusal = None, None
         if facts.radius is None and facts.constants.smoothness:
-            try:  # extreme public constants: NoisyGD's plan names them, Newton's may not
+            try:  # e.g. the diagonal form without a declared row_nonzeros, extreme constants
                 newton_plan = NewtonSolver().plan(dataclasses.replace(facts, options={}),
                                                   budget)
-            except (AssumptionError, ValueError, ArithmeticError):
-                newton_plan = None
+            except (AssumptionError, ValueError, ArithmeticError) as exc:
+                refusal = str(exc)
         chosen, why = choose_method(plan[0], facts, newton_plan)
+        if refusal is not None:
+            why = f"NoisyGD: Newton cannot be planned from these public facts ({refusal})"
         if chosen == "newton":
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
         plan[0].details["method_choice"] = {"method": "noisy_gd", "rule": why}
