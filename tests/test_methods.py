@@ -89,6 +89,17 @@ def test_dp_ftrl_under_add_remove_assigns_rows_to_leaves_at_random():
     per_epoch = tree.steps // tree.epochs
     nodes = tree.epochs * (math.floor(math.log2(per_epoch)) + 1)
     assert tree.mu == pytest.approx(math.sqrt(nodes) / tree.noise_multiplier, rel=1e-12)
+    # re-accounted by dp_accounting's PLD (independent library): the bridge's add/remove
+    # Gaussian has shift 1/z' = mu, and the whole fit (count and tree) spends epsilon 1
+    import dp_accounting
+
+    from noisygd.accounting.dp_accounting_bridge import to_dp_accounting
+    from noisygd.accounting.gdp import gaussian_mu
+
+    assert to_dp_accounting(tree).noise_multiplier == pytest.approx(1.0 / tree.mu, rel=1e-12)
+    acc = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc.compose(dp_accounting.GaussianDpEvent(1.0 / gaussian_mu(model.privacy_.event)))
+    assert acc.get_epsilon(model.privacy_.delta) == pytest.approx(1.0, rel=1e-2)
     assert model.score(X, y) > 0.8
     # one tree over several epochs with random leaves is refused (the node count would
     # depend on the leaves drawn)
