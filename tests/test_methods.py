@@ -268,3 +268,15 @@ def test_output_perturbation_ridge_from_theorems_2_3():
     # other methods (not NoisyGD) keep the public constant 1e-4
     assert DPLogisticRegression(method="noisy_sgd", classes=[0, 1],
                                 random_state=0).fit(X, y).l2_ == 1e-4
+
+
+@pytest.mark.parametrize("method", ["langevin", "output_perturbation", "rrpsgd"])
+def test_a_replace_one_method_under_add_remove_names_the_argument_to_pass(method):
+    # Issue 19, item 5: every method is usable with its defaults or says exactly what to pass
+    from noisygd.estimators import DPLinearRegression
+
+    X, y = _binary()
+    with pytest.raises(ValueError, match=r"not add_remove: pass neighbouring='replace_one'"):
+        DPLogisticRegression(method=method, classes=[0, 1]).fit(X, y)
+    with pytest.raises(ValueError, match=r"radius=R .* and neighbouring='replace_one'"):
+        DPLinearRegression(method=method).fit(X, y.astype(float))
