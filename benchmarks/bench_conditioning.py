@@ -265,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     found = checks(rows)
     meta = {
         "title": "Conditioning: share of the non-private gain, plain and with the public box",
-        "description": __doc__.split("\n\n")[1], "environment": env,
+        "description": ("Share of the non-private gain (AUC or R^2, the constant predictor as "
+                        "0) of every method's default, plain (no bounds), private "
+                        "(conditioning_share=0.1) and with the declared public box; generated "
+                        "families and the bench_utility sets (module docstring)."),
+        "environment": env,
         "command": "python " + " ".join(["benchmarks/bench_conditioning.py", *sys.argv[1:]]),
         "seeds": seeds, "epsilons": list(epsilons), "sizes": list(sizes), "dims": list(dims),
         "checks": found, "checks_held": sum(c["holds"] for c in found),
