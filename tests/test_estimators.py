@@ -821,7 +821,7 @@ def test_the_default_method_is_chosen_by_public_facts_and_says_why():
     # says which and why; method="noisy_gd" is never replaced.
     import warnings as _w
 
-    from noisygd.solvers.noisy_gd import NEWTON_CURVATURE_SHARE, choose_method
+    from noisygd.solvers.auto import NEWTON_CURVATURE_SHARE, choose_method
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 10)) / np.sqrt(10)
@@ -844,3 +844,81 @@ def test_the_default_method_is_chosen_by_public_facts_and_says_why():
     assert big.score(X, y) >= forced.score(X, y) - 0.02
     # the rule reads the plan only: the same facts give the same choice
     assert 0 < NEWTON_CURVATURE_SHARE < 1 and callable(choose_method)
+
+
+def test_private_conditioning_is_the_closed_form_on_the_same_draws():
+    # (S_x~, S_u~, N~) = sum_i (x~_i/R, ||x~_i||^2/R^2, 1) + N(0, sigma^2 I), sigma = sqrt3 D/mu;
+    # c = R S_x~/N, U_c = min(1, max(S_u~/N - ||c_hat||^2 + 2 p sigma^2/N^2, sigma/N))
+    import scipy.sparse as sp_
+
+    from noisygd.accounting.gdp import gaussian_mu
+    from noisygd.estimators import private_conditioning
+
+    rng = np.random.default_rng(3)
+    X = rng.random((400, 6)) * 0.6
+    X[0] *= 10.0  # a row beyond R = 1: projected onto the ball first
+    R, mu = 1.0, 0.8
+    out = private_conditioning(X, R, mu=mu, sensitivity=1.0, rng=np.random.default_rng(9))
+    sigma = np.sqrt(3.0) / mu
+    e = np.random.default_rng(9).normal(0.0, sigma, 8)
+    norms = np.linalg.norm(X, axis=1)
+    Xt = X * np.minimum(1.0, R / norms)[:, None]
+    n_t = 400 + e[7]
+    c_hat = (Xt.sum(0) + e[:6]) / n_t
+    u = ((np.linalg.norm(Xt, axis=1) / R) ** 2).sum() + e[6]
+    u_c = min(1.0, max(u / n_t - c_hat @ c_hat + 2 * 6 * sigma**2 / n_t**2, sigma / n_t))
+    np.testing.assert_allclose(out.centre, R * c_hat, rtol=1e-10)
+    assert out.row_scale == pytest.approx(np.sqrt(u_c), rel=1e-10)
+    assert out.intercept_scale == pytest.approx(R * np.sqrt(u_c), rel=1e-10)
+    assert out.clip == pytest.approx(R * np.sqrt(2 * u_c), rel=1e-10)
+    # the event Gaussian(nm, 1) is exactly mu-GDP; CSR rows give the same release
+    assert gaussian_mu(Gaussian(out.noise_multiplier, 1.0)) == pytest.approx(mu, rel=1e-12)
+    again = private_conditioning(sp_.csr_matrix(X), R, mu=mu, sensitivity=1.0,
+                                 rng=np.random.default_rng(9))
+    np.testing.assert_allclose(again.centre, out.centre, rtol=1e-10)
+
+
+def test_private_conditioning_composes_records_first_and_reports():
+    from noisygd.accounting.gdp import gaussian_mu
+    from noisygd.accounting.registry import best
+    from noisygd.estimators import CONDITIONING_SHARE
+
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 8)) / np.sqrt(8)  # uncentred rows, no bounds declared
+    y = (rng.random(3000) < 1 / (1 + np.exp(-(X @ np.full(8, 4.0) - 4.5)))).astype(int)
+    kw = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0}
+    on = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
+    off = DPLogisticRegression(**kw).fit(X, y)
+    assert "release" not in off.conditioning_ and off.conditioning_["centre"] is None
+    rel = on.conditioning_["release"]
+    first = on.privacy_.event.events[0]  # the release comes first, at sqrt(f) mu
+    assert gaussian_mu(first) == pytest.approx(np.sqrt(0.1) * gaussian_mu(on.privacy_.event),
+                                               rel=1e-9)
+    assert best(on.privacy_.event, 1e-5).epsilon <= 1.0 * (1 + 1e-9)
+    assert on.conditioning_["centre"] is not None
+    plan = on.fit_info_["plans"][0]["plan"]  # the run clips at the released scale
+    assert plan["sigma"] / plan["noise_multiplier"] == pytest.approx(rel["clip"], rel=1e-9)
+    assert on.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"])  # R = 1
+    # predictions are those of the fitted coordinates (centre and scale mapped back)
+    np.testing.assert_allclose(on.decision_function(X), X @ on.coef_ + on.intercept_,
+                               rtol=1e-9, atol=1e-12)
+    again = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
+    np.testing.assert_array_equal(again.coef_, on.coef_)  # reproducible
+
+
+def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
+    from noisygd.estimators import CONDITIONING_SHARE
+    from noisygd.ledger import Ledger
+
+    rng = np.random.default_rng(1)
+    X = rng.random((500, 4)) / 2
+    y = (rng.random(500) < 0.3).astype(int)
+    with Ledger(str(tmp_path / "l.db")) as ledger:
+        ledger.set_budget("d", 2.0, 1e-5)
+        est = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=ledger, dataset="d",
+                                   random_state=0, conditioning_share=CONDITIONING_SHARE)
+        est.fit(X, y)
+        releases = ledger.releases("d")
+        assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
+                                                   "DPLogisticRegression/noisy_gd"]
+        assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)

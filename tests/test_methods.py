@@ -90,6 +90,17 @@ def test_dp_ftrl_under_add_remove_assigns_rows_to_leaves_at_random():
     per_epoch = tree.steps // tree.epochs
     nodes = tree.epochs * (math.floor(math.log2(per_epoch)) + 1)
     assert tree.mu == pytest.approx(math.sqrt(nodes) / tree.noise_multiplier, rel=1e-12)
+    # re-accounted by dp_accounting's PLD (independent library): the bridge's add/remove
+    # Gaussian has shift 1/z' = mu, and the whole fit (count and tree) spends epsilon 1
+    import dp_accounting
+
+    from noisygd.accounting.dp_accounting_bridge import to_dp_accounting
+    from noisygd.accounting.gdp import gaussian_mu
+
+    assert to_dp_accounting(tree).noise_multiplier == pytest.approx(1.0 / tree.mu, rel=1e-12)
+    acc = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc.compose(dp_accounting.GaussianDpEvent(1.0 / gaussian_mu(model.privacy_.event)))
+    assert acc.get_epsilon(model.privacy_.delta) == pytest.approx(1.0, rel=1e-2)
     assert model.score(X, y) > 0.8
     # one tree over several epochs with random leaves is refused (the node count would
     # depend on the leaves drawn)
@@ -299,3 +310,15 @@ def test_output_perturbation_ridge_from_theorems_2_3():
     # other methods (not NoisyGD) keep the public constant 1e-4
     assert DPLogisticRegression(method="noisy_sgd", classes=[0, 1],
                                 random_state=0).fit(X, y).l2_ == 1e-4
+
+
+@pytest.mark.parametrize("method", ["langevin", "output_perturbation", "rrpsgd"])
+def test_a_replace_one_method_under_add_remove_names_the_argument_to_pass(method):
+    # Issue 19, item 5: every method is usable with its defaults or says exactly what to pass
+    from noisygd.estimators import DPLinearRegression
+
+    X, y = _binary()
+    with pytest.raises(ValueError, match=r"not add_remove: pass neighbouring='replace_one'"):
+        DPLogisticRegression(method=method, classes=[0, 1]).fit(X, y)
+    with pytest.raises(ValueError, match=r"radius=R .* and neighbouring='replace_one'"):
+        DPLinearRegression(method=method).fit(X, y.astype(float))

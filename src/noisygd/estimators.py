@@ -125,6 +125,12 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 #: ``DPLinearRegression``'s default clip is ``HUBER_K * h * sqrt(R^2 + s^2)``, the Huber
 #: threshold ``HUBER_K`` times the public Popoviciu bound ``sd(y) <= h`` (class doc).
 HUBER_K = 1.345
+#: :class:`DPLogisticRegression`'s default ``conditioning_share`` (0: off; the class doc's
+#: "Private conditioning" measures ``conditioning_share=0.1``, :data:`CONDITIONING_SHARE`).
+DEFAULT_CONDITIONING_SHARE = 0.0
+#: The share of the Gaussian-DP budget ``mu^2`` the private conditioning is measured with
+#: (a declared budget split, like ``scale_share``'s 0.1).
+CONDITIONING_SHARE = 0.1
 #: :class:`DPLinearRegression`'s default ``scale_share``: the declared share of the Gaussian-DP
 #: budget ``mu^2`` spent on the private target scale (a budget split, like the count's 0.01).
 DEFAULT_SCALE_SHARE = 0.1
@@ -206,7 +212,7 @@ class _DPLinearModel(BaseEstimator):
                 and "l2" not in (self.method_options or {}))
 
     #: Whether ``method="auto"`` chooses between NoisyGD and Newton by the public rule of
-    #: :func:`noisygd.solvers.noisy_gd.choose_method` (binary ``DPLogisticRegression``).
+    #: :func:`noisygd.solvers.auto.choose_method` (binary ``DPLogisticRegression``).
     _CHOOSES_METHOD: ClassVar[bool] = False
 
     def _chooses_method(self) -> bool:
@@ -231,8 +237,6 @@ class _DPLinearModel(BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
-        if self._chooses_method():
-            opts["choose"] = "auto"
         if self._RUNS_TO_RIDGE_HORIZON:
             opts.setdefault("horizon", "ridge")
         return opts
@@ -524,9 +528,15 @@ class _DPLinearModel(BaseEstimator):
         # one pass over X (scan, partition); the other problems share it (with_targets)
         first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
         oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+        if self._chooses_method():  # NoisyGD or Newton by public facts (solvers.auto)
+            from noisygd.solvers.auto import ChoosingSolver
+
+            solver: Any = ChoosingSolver()
+        else:
+            solver = self._solver
         fit = fit_private(
             oracles,
-            method=self._solver,
+            method=solver,
             epsilon=float(self.epsilon),
             delta=float(self.delta),
             relation=Neighbouring(self.neighbouring),
@@ -1010,6 +1020,38 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     classes : array-like, optional
         The label set, declared public. If omitted it is read from ``y`` (a
         data-dependent step: a ``PrivacyLeakWarning`` says so).
+    conditioning_share : float, default=0.0
+        Without ``feature_bounds`` (no public centre or scale declared): the share of the
+        Gaussian-DP :math:`\\mu^2` spent on the private conditioning ("Private conditioning"
+        below); 0 (the default, for now) spends nothing and keeps the rows uncentred; 0.1
+        (:data:`CONDITIONING_SHARE`) is the measured declared split, a public constant like
+        ``DPLinearRegression``'s ``scale_share``.
+
+    **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
+    ``clip``, with an intercept, a method that clips and composes with a prior release
+    (NoisyGD, Newton through ``"auto"``, NoisySGD, DP-FTRL), not tuned, not secure and not
+    multinomial, the fit first releases, with a share :math:`f` of its budget
+    (:math:`\\mu_c = \\sqrt f\\,\\mu`), :math:`\\sum_i(\\tilde x_i/R,\\ u_i,\\ 1) +
+    \\mathcal N(0, \\sigma^2 I_{p+2})`, :math:`\\tilde x_i` the row projected onto the ball of
+    radius :math:`R` (``row_norm_bound``), :math:`u_i = \\lVert\\tilde x_i\\rVert^2/R^2`,
+    :math:`\\sigma = \\sqrt3\\,\\Delta/\\mu_c` (each row adds a vector of norm at most
+    :math:`\\sqrt3`: exactly :math:`\\mu_c`-GDP; :func:`private_conditioning`). From it (post-
+    processing) the centre :math:`c = R\\hat c`, :math:`\\hat c = \\tilde S_x/\\tilde N`, and the
+    rows' mean squared distance to it :math:`\\hat U_c` (units of :math:`R^2`). The fit runs in
+    the coordinates centred at :math:`c` (rows beyond :math:`R` from :math:`c` shrunk onto that
+    ball, a per-row map), with intercept scale :math:`s = R\\sqrt{\\hat U_c}` (the intercept
+    weighs as a typical row) and the clip :math:`R\\sqrt{2\\hat U_c}`, the root-mean-square
+    norm of the augmented rows :math:`[x - c, s]` (a Schweppe-type clip as
+    ``DPLinearRegression``'s). The release composes exactly with the count and the run (a
+    prior event of :func:`noisygd.training.fit_private`) and, with ``ledger=``, is recorded
+    as its own release before the rows are read. ``conditioning_`` reports it (``"release"``).
+    Measured with ``conditioning_share=0.1`` against 0 (epsilon 1, 3 seeds, share of the
+    non-private AUC gain on ``benchmarks/bench_conditioning.py``'s generated tables):
+    imbalanced 500 x 5 0.32 -> 0.93, 2000 x 20 0.71 -> 0.96; one-hot 2000 x 20 0.93 -> 0.98,
+    10000 x 100 0.90 -> 0.95; scales over 100x 0.69 -> 0.73; the declared box gives 0.61,
+    0.88, 0.97, 0.96, 0.69 there. Adult without bounds: accuracy 0.8475 -> 0.8474, AUC
+    0.8958 -> 0.8973. It is off by default for now (``conditioning_share=0``): the
+    existing tests of the default fit's events and ledger releases assume no such release.
 
     Attributes
     ----------
@@ -1022,7 +1064,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         The ledger's record of the fit (with ``ledger=``), else None.
     conditioning_ : dict
         The public conditioning used: ``centre`` (None: not centred), ``row_norm_bound``,
-        ``intercept_scale``.
+        ``intercept_scale``, and with the private conditioning ``release`` (its share,
+        ``row_scale`` = :math:`\\sqrt{\\hat U_c}`, the clip and the event).
     tuning_ : dict
         With ``tune=True``: the released run's ``candidate`` (and index ``chosen``), its
         noisy ``score``, ``n_runs`` and ``runs_per_candidate`` (drawn independently of the
@@ -1059,7 +1102,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         tune_candidates: Any = None,
         tune_options: dict | None = None,
         secure: bool = False,
+        conditioning_share: float = DEFAULT_CONDITIONING_SHARE,
     ) -> None:
+        self.conditioning_share = conditioning_share
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -1082,6 +1127,66 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.tune_candidates = tune_candidates
         self.tune_options = tune_options
         self.secure = secure
+
+    def _uses_private_conditioning(self) -> bool:
+        """Whether this fit releases the private conditioning (class doc)."""
+        solver = self._solver
+        return (float(self.conditioning_share) > 0.0 and self.feature_bounds is None
+                and self.intercept_scale is None and self.clip is None
+                and bool(self.fit_intercept) and self._conditioned() and not self.secure
+                and not self.tune and "_clip_factor" not in self.__dict__
+                and solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)
+                and not self._multinomial())
+
+    def _conditioning_event(self) -> tuple[float, Any]:
+        """``(mu_c, event)`` of the conditioning release (public facts only)."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+
+        rel = Neighbouring(self.neighbouring)
+        mu_c = math.sqrt(float(self.conditioning_share)) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        sens = rel.clipped_sum_sensitivity
+        return mu_c, Gaussian(sens / mu_c, sens, rel)
+
+    def _pre_release(self) -> Any:
+        return self._conditioning_event()[1] if self._uses_private_conditioning() else None
+
+    def _conditioning(self, n_features: int) -> tuple[np.ndarray | None, float, float | None]:
+        """As for every model; with the private conditioning released (class doc), its
+        centre, the row bound ``R`` and its intercept scale."""
+        private = self.__dict__.get("_private_conditioning")
+        if private is None or not self.fit_intercept or not self._conditioned():
+            return super()._conditioning(n_features)
+        return private.centre, float(self.row_norm_bound), private.intercept_scale
+
+    def _fit_targets(self, X: Any, targets: list[np.ndarray],
+                     previewed: Any = None) -> Any:
+        """Release the private conditioning (class doc) when it applies, then fit in its
+        coordinates with its event composed after any earlier ``prior_events``."""
+        self.__dict__.pop("_private_conditioning", None)
+        if not self._uses_private_conditioning():
+            return super()._fit_targets(X, targets, previewed)
+        mu_c, event = self._conditioning_event()
+        if self.ledger is None:
+            self._release_rest(event)  # refuses an epsilon too small for both, before a read
+        release = self._record_release(event, "conditioning",
+                                       "(x~/R, ||x~||^2/R^2, 1), x~ = x min(1, R/||x||)")
+        rel = Neighbouring(self.neighbouring)
+        cond = private_conditioning(X, float(self.row_norm_bound), mu=mu_c,
+                                    sensitivity=rel.clipped_sum_sensitivity,
+                                    rng=self._release_rng(self.random_state))
+        self._private_conditioning = cond
+        fit_targets = super()._fit_targets
+        try:
+            fit = self._with_prior(event, lambda: fit_targets(X, targets, previewed))
+        finally:
+            del self._private_conditioning
+        self.conditioning_["release"] = {
+            "share": float(self.conditioning_share), "row_scale": cond.row_scale,
+            "clip": cond.clip, "event": event.describe(),
+            **({"ledger_release": release.id} if release is not None else {})}
+        return fit
 
     def _make_objective(self) -> Objective:
         from noisygd.objectives.glm import LogisticLoss
@@ -1128,11 +1233,15 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return {**(opts or {}), **extra}
 
     def _effective_clip(self, n_features: int) -> float | None:
-        r"""The user's ``clip``; for a multinomial fit without one, the sharp clip
-        :math:`\sqrt{1 - 1/K}\,\tilde B`
+        r"""The user's ``clip``; with the private conditioning its clip
+        :math:`R\sqrt{2\hat U_c}` (class doc); for a multinomial fit without one, the sharp
+        clip :math:`\sqrt{1 - 1/K}\,\tilde B`
         (:meth:`~noisygd.objectives.multinomial.MultinomialLogisticLoss.default_clip`: it
         never changes the gradient of a correctly classified row, nor any gradient at
         :math:`\Theta = 0`); else None (the method uses the Lipschitz constant)."""
+        private = self.__dict__.get("_private_conditioning")
+        if self.clip is None and private is not None:
+            return private.clip
         if self.clip is not None or not self._multinomial():
             return self.clip
         _, bound, _ = self._conditioning(n_features)
@@ -1824,6 +1933,93 @@ class DPLinearRegression(_DPRegressor):
         return np.minimum(row_norms(X, centre=centre) / bound, 1.0) ** 2
 
 
+@dataclasses.dataclass(frozen=True)
+class PrivateConditioning:
+    r"""What :func:`private_conditioning` computes from its release (post-processing).
+
+    Attributes
+    ----------
+    centre : ndarray
+        :math:`c = R\hat c`, the rows' released mean (feature units).
+    row_scale : float
+        :math:`\sqrt{\hat U_c} \in (0, 1]`: the rows' root-mean-square distance to
+        :math:`c`, in units of ``R``.
+    intercept_scale : float
+        :math:`s = R\sqrt{\hat U_c}`.
+    clip : float
+        :math:`R\sqrt{2\hat U_c}`, the root-mean-square norm of the rows :math:`[x - c, s]`.
+    noise_multiplier : float
+        :math:`\sigma/\sqrt3 = \Delta/\mu`: the release is ``Gaussian(noise_multiplier,
+        Delta)``.
+    """
+
+    centre: np.ndarray
+    row_scale: float
+    intercept_scale: float
+    clip: float
+    noise_multiplier: float
+
+
+def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivity: float,
+                         rng: np.random.Generator) -> PrivateConditioning:
+    r""":class:`DPLogisticRegression`'s private conditioning (class doc): a centre and a row
+    scale from one Gaussian release.
+
+    With :math:`\tilde x_i = x_i\min(1, R/\lVert x_i\rVert)` and :math:`u_i = \lVert\tilde
+    x_i\rVert^2/R^2`, releases
+
+    .. math:: (\tilde S_x, \tilde S_u, \tilde N) = \sum_i (\tilde x_i/R,\ u_i,\ 1)
+        + \mathcal N(0, \sigma^2 I_{p+2}), \qquad \sigma = \sqrt3\,\Delta/\mu:
+
+    each row adds a vector of norm at most :math:`\sqrt3`, so it is exactly
+    :math:`\mu`-GDP (Dong, Roth and Su 2022, Thm. 2.7). With :math:`N = \max(\tilde N, 1)`,
+    :math:`\hat c = \tilde S_x/N` and
+
+    .. math:: \hat U_c = \min\Big(1,\ \max\Big(\frac{\tilde S_u}N - \lVert\hat c\rVert^2
+        + \frac{2p\sigma^2}{N^2},\ \frac\sigma N\Big)\Big),
+
+    the plug-in estimate of :math:`\frac1n\sum_i\lVert\tilde x_i/R - \hat c\rVert^2 =
+    (\overline{u} - \lVert\bar x\rVert^2) + \lVert\bar x - \hat c\rVert^2` (``\lVert\hat
+    c\rVert^2`` overestimates :math:`\lVert\bar x\rVert^2` by :math:`p\sigma^2/N^2` in
+    expectation, and :math:`\hat c` misses :math:`\bar x` by as much), floored at the
+    release's resolution. Both are post-processing of the release.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    row_norm_bound : float
+        :math:`R`.
+    mu, sensitivity : float
+        Gaussian-DP share of the release and the relation's :math:`\Delta`.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    PrivateConditioning
+    """
+    from noisygd.oracles.rows import row_norms
+
+    R = check_positive("row_norm_bound", row_norm_bound)
+    sigma = math.sqrt(3.0) * check_positive("sensitivity", sensitivity) / check_positive(
+        "mu", mu)
+    norms = row_norms(X)
+    factor = np.minimum(1.0, R / np.maximum(norms, np.finfo(float).tiny))
+    weights = factor / R
+    s_x = np.asarray(X.T @ weights if sp.issparse(X) else weights @ X, dtype=np.float64)
+    s_x = np.ravel(s_x)
+    u = np.minimum(norms * factor / R, 1.0) ** 2
+    p = s_x.size
+    noisy = add_gaussian_noise(np.concatenate([s_x, [float(u.sum()), float(X.shape[0])]]),
+                               sigma, rng)
+    n_t = max(float(noisy[-1]), 1.0)
+    c_hat = noisy[:p] / n_t
+    u_hat = float(noisy[p]) / n_t - float(c_hat @ c_hat) + 2.0 * p * sigma * sigma / n_t**2
+    u_hat = min(1.0, max(u_hat, sigma / n_t))
+    root = math.sqrt(u_hat)
+    return PrivateConditioning(R * c_hat, root, R * root, R * math.sqrt(2.0 * u_hat),
+                               sigma / math.sqrt(3.0))
+
+
 def residual_bound(half_range: float, row_norm_bound: float, intercept_scale: float | None
                    ) -> float:
     r""":math:`2h\sqrt{R^2 + s^2}`: the squared loss's exact per-example gradient bound for
@@ -1980,6 +2176,8 @@ def huber_clip(half_range: float, row_norm_bound: float, intercept_scale: float 
 
 
 __all__ = [
+    "CONDITIONING_SHARE",
+    "DEFAULT_CONDITIONING_SHARE",
     "DEFAULT_SCALE_SHARE",
     "EXPECTED_FAILED_CHECKS",
     "HUBER_K",
@@ -1988,8 +2186,10 @@ __all__ = [
     "DPLinearRegression",
     "DPLogisticRegression",
     "EstimatorPrivacy",
+    "PrivateConditioning",
     "ResidualScales",
     "huber_clip",
+    "private_conditioning",
     "private_residual_scales",
     "residual_bound",
     "target_scale_noise",

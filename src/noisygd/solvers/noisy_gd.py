@@ -101,88 +101,10 @@ from noisygd.planning import (
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 from noisygd.solvers.ridge import planned_ridge
 
-__all__ = ["NoisyGDSolver", "RidgedOracle", "SecondOrderPlan", "choose_method"]
+__all__ = ["NoisyGDSolver", "RidgedOracle", "warn_if_budget_binds"]
 
 
-@dataclasses.dataclass(frozen=True)
-class SecondOrderPlan:
-    """The plan of ``method="auto"`` when :func:`choose_method` chose the second-order
-    method: its :class:`~noisygd.algorithms.newton.NewtonPlan` and the choice's record."""
-
-    plan: Any
-    choice: dict[str, Any]
-
-
-#: ``method="auto"`` chooses Newton only when its curvature releases, at the Newton
-#: planner's own precision, cost at most this share of the run's Gaussian-DP budget
-#: :math:`\mu^2` (:func:`choose_method`).
-NEWTON_CURVATURE_SHARE = 0.05
-
-
-def curvature_share(newton_plan: Any) -> float:
-    r"""The share of the Newton plan's :math:`\mu^2` spent on its curvature releases,
-    :math:`\sum_h(\Delta_H/z_h)^2/\sum_k(\Delta_k/z_k)^2`, from the plan alone (public).
-    The Newton planner gives each release the noise whose eigenvalue floor is a tenth of the
-    curvature per direction of ``n`` rows at the declared bound (``hessian_ratio``), within
-    half the budget; the smaller this share, the less gradient budget Newton gives up."""
-    from noisygd.algorithms.newton import curvature_sensitivity
-
-    sens_h = curvature_sensitivity(newton_plan.relation)
-    sens_g = newton_plan.relation.clipped_sum_sensitivity
-    mu2_h = sum((sens_h / z) ** 2 for z in newton_plan.hessian_noise)
-    mu2_g = sum((sens_g / z) ** 2 for z in newton_plan.gradient_noise)
-    return float(mu2_h / (mu2_h + mu2_g))
-
-
-def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
-                  newton_plan: Any = None) -> tuple[str, str]:
-    r"""``(method, why)``: the default's choice between NoisyGD and private Newton
-    (``method="auto"``; docs/estimators.md, "The default method"), from public facts only.
-
-    **Rule.** Newton (:mod:`noisygd.solvers.newton`; its diagonal preconditioner when
-    :math:`p >` :data:`~noisygd.solvers.newton.MAX_FULL_PARAMS`) when (1) NoisyGD's
-    accelerated rule wants more steps than its compute budget
-    (``plan.details["compute_budget_binds"]``, before any ridge horizon), (2) Newton's
-    curvature releases at its planner's precision take at most
-    :data:`NEWTON_CURVATURE_SHARE` = 5% of the budget (:func:`curvature_share`), and the
-    objective states its smoothness and has no projection ball; NoisyGD otherwise.
-
-    **Why.** :math:`T^* \propto (neta_F D\mu/(\sqrt d\,C))^{1/2}` grows with the signal
-    against one step's noise: a plan whose :math:`2T^*` exceeds the budget is
-    optimisation-limited (it stops before the bound's stationary phase, and every extra pass
-    costs a read of the data), which is where a method converging in a few steps wins: its
-    10 steps reach the optimisation accuracy of lbfgs. Newton pays for its curvature from
-    the same budget: when that share is small (many rows against :math:`p^{3/2}`), its
-    gradients are nearly as precise as NoisyGD's; when it is large, the curvature's noise
-    costs more than the saved steps gain (measured on bench_utility's bank at epsilon 2 and 8,
-    shares 0.5 and 0.12: Newton's test AUC 0.888 and 0.901 against NoisyGD's 0.909 and
-    0.910; the 5% is a stated public constant, not a fitted one). A plan within its budget
-    is noise-limited, where NoisyGD's averaged run spends the budget
-    on many small steps (on 3 000 to 4 000 rows, noisy Newton matched but did not beat
-    NoisyGD: issue 19). Both inputs are public (the plan is made from public facts), so the
-    choice costs no privacy.
-    """
-    d = plan.details
-    wanted, budget = d.get("unconstrained_steps"), d.get("compute_budget")
-    if wanted is None or budget is None:
-        return "noisy_gd", "NoisyGD: its plan's steps are fixed (max_iter or options)"
-    if newton_plan is None:
-        return "noisy_gd", "NoisyGD: Newton needs a declared smoothness and no projection ball"
-    share = curvature_share(newton_plan)
-    if not d.get("compute_budget_binds"):
-        return "noisy_gd", (f"NoisyGD: its accelerated rule wants {wanted:,.0f} steps, within "
-                            f"its compute budget of {budget:,} (noise-limited)")
-    if share > NEWTON_CURVATURE_SHARE:
-        return "noisy_gd", (f"NoisyGD: Newton's curvature releases would take {share:.3g} of "
-                            f"the budget, above {NEWTON_CURVATURE_SHARE:g} (the gradient noise "
-                            "it gives up outweighs the steps it saves)")
-    return "newton", (f"Newton: NoisyGD's accelerated rule wants {wanted:,.0f} steps, more "
-                      f"than its compute budget of {budget:,} (optimisation-limited), and "
-                      f"Newton's curvature releases take {share:.3g} <= "
-                      f"{NEWTON_CURVATURE_SHARE:g} of the budget")
-
-
-def _warn_if_budget_binds(plan: NoisyGDPlan) -> None:
+def warn_if_budget_binds(plan: NoisyGDPlan) -> None:
     """:class:`~noisygd.planning.ComputeBudgetWarning` when the plan's compute budget bound
     (:mod:`noisygd.planning`, "The compute budget"), naming the steps its rule wanted."""
     details = plan.details
@@ -207,40 +129,22 @@ class NoisyGDSolver(Solver):
     plans_ridge = True
     takes_noise_dimension = True
 
-    def plan(self, facts: PublicFacts, budget: Budget) -> Any:
+    def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,
-        overrides); with ``method_options["choose"] = "auto"`` (``method="auto"``), the
-        second-order plan instead when the rule of :func:`choose_method` says so."""
-        options = dict(facts.options)
-        choose = options.pop("choose", None)
-        if choose is not None:
-            check_choice("method_options['choose']", choose, ("auto",))
-            facts = dataclasses.replace(facts, options=options)
+        overrides); a :class:`~noisygd.planning.ComputeBudgetWarning` when its compute budget
+        binds."""
+        plan = self.plan_quietly(facts, budget)
+        warn_if_budget_binds(plan[0])
+        return plan
+
+    def plan_quietly(self, facts: PublicFacts,
+                     budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
+        """:meth:`plan` without the warning (for a caller that may not run this plan)."""
         if budget.secure:
-            plan = plan_secure_gaussian(
+            return plan_secure_gaussian(
                 lambda mu: self._plan(facts, budget, mu), self.planned_event,
                 budget.secure_rho())
-        else:
-            plan = self._plan(facts, budget, budget.mu)
-        if choose is not None:
-            newton_plan = None
-            beta = facts.constants.smoothness
-            # Newton needs a positive smoothness (its curvature clip): 0 (e.g. underflowed from
-            # a tiny row_norm_bound) leaves NoisyGD, whose own checks name the parameter
-            if facts.radius is None and beta is not None and beta > 0:
-                from noisygd.solvers.newton import NewtonSolver
-
-                # NoisyGD's ridge options carry over (Newton plans the same ridge, at its
-                # tail's mu); NoisyGD's other options do not apply to Newton
-                ridge_options = {k: options[k] for k in ("l2", "l2_factor") if k in options}
-                newton_plan = NewtonSolver().plan(
-                    dataclasses.replace(facts, options=ridge_options), budget)
-            chosen, why = choose_method(plan[0], facts, newton_plan)
-            if chosen == "newton":
-                return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
-            plan[0].details["method_choice"] = {"method": "noisy_gd", "rule": why}
-        _warn_if_budget_binds(plan[0])
-        return plan
+        return self._plan(facts, budget, budget.mu)
 
     def _plan(self, facts: PublicFacts, budget: Budget,
               mu: float | None) -> tuple[NoisyGDPlan, dict[str, Any]]:
@@ -335,15 +239,10 @@ class NoisyGDSolver(Solver):
     #: The ridge the run adds to ``oracle.l2`` (:func:`noisygd.solvers.ridge.planned_ridge`).
     _ridge = staticmethod(planned_ridge)
 
-    def planned_event(self, plan: Any) -> Any:
+    def planned_event(self, plan: tuple[NoisyGDPlan, dict[str, Any]]) -> Any:
         """``SelfComposed(Gaussian(z, Delta, relation), T)`` for the run's ``z`` and ``T``
         (after any override in ``method_options``), ``Delta`` the relation's clipped-sum
-        sensitivity: the event :func:`~noisygd.algorithms.noisy_gd.noisy_gd` returns (the
-        second-order plan's own event when :func:`choose_method` chose it)."""
-        if isinstance(plan, SecondOrderPlan):
-            from noisygd.solvers.newton import NewtonSolver
-
-            return NewtonSolver().planned_event(plan.plan)
+        sensitivity: the event :func:`~noisygd.algorithms.noisy_gd.noisy_gd` returns."""
         _, kwargs = plan
         relation = Neighbouring(kwargs["relation"])
         sens = relation.clipped_sum_sensitivity
@@ -361,17 +260,9 @@ class NoisyGDSolver(Solver):
 
     def run(self, plan: tuple[NoisyGDPlan, dict[str, Any]], oracle: GradientOracle,
             rng: np.random.Generator) -> FitResult:
-        """:func:`~noisygd.algorithms.noisy_gd.noisy_gd` with the planned settings (the
-        second-order run when :func:`choose_method` chose it; ``info["method_choice"]``
-        says which and why)."""
+        """:func:`~noisygd.algorithms.noisy_gd.noisy_gd` with the planned settings."""
         from noisygd.algorithms.noisy_gd import noisy_gd
 
-        if isinstance(plan, SecondOrderPlan):
-            from noisygd.solvers.newton import NewtonSolver
-
-            result = NewtonSolver().run(plan.plan, oracle, rng)
-            result.info["method_choice"] = dict(plan.choice)
-            return result
         gd_plan, kwargs = plan
         ridge = float(kwargs.get("_ridge", 0.0))
         kwargs = {k: v for k, v in kwargs.items() if k not in ("_secure_dim", "_ridge")}
