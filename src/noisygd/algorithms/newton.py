@@ -180,9 +180,9 @@ def modified_eigen(H: np.ndarray, tau: float, floor: float, rule: str
     if H.ndim == 1:
         lam, vecs = H, None
     elif H.shape[0] <= _ONE_THREAD_EIGH:  # small: BLAS threads only contend
-        from noisygd.oracles._parallel import _blas_limit
+        from noisygd.oracles._parallel import _OneBlasThread
 
-        with _blas_limit():
+        with _OneBlasThread():
             lam, vecs = np.linalg.eigh(0.5 * (H + H.T))
     else:
         lam, vecs = np.linalg.eigh(0.5 * (H + H.T))
