@@ -176,13 +176,13 @@ def test_planned_ridge_option():
 
 
 def test_auto_choice_of_newton_keeps_noisy_gds_planned_ridge():
-    # method="auto" (options["choose"]) choosing Newton carries NoisyGD's ridge options over:
-    # the chosen plan's ridge is Newton's own plan of l2="auto" (0 was the bug: options={}).
-    from noisygd.solvers.noisy_gd import NoisyGDSolver, SecondOrderPlan
+    # method="auto" choosing Newton carries NoisyGD's ridge options over: the chosen plan's
+    # ridge is Newton's own plan of l2="auto" (0 was the bug: options={}).
+    from noisygd.solvers.auto import ChoosingSolver, SecondOrderPlan
 
     budget = Budget(200.0, 1e-5)
-    facts = _facts(n=3000, d=10, options={"choose": "auto", "l2": "auto"})
-    chosen = NoisyGDSolver().plan(facts, budget)
+    facts = _facts(n=3000, d=10, options={"l2": "auto"})
+    chosen = ChoosingSolver().plan(facts, budget)
     assert isinstance(chosen, SecondOrderPlan), chosen[0].details.get("method_choice")
     own = NewtonSolver().plan(_facts(n=3000, d=10, options={"l2": "auto"}), budget)
     assert chosen.plan.ridge > 0
