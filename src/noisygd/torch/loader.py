@@ -1,8 +1,11 @@
 r"""Batch samplers on the device: real Poisson sampling and shuffled fixed-size batches.
 
 :class:`PoissonLoader` draws, at every step, each of the ``n`` examples independently with
-probability :math:`\gamma` (``torch.rand(n) < gamma`` from an explicit
-:class:`torch.Generator`): batch sizes are Binomial(:math:`n, \gamma`) and a batch may be empty,
+probability :math:`\gamma` (``torch.rand(n, dtype=float64) < t`` from an explicit
+:class:`torch.Generator`, with :math:`t = \lfloor\gamma 2^{53}\rfloor 2^{-53}`: the uniforms
+are multiples of :math:`2^{-53}`, so the inclusion probability is exactly :math:`t`, within
+:math:`2^{-53}` below :math:`\gamma` and never above it, which the accounted rate
+:math:`\gamma` dominates): batch sizes are Binomial(:math:`n, t`) and a batch may be empty,
 which is the sampling the accountant's ``PoissonSampled(gamma, ...)`` event assumes (a
 fixed-size batch would not be). :class:`ShuffleLoader` cuts a fresh permutation of the
 examples into consecutive batches each epoch (``shuffle_fixed``: accounted without
@@ -69,6 +72,7 @@ class PoissonLoader:
         self.generator = generator
         self.device = _device(generator, device)
         self.position = 0
+        self._threshold = math.floor(self.sampling_rate * 2.0**53) * 2.0**-53
 
     def __len__(self) -> int:
         return self.steps
@@ -78,7 +82,8 @@ class PoissonLoader:
             self.position += 1
             g = self.generator
             if isinstance(g, torch.Generator):
-                mask = torch.rand(self.n, generator=g, device=self.device) < self.sampling_rate
+                mask = torch.rand(self.n, generator=g, device=self.device,
+                                  dtype=torch.float64) < self._threshold
                 yield mask.nonzero().squeeze(1)
                 continue
             k = int(g.binomial(self.n, self.sampling_rate))
