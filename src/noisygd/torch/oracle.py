@@ -295,6 +295,8 @@ class TorchOracle(GradientOracle):
         alone). A module that mixes the examples of a batch, or whose activations are not
         batch-first, fails it and is served by ``torch.func`` from then on (with a warning)."""
         self._checked = True
+        with torch.no_grad():
+            self._losses(x, y)  # a loss that is not per-example is refused, not compared
         fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
         alone = [g.flatten(1).pow(2).sum(1) for g in
                  per_example_gradients(self.module, self.loss, x, y, self._names)]
