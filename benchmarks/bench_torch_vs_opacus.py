@@ -14,7 +14,10 @@ Table 1, throughput: the same MLP (2 hidden layers of 256, ReLU) and the same sm
 bundled digits (8x8, 10 classes; 80/20 split) and on a synthetic set of CIFAR shape (3x32x32,
 10 classes: a class mean plus Gaussian noise), batch 256 (Poisson, rate 256/n), noise
 multiplier 1.0, clip 1.0, the same initial weights, optimiser (SGD, lr 0.5, momentum 0.9, on
-the mean gradient over the expected batch) and number of steps for every library.
+the mean gradient over the expected batch; lr 0.05 without privacy, where the unclipped
+gradient diverges at 0.5) and number of steps for every library. Accuracy is the mean over
+``SEEDS`` runs (model initialisation, batches and noise seeded alike), timing and memory are
+those of the first.
 Every step after ``WARMUP`` untimed ones is timed alone. On CPU the step time is the mean
 *process CPU time* per step (single-threaded workers: the compute of the step, not the time
 other jobs of a shared machine held the cores; the wall-clock mean is ``wall_step_ms`` beside
@@ -49,6 +52,7 @@ BATCH = 256
 NOISE = 1.0
 CLIP = 1.0
 LR = 0.5
+LR_NONPRIVATE = 0.05  # the unclipped mean gradient diverges at 0.5 on the CNN
 MOMENTUM = 0.9
 DELTA = 1e-5
 WARMUP = 3
@@ -56,6 +60,7 @@ SEED = 0
 EPSILONS = (1.0, 2.0, 8.0)
 TABLE2_EPOCHS = 15  # NoisySGD, DP-FTRL and Opacus; NoisyGD runs the same number of steps
 STEPS = {"digits": 60, "cifar_shape": 30}
+SEEDS = {"digits": 3, "cifar_shape": 1}  # accuracy: mean over seeds (timing: the first)
 
 
 # ------------------------------------------------------------------------------ worker side
@@ -86,12 +91,12 @@ def load(dataset: str):
             t(y[te], torch.int64))
 
 
-def build(model: str, shape: tuple[int, ...]):
+def build(model: str, shape: tuple[int, ...], seed: int = SEED):
     """The MLP or the CNN for inputs of ``shape`` (C, H, W), seeded."""
     import torch
     from torch import nn
 
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     c, h, w = shape
     if model == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(c * h * w, 256), nn.ReLU(),
@@ -149,14 +154,33 @@ def _accuracy(net, X, y) -> float:
 
 
 def worker(args: argparse.Namespace) -> dict:
-    """One row: train, time, measure; returns a JSON-ready dict."""
+    """One row: ``args.seeds`` trainings (seeds 0, 1, ...); time and memory of the first,
+    accuracy of each (mean and standard deviation reported)."""
+    import statistics
+
     import torch
 
     torch.set_num_threads(args.threads)
+    data = tuple(t.to(args.device) for t in load(args.dataset))
+    runs = [_train(args, data, seed) for seed in range(SEED, SEED + args.seeds)]
+    out = runs[0]
+    accs = [r["accuracy"] for r in runs]
+    out.update(accuracy=statistics.fmean(accs), accuracies=accs, seeds=len(accs),
+               accuracy_std=statistics.stdev(accs) if len(accs) > 1 else 0.0)
+    out["peak_memory_mb"] = _peak_mb(args.device)
+    out["training_memory_mb"] = max(0.0, out["peak_memory_mb"] - out["rss_before_training_mb"])
+    return out
+
+
+def _train(args: argparse.Namespace, data: tuple, seed: int) -> dict:
+    """One training run of a row (module doc)."""
+    import torch
+
     device = args.device
-    Xtr, ytr, Xte, yte = (t.to(device) for t in load(args.dataset))
-    net = build(args.model, tuple(Xtr.shape[1:])).to(device)
-    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    Xtr, ytr, Xte, yte = data
+    net = build(args.model, tuple(Xtr.shape[1:]), seed).to(device)
+    lr = LR if args.library != "nonprivate" else LR_NONPRIVATE
+    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=MOMENTUM)
     n = len(Xtr)
     q = BATCH / n
     out = {"library": args.library, "mode": args.mode, "model": args.model,
@@ -174,7 +198,7 @@ def worker(args: argparse.Namespace) -> dict:
         trainer = PrivateTrainer(
             net, opt, torch.nn.CrossEntropyLoss(reduction="none"), method=args.mode,
             delta=DELTA, clip=CLIP, batch_size=BATCH, n_samples_public=n,
-            generator=torch.Generator(device=device).manual_seed(SEED), **kw)
+            generator=torch.Generator(device=device).manual_seed(seed), **kw)
         timer(0)
         trainer.fit(Xtr, ytr, callback=timer)
         # Poisson: the expected batch per step (what Opacus' rows count); NoisyGD: all n
@@ -184,7 +208,7 @@ def worker(args: argparse.Namespace) -> dict:
                    **timer.summary(BATCH if args.mode != "noisy_gd" else n))
     elif args.library == "nonprivate":
         loss = torch.nn.CrossEntropyLoss()
-        g = torch.Generator(device=device).manual_seed(SEED)
+        g = torch.Generator(device=device).manual_seed(seed)
 
         def step():
             idx = torch.randint(0, n, (BATCH,), generator=g, device=device)
@@ -198,10 +222,8 @@ def worker(args: argparse.Namespace) -> dict:
             timer(k + 1)
         out.update(steps=args.steps, **timer.summary(BATCH))
     else:
-        out.update(_opacus(args, net, opt, Xtr, ytr, q, timer))
+        out.update(_opacus(args, net, opt, Xtr, ytr, q, timer, seed))
     out["accuracy"] = _accuracy(net, Xte, yte)
-    out["peak_memory_mb"] = _peak_mb(device)
-    out["training_memory_mb"] = max(0.0, out["peak_memory_mb"] - out["rss_before_training_mb"])
     return out
 
 
@@ -212,7 +234,7 @@ def _table2_steps(n: int) -> int:
     return math.ceil(TABLE2_EPOCHS / (BATCH / n) - 1e-9)
 
 
-def _opacus(args, net, opt, Xtr, ytr, q, timer) -> dict:
+def _opacus(args, net, opt, Xtr, ytr, q, timer, seed) -> dict:
     import warnings
 
     import opacus
@@ -226,7 +248,7 @@ def _opacus(args, net, opt, Xtr, ytr, q, timer) -> dict:
     engine = PrivacyEngine(accountant="prv")
     common = dict(module=net, optimizer=opt, data_loader=loader, max_grad_norm=CLIP,
                   grad_sample_mode=args.mode, criterion=torch.nn.CrossEntropyLoss(),
-                  noise_generator=torch.Generator(device=args.device).manual_seed(SEED))
+                  noise_generator=torch.Generator(device=args.device).manual_seed(seed))
     if args.epsilon is None:
         made = engine.make_private(noise_multiplier=NOISE, **common)
         total = args.steps
@@ -268,7 +290,7 @@ def run_row(library: str, mode: str, model: str, dataset: str, *, steps: int, th
     python = str(PEERS_PYTHON) if library == "opacus" else sys.executable
     cmd = [python, __file__, "--worker", "--library", library, "--mode", mode, "--model",
            model, "--dataset", dataset, "--steps", str(steps), "--threads", str(threads),
-           "--device", device]
+           "--device", device, "--seeds", str(SEEDS[dataset])]
     if epsilon is not None:
         cmd += ["--epsilon", str(epsilon)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(threads),
@@ -363,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--seeds", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args)))
@@ -387,11 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     summaries = [summary(rows, m, d) for d in ("digits", "cifar_shape") for m in ("mlp", "cnn")]
     eps_rows = epsilon_rows(threads=args.threads, device=args.device)
     cols = ["dataset", "model", "library", "mode", "examples_per_s", "step_ms",
-            "peak_memory_mb", "training_memory_mb", "accuracy", "epsilon", "accountant",
+            "peak_memory_mb", "training_memory_mb", "accuracy", "accuracy_std", "epsilon",
+            "accountant",
             "epsilon_opacus_rdp",
             "epsilon_pld", "steps", "error"]
     eps_cols = ["target_epsilon", "library", "mode", "noise_multiplier", "steps", "accuracy",
-                "epsilon", "accountant", "error"]
+                "accuracy_std", "epsilon", "accountant", "error"]
     extra = ("## Summary (noisygd against Opacus' faster mode and against plain torch)\n\n"
              + markdown_table(summaries)
              + "\n\n## CNN on digits at epsilon 1, 2, 8 (delta 1e-5)\n\n"
@@ -405,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         "device": args.device,
         "gpu": "none lent this session (device status: can_start_another false); CPU only",
         "batch": BATCH, "noise_multiplier": NOISE, "clip": CLIP, "lr": LR,
-        "momentum": MOMENTUM, "delta": DELTA, "warmup_steps": WARMUP, "steps": STEPS,
+        "momentum": MOMENTUM, "lr_nonprivate": LR_NONPRIVATE, "seeds": SEEDS, "delta": DELTA,
+        "warmup_steps": WARMUP, "steps": STEPS,
         "summary": summaries,
         "epsilon_table": eps_rows,
         "seconds": time.time() - t0,

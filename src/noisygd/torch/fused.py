@@ -152,9 +152,17 @@ class _Linear(_Layer):
 
 class _Conv2d(_Layer):
     def _unfold(self, a: torch.Tensor) -> torch.Tensor:
+        """``F.unfold(a, ...)`` of shape (B, C kh kw, L), by a strided view of the padded
+        input and one copy (several times faster than ``F.unfold`` on CPU)."""
         m = self.module
-        return F.unfold(a, m.kernel_size, dilation=m.dilation, padding=m.padding,
-                        stride=m.stride)
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (m.kernel_size, m.stride, m.padding,
+                                                  m.dilation)
+        xp = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a
+        win = xp.unfold(2, dh * (kh - 1) + 1, sh).unfold(3, dw * (kw - 1) + 1, sw)
+        if dh > 1 or dw > 1:
+            win = win[..., ::dh, ::dw]
+        B, C, Ho, Wo = win.shape[:4]
+        return win.permute(0, 1, 4, 5, 2, 3).reshape(B, C * kh * kw, Ho * Wo)
 
     def _per_example(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """The per-example weight gradients, shape (B, p, d): one convolution with the batch

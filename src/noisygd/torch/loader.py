@@ -1,8 +1,11 @@
 r"""Batch samplers on the device: real Poisson sampling and shuffled fixed-size batches.
 
 :class:`PoissonLoader` draws, at every step, each of the ``n`` examples independently with
-probability :math:`\gamma` (``torch.rand(n, dtype=float64) < gamma`` from an explicit
-:class:`torch.Generator`): batch sizes are Binomial(:math:`n, \gamma`) and a batch may be empty,
+probability :math:`\gamma` (``torch.rand(n, dtype=float64) < t`` from an explicit
+:class:`torch.Generator`, with :math:`t = \lfloor\gamma 2^{53}\rfloor 2^{-53}`: the uniforms
+are multiples of :math:`2^{-53}`, so the inclusion probability is exactly :math:`t`, within
+:math:`2^{-53}` below :math:`\gamma` and never above it, which the accounted rate
+:math:`\gamma` dominates): batch sizes are Binomial(:math:`n, t`) and a batch may be empty,
 which is the sampling the accountant's ``PoissonSampled(gamma, ...)`` event assumes (a
 fixed-size batch would not be). :class:`ShuffleLoader` cuts a fresh permutation of the
 examples into consecutive batches each epoch (``shuffle_fixed``: accounted without
@@ -77,6 +80,7 @@ class PoissonLoader:
         #: A NumPy generator's seed material for the Poisson descriptions (drawn at the
         #: first batch, as noisy_sgd draws it before its first step).
         self.entropy: tuple[int, ...] | None = None
+        self._threshold = math.floor(self.sampling_rate * 2.0**53) * 2.0**-53
 
     def __len__(self) -> int:
         return self.steps
@@ -86,11 +90,8 @@ class PoissonLoader:
             self.position += 1
             g = self.generator
             if isinstance(g, torch.Generator):
-                # float64 uniforms: float32 ones are multiples of 2^-24, so u < gamma would
-                # include a row with probability ceil(gamma 2^24) / 2^24, up to 2^-24 above
-                # the accounted gamma (and 2^-24 for any gamma below it); float64 leaves 2^-53
-                u = torch.rand(self.n, generator=g, device=self.device, dtype=torch.float64)
-                mask = u < self.sampling_rate
+                mask = torch.rand(self.n, generator=g, device=self.device,
+                                  dtype=torch.float64) < self._threshold
                 yield mask.nonzero().squeeze(1)
                 continue
             if is_secure(g):

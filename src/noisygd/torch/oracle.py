@@ -305,6 +305,8 @@ class TorchOracle(GradientOracle):
         on (with a warning). A heuristic guard, not a proof (docs/torch.md, "The fused
         path's assumption")."""
         self._checked = True
+        with torch.no_grad():
+            self._losses(x, y)  # a loss that is not per-example is refused, not compared
         fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
         if fused is None:
             return  # this forward pass did not fit the plan: clipped_sum falls back anyway
