@@ -117,6 +117,7 @@ __all__ = [
     "HESSIAN_FORMS",
     "NewtonPlan",
     "curvature_sensitivity",
+    "modified_eigen",
     "modify_curvature",
     "newton",
     "noise_floor",
@@ -125,6 +126,8 @@ __all__ = [
 ]
 
 EIGENVALUE_RULES = ("add", "clip")
+#: Curvature matrices up to this size are decomposed on one BLAS thread.
+_ONE_THREAD_EIGH = 256
 HESSIAN_FORMS = ("full", "diagonal")
 DAMPINGS = ("none", "self_concordant")
 
@@ -165,22 +168,33 @@ def symmetric_gaussian_noise(H: np.ndarray, sd: float,
     return out
 
 
-def modify_curvature(H: np.ndarray, tau: float, floor: float, rule: str) -> np.ndarray:
-    r"""The positive definite :math:`\hat H` of a released curvature (ridge included), as
-    a matrix, or as a vector for a diagonal release (module doc, "The eigenvalue rule").
+def modified_eigen(H: np.ndarray, tau: float, floor: float, rule: str
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""``(eigenvalues, eigenvectors)`` of the positive definite :math:`\hat H` of a released
+    curvature (ridge included); for a diagonal release (a vector) the eigenvectors are None
+    (module doc, "The eigenvalue rule").
 
     ``"add"``: eigenvalues :math:`\max(\tilde\lambda + \tau, f)`; ``"clip"``:
     :math:`\max(\tilde\lambda, \max(\tau, f))`; ``f`` = ``floor`` > 0.
     """
     if H.ndim == 1:
-        lam = H
-        vecs = None
+        lam, vecs = H, None
+    elif H.shape[0] <= _ONE_THREAD_EIGH:  # small: BLAS threads only contend
+        from noisygd.oracles._parallel import _blas_limit
+
+        with _blas_limit():
+            lam, vecs = np.linalg.eigh(0.5 * (H + H.T))
     else:
         lam, vecs = np.linalg.eigh(0.5 * (H + H.T))
     lam = np.maximum(lam + tau, floor) if rule == "add" else np.maximum(lam, max(tau, floor))
-    if vecs is None:
-        return lam
-    return (vecs * lam) @ vecs.T
+    return lam, vecs
+
+
+def modify_curvature(H: np.ndarray, tau: float, floor: float, rule: str) -> np.ndarray:
+    r""":math:`\hat H` itself (:func:`modified_eigen`): a matrix, or a vector for a diagonal
+    release."""
+    lam, vecs = modified_eigen(H, tau, floor, rule)
+    return lam if vecs is None else (vecs * lam) @ vecs.T
 
 
 @dataclass(frozen=True)
@@ -386,7 +400,7 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
     theta = oracle.project(np.zeros(p))
     acc = np.zeros(p)
     weight = 0.0
-    H_hat: np.ndarray | None = None
+    eigen: tuple[np.ndarray, np.ndarray | None] | None = None
     damping, floors = [], 0
     for t in range(T):
         if t in where:
@@ -401,16 +415,16 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
             tau = noise_floor(sd_h, p, plan.failure_probability, plan.hessian)
             floor = reg if reg > 0 else tau
             shifted = noisy + reg if diagonal else noisy + reg * np.eye(p)
-            H_hat = modify_curvature(shifted, tau, floor, plan.eigenvalue_rule)
-            lam_min = float(np.min(H_hat) if diagonal else np.linalg.eigvalsh(H_hat)[0])
-            floors += int(lam_min <= floor * (1 + 1e-12))
+            eigen = modified_eigen(shifted, tau, floor, plan.eigenvalue_rule)
+            floors += int(float(np.min(eigen[0])) <= floor * (1 + 1e-12))
         g = oracle.clipped_gradient_sum(theta, C)
         if reg:
             g = g + reg * theta
         g = np.asarray(add_gaussian_noise(g, plan.gradient_noise[t] * C, rng),
                        dtype=np.float64)
-        assert H_hat is not None  # step 0 releases the curvature
-        delta = -g / H_hat if diagonal else -np.linalg.solve(H_hat, g)
+        assert eigen is not None  # step 0 releases the curvature
+        lam_hat, vecs = eigen
+        delta = -g / lam_hat if vecs is None else -(vecs @ ((vecs.T @ g) / lam_hat))
         if plan.step_scale != 1.0:
             delta *= plan.step_scale
         R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0

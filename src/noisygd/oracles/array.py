@@ -128,14 +128,21 @@ _SELF_CONCORDANCE = {"logistic": 1.0, "squared": 0.0}
 
 
 def _syrk(R: np.ndarray) -> np.ndarray:
-    r""":math:`R^\top R` by BLAS ``dsyrk`` (half the work of a general product), both
-    triangles filled."""
+    r"""The upper triangle of :math:`R^\top R` (diagonal included; zeros below) by BLAS
+    ``dsyrk``, half the work of a general product. Sums of these are symmetrised once
+    (:func:`_symmetrised`)."""
     if R.shape[0] == 0:
         return np.zeros((R.shape[1], R.shape[1]))
     from scipy.linalg.blas import dsyrk
 
-    U = dsyrk(1.0, R.T, trans=0, lower=0)  # R.T is Fortran-contiguous: no copy
-    return np.triu(U) + np.triu(U, 1).T
+    return dsyrk(1.0, R.T, trans=0, lower=0)  # R.T is Fortran-contiguous: no copy
+
+
+def _symmetrised(U: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle (diagonal included) is ``U``'s."""
+    out = np.triu(U)
+    out += np.triu(U, 1).T
+    return out
 
 SPARSE_MODES = ("auto", "always", "never")
 #: ``sparse="auto"`` stores a dense ``X`` as CSR when at most this fraction is nonzero.
@@ -634,7 +641,7 @@ class ArrayOracle(GradientOracle):
             return out + extra
         out = np.zeros((self._p, self._p))
         H = out[:d, :d]
-        H += M
+        H += M if self._csr else _symmetrised(M)  # dense blocks: upper triangles (_syrk)
         if c is not None:
             cm = np.outer(c, m)
             H -= cm
