@@ -271,3 +271,16 @@ def test_dynamic_row_names_projection_and_public_n_and_a_derived_m():
     assert any(a.startswith("no projection") and "= holds" in a for a in free.assumptions)
     clip_holds = any(a.startswith("clip C >= L") and "= holds" in a for a in free.assumptions)
     assert free.bound_covers_run == clip_holds
+
+
+def test_dp_ftrl_rows_state_their_leaf_size_law():
+    rows = plan_table(model="logistic", n_samples=5000, n_features=10, epsilon=1.0,
+                      delta=1e-5, relations=("replace_one", "add_remove"), radius=2.0, l2=0.0)
+    ftrl = [r for r in rows if r.method == "dp_ftrl" and r.refused is None]
+    assert ftrl
+    for row in ftrl:
+        (law,) = [a for a in row.assumptions if a.startswith("leaf sizes")]
+        if row.relation == "replace_one":  # streamed in order: at most b rows per leaf
+            assert "<= b = 256" in law and len(row.other_bounds) == 1
+        else:  # assigned at random: the Binomial law, and no high-probability form
+            assert "Binomial(n, 1/T_e)" in law and row.other_bounds == ()

@@ -56,12 +56,13 @@ def test_dp_ftrl_high_probability_regret_uses_the_tree_accuracy_bound():
     z = plan.noise_multiplier
     assert gaussian_mu(tree_event(z, T_e, E)) == pytest.approx(gaussian_mu(
         tree_event(1.0, T_e, E)) / z)  # the plan's noise is the tree's (1/z scaling)
-    A = D * D / (2 * T * b)
+    A = D * D / (2 * E * 30000)  # per gradient term: E n of them (T b > E n here)
     for bound, beta in ((plan.regret_bound, None),
                         (plan.regret_bound_high_probability, BOUND_CONFIDENCE)):
         zbar = tree_error_bound(noise_std=z * plan.clip, n_params=11, nodes_per_prefix=k,
                                 beta=beta)
-        assert bound == pytest.approx(A * lam + (b * G * G / 2 + G * zbar) / lam, rel=1e-12)
+        noise = T * b / (E * 30000) * G * zbar
+        assert bound == pytest.approx(A * lam + (b * G * G / 2 + noise) / lam, rel=1e-12)
     assert plan.regret_bound_high_probability > plan.regret_bound
     assert plan.distance == 5.0 and plan.distance_source == "declared"
 

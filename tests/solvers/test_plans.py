@@ -88,6 +88,71 @@ def test_dp_ftrl_option_checks(options, exc):
         DPFTRLSolver().plan(_facts(LogisticLoss(l2=1e-4), options=options), Budget(1.0, 1e-5))
 
 
+def test_dp_ftrl_regret_is_per_gradient_term_when_b_does_not_divide_n():
+    # n = 30000, b = 256: T_e = 118 leaves, the last of 48 rows, so T b = 120832 > E n = 120000
+    # gradient terms; sum ||g_t||^2 <= b E n G^2 and sum ||g_t|| ||Z_t|| <= b G T Z_bar
+    kw = dict(batch_size=256, epochs=4, restart_every_epoch=True, n_params=11, clip=1.0,
+              gradient_bound=1.5, noise_multiplier=2.0, distance=3.0)
+    a, b, terms = ftrl_regret_terms(n_samples=30000.0, **kw)
+    T, z_bar = terms["steps"], terms["noise_norm_bound"]
+    assert T == 4 * 118
+    assert a == pytest.approx(9.0 / (2 * 4 * 30000))
+    assert b == pytest.approx(256 * 1.5**2 / 2 + T * 256 / (4 * 30000) * 1.5 * z_bar)
+
+
+def test_random_leaves_second_moment_is_binomials():
+    # E sum_t |B_t|^2 / n = m + 1 - 1/T_e for rows assigned to T_e leaves uniformly at random
+    # (m = n / T_e); a 5-standard-error test (false-failure rate < 1e-6, fixed seed)
+    rng = np.random.default_rng(2023)
+    n, leaves, epochs = 2048, 16, 4000
+    counts = np.stack([np.bincount(rng.integers(0, leaves, size=n), minlength=leaves)
+                       for _ in range(epochs)])
+    ratio = (counts.astype(float) ** 2).sum(axis=1) / n
+    exact = n / leaves + 1 - 1 / leaves
+    assert abs(ratio.mean() - exact) < 5 * ratio.std(ddof=1) / math.sqrt(epochs)
+    assert exact > n / leaves  # above the fixed-size b = m the streamed bound uses
+
+
+def test_dp_ftrl_regret_terms_with_random_leaves():
+    kw = dict(batch_size=256, epochs=4, restart_every_epoch=True, n_params=11, clip=1.0,
+              gradient_bound=1.5, noise_multiplier=2.0, distance=3.0)
+    n = 256 * 100.0  # b divides n: fixed leaves of exactly b = m rows
+    a_f, b_f, terms = ftrl_regret_terms(n_samples=n, **kw)
+    a_r, b_r, terms_r = ftrl_regret_terms(n_samples=n, leaves="random", **kw)
+    z_bar, T_e = terms["noise_norm_bound"], terms["steps_per_epoch"]
+    assert T_e == 100 and terms_r["noise_norm_bound"] == z_bar
+    assert a_r == pytest.approx(9.0 / (2 * 4 * n)) == a_f
+    assert b_r == pytest.approx(1.5**2 / 2 * (256 + 1 - 1 / 100) + 1.5 * z_bar)
+    assert b_r > b_f and 2 * math.sqrt(a_r * b_r) > 2 * math.sqrt(a_f * b_f)
+    # a private count: n_lo in the distance term, n_hi in the leaf size
+    a_p, b_p, _ = ftrl_regret_terms(n_samples=n, n_samples_high=n + 500, leaves="random", **kw)
+    assert a_p == a_r
+    assert b_p == pytest.approx(1.5**2 / 2 * ((n + 500) / 100 + 1 - 1 / 100) + 1.5 * z_bar)
+    with pytest.raises(ValueError, match="fixed leaf sizes"):
+        ftrl_regret_terms(n_samples=n, leaves="random", confidence=0.05, **kw)
+    with pytest.raises(ValueError, match="leaves"):
+        ftrl_regret_terms(n_samples=n, leaves="shuffled", **kw)
+
+
+def test_dp_ftrl_plan_with_random_leaves_bounds_only_the_expectation():
+    # the plan reads the leaf law from settings["leaves"]: set by the solver from the relation
+    # where DP-FTRL runs add/remove with random leaves, else given here as an option
+    obj = LogisticLoss(l2=0.0, radius=5.0)
+    relation = (Neighbouring.ADD_REMOVE if Neighbouring.ADD_REMOVE in DPFTRLSolver.relations
+                else REPLACE)
+    facts = _facts(obj, n=25600.0, relation=relation, options={"leaves": "random"},
+                   n_samples_high=26000.0)
+    plan = DPFTRLSolver().plan(facts, Budget(1.0, 1e-5))
+    C = obj.constants(1.0).lipschitz
+    a, b, _ = ftrl_regret_terms(
+        n_samples=25600.0, n_samples_high=26000.0, leaves="random", batch_size=256, epochs=4,
+        restart_every_epoch=True, n_params=101, clip=C, gradient_bound=C,
+        noise_multiplier=plan.noise_multiplier, distance=5.0)
+    assert plan.l2_ftrl == pytest.approx(math.sqrt(b / a))
+    assert plan.regret_bound == pytest.approx(2 * math.sqrt(a * b))
+    assert plan.regret_bound_high_probability is None
+
+
 # ----------------------------------------------------------------- Langevin, Lemma 6
 def _lemma6(obj, plan, p):
     c = obj.constants(1.0)

@@ -494,17 +494,25 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         origin = {"derived": "the objective's bound on ||w*|| (sqrt(2 F0 / l2))",
                   "declared": "the projection radius",
                   "given": "method_options['optimum_norm_bound']"}[plan.distance_source]
+        random_leaves = (getattr(plan, "settings", None) or {}).get("leaves",
+                                                                    "position") == "random"
+        leaf_law = Assumption(
+            "leaf sizes |B_t|", "Binomial(n, 1/T_e), E|B_t|^2 = m^2 + m (1 - 1/T_e), m = n/T_e"
+            if random_leaves else f"<= b = {int(plan.settings['batch_size'])} (rows in order)",
+            "declared", "rows assigned to leaves at random (add/remove)" if random_leaves
+            else "the batch size")
         premises = (_reference_norm("D (comparator norm)", plan.distance, plan.distance_source,
-                                    origin), _clip_premise(plan.clip, c.lipschitz))
+                                    origin), _clip_premise(plan.clip, c.lipschitz), leaf_law)
         primary = Bound(plan.regret_bound, REGRET, comparator, IN_EXPECTATION,
                         "slides 001, DP-FTRL regret bound with the tree's expected error",
                         premises, plan.bound_covers_run)
         from noisygd.solvers.dp_ftrl import BOUND_CONFIDENCE
 
-        others = [Bound(plan.regret_bound_high_probability, REGRET, comparator,
-                        _with_probability(BOUND_CONFIDENCE),
-                        "slides 001, regret bound with the tree mechanism's accuracy bound",
-                        premises, plan.bound_covers_run)]
+        others = [] if plan.regret_bound_high_probability is None else [
+            Bound(plan.regret_bound_high_probability, REGRET, comparator,
+                  _with_probability(BOUND_CONFIDENCE),
+                  "slides 001, regret bound with the tree mechanism's accuracy bound",
+                  premises, plan.bound_covers_run)]
         if plan.population_risk_bound is not None:
             others.append(Bound(plan.population_risk_bound,
                                 "expected excess population risk E L_P(w_bar) - L_P(w)",

@@ -20,13 +20,18 @@ prefix sum adds at most ``k`` nodes of :math:`\mathcal N(0, (zC)^2 I_p)`:
 :math:`k = \lfloor\log_2 T\rfloor + 1` for one tree, :math:`k = E(\lfloor\log_2 T_e\rfloor + 1)`
 with a restart per epoch (the previous trees' last releases are carried); the Honaker
 estimator has no larger variance, so :math:`E\lVert Z_t\rVert \le \bar Z = zC\sqrt{pk}`.
-Per gradient term (divide by ``T b``), the expected average regret is at most
+Per gradient term (divide by the ``E n`` terms; with :math:`|B_t| \le b`,
+:math:`\sum_t\lVert g_t\rVert^2 \le bEnG^2` and :math:`\sum_t\lVert g_t\rVert\lVert Z_t\rVert
+\le bG\sum_t\lVert Z_t\rVert`, and ``T b`` exceeds ``E n`` when ``b`` does not divide ``n``),
+the expected average regret is at most
 
 .. math::
 
-    R(\lambda) = \frac{D^2}{2Tb}\,\lambda + \Big(\frac{bG^2}{2} + G\bar Z\Big)\frac1\lambda,
-    \qquad \lambda^* = \sqrt{\frac{bG^2/2 + G\bar Z}{D^2/(2Tb)}},\qquad
-    R(\lambda^*) = 2\sqrt{\frac{D^2}{2Tb}\Big(\frac{bG^2}{2} + G\bar Z\Big)}.
+    R(\lambda) = \frac{D^2}{2En}\,\lambda + \Big(\frac{bG^2}{2}
+    + \frac{Tb}{En}G\bar Z\Big)\frac1\lambda,
+    \qquad \lambda^* = \sqrt{B/A},\qquad R(\lambda^*) = 2\sqrt{AB}
+
+with :math:`A` and :math:`B` the coefficients of :math:`\lambda` and :math:`1/\lambda`.
 
 Every quantity is public: ``n``, ``b``, ``E``, ``p``, ``C``, ``z`` (from the budget) and
 ``D``: the objective's ``optimum_norm_bound()`` (e.g. :math:`\sqrt{2F(0)/\mu}` for a
@@ -36,6 +41,19 @@ bound is a guarantee for this run's iterates (convex loss, clipping at or above 
 no L2 term or a radius); with one epoch and the averaged output it also bounds the excess
 population risk of the output for i.i.d. data (online-to-batch, ``online_to_batch``).
 An explicit ``l2_ftrl`` in ``method_options`` overrides :math:`\lambda^*`.
+
+Random leaves. The terms above assume fixed leaf sizes :math:`|B_t| \le b` (rows streamed in
+order, ``settings["leaves"] == "position"``, the default). When every row is assigned to one
+of the :math:`T_e` leaves of an epoch uniformly at random (``settings["leaves"] ==
+"random"``), :math:`|B_t| \sim \mathrm{Binomial}(n, 1/T_e)` with mean :math:`m = n/T_e` and
+:math:`E|B_t|^2 = m^2 + m(1 - 1/T_e)`, which exceeds :math:`bm`. Per row of the :math:`En`
+the run processes, :math:`\lVert g_t\rVert \le |B_t|G` (the L2 term linearised with the
+public :math:`n_{lo}/T_e \le m` stays within it) and the tree's noise independent of the
+assignment give the expected average regret
+:math:`\frac{D^2}{2En}\lambda + \big(\frac{G^2}{2}(m + 1 - \frac1{T_e}) + G\bar Z\big)
+\frac1\lambda`, evaluated at :math:`n_{lo}` in the first term and :math:`n_{hi}` in
+:math:`m` (a private count's confidence bounds; equal for a public ``n``). With random
+leaves only this expectation is bounded: ``regret_bound_high_probability`` is None.
 
 The tree's accuracy (slides 001, "Tree Mechanism (Vector Version)",
 :func:`noisygd.bounds.tree_error_bound`) gives :math:`\bar Z` above (the expectation,
@@ -83,8 +101,9 @@ BOUND_CONFIDENCE = 0.05
 def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
                       restart_every_epoch: bool, n_params: int, clip: float,
                       gradient_bound: float, noise_multiplier: float,
-                      distance: float,
-                      confidence: float | None = None) -> tuple[float, float, dict[str, float]]:
+                      distance: float, confidence: float | None = None,
+                      leaves: str = "position",
+                      n_samples_high: float | None = None) -> tuple[float, float, dict[str, float]]:
     r"""``(A, B, terms)`` with :math:`R(\lambda) = A\lambda + B/\lambda` (module doc).
 
     ``gradient_bound`` is the per-example :math:`G` (``clip``, plus :math:`\mu R` with an
@@ -93,8 +112,23 @@ def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
     (:func:`noisygd.bounds.tree_error_bound`): its expectation bound, or with ``confidence``
     :math:`\beta` the bound holding with probability at least :math:`1 - \beta` (``B`` is then
     that of the high-probability regret bound).
+
+    ``leaves``: ``"position"`` (rows streamed in order, every leaf at most ``b`` rows: the
+    terms above) or ``"random"`` (every row assigned to one of the ``T_e`` leaves of an epoch
+    uniformly at random: :math:`|B_t| \sim \mathrm{Binomial}(n, 1/T_e)`); then, per row of the
+    ``E n`` the run processes, :math:`A = D^2/(2En_{lo})` and
+    :math:`B = \frac{G^2}{2}\big(\frac{n_{hi}}{T_e} + 1 - \frac1{T_e}\big) + G\bar Z`
+    (module doc, "Random leaves"), with ``n_samples`` :math:`= n_{lo}` and ``n_samples_high``
+    :math:`= n_{hi}` (default ``n_samples``: a public ``n``). Only the expectation: with
+    ``confidence`` and random leaves it raises (:math:`\sum_t|B_t|^2` is random).
     """
     from noisygd.bounds import tree_error_bound
+
+    if leaves not in ("position", "random"):
+        raise ValueError(f"leaves must be 'position' or 'random', got {leaves!r}")
+    if leaves == "random" and confidence is not None:
+        raise ValueError("the high-probability regret bound assumes fixed leaf sizes b; with "
+                         "random leaves only the expected regret is bounded")
 
     b = check_positive_int("batch_size", batch_size)
     E = check_positive_int("epochs", epochs)
@@ -112,7 +146,18 @@ def ftrl_regret_terms(*, n_samples: float, batch_size: int, epochs: int,
     z_bar = tree_error_bound(noise_std=z * C, n_params=p, nodes_per_prefix=k, beta=confidence)
     terms = {"steps": T, "steps_per_epoch": per_epoch, "tree_nodes_per_prefix": k,
              "noise_norm_bound": z_bar}
-    return D * D / (2.0 * T * b), b * G * G / 2.0 + G * z_bar, terms
+    if leaves == "random":
+        n_lo = float(n_samples)
+        n_hi = n_lo if n_samples_high is None else check_positive("n_samples_high",
+                                                                   n_samples_high)
+        if n_hi < n_lo:
+            raise ValueError(f"n_samples_high ({n_hi}) is below n_samples ({n_lo})")
+        # E|B_t|^2 / E|B_t| = n / T_e + 1 - 1/T_e (Binomial(n, 1/T_e)), at most at n = n_hi
+        size_ratio = n_hi / per_epoch + 1.0 - 1.0 / per_epoch
+        terms["leaf_size_second_moment_ratio"] = size_ratio
+        return D * D / (2.0 * E * n_lo), size_ratio * G * G / 2.0 + G * z_bar, terms
+    n = float(n_samples)  # E n gradient terms; T b >= E n (the last leaf may be short)
+    return D * D / (2.0 * E * n), b * G * G / 2.0 + T * b / (E * n) * G * z_bar, terms
 
 
 @dataclass(frozen=True)
@@ -204,11 +249,13 @@ class DPFTRLSolver(Solver):
                 "method_options={'optimum_norm_bound': D} or {'l2_ftrl': lambda}")
         bound = None
         a = bb = None
+        leaves = settings.get("leaves", "position")  # "random": add/remove leaves (module doc)
         if distance is not None:
             a, bb, _ = ftrl_regret_terms(
                 n_samples=facts.n_samples, batch_size=batch, epochs=epochs,
                 restart_every_epoch=restart, n_params=facts.n_params, clip=clip,
-                gradient_bound=G, noise_multiplier=z, distance=distance)
+                gradient_bound=G, noise_multiplier=z, distance=distance,
+                leaves=leaves, n_samples_high=facts.n_step())
         if "l2_ftrl" in settings:
             lam = check_positive("l2_ftrl", settings.pop("l2_ftrl"))
             source = "given"
@@ -218,6 +265,7 @@ class DPFTRLSolver(Solver):
         bound_hp = None
         if a is not None:
             bound = a * lam + bb / lam
+        if a is not None and leaves == "position":  # random leaves: expectation only
             _, bb_hp, _ = ftrl_regret_terms(
                 n_samples=facts.n_samples, batch_size=batch, epochs=epochs,
                 restart_every_epoch=restart, n_params=facts.n_params, clip=clip,
