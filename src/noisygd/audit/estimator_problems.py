@@ -133,7 +133,8 @@ def run_mu(epsilon: float, delta: float, scale_share: float = 0.0) -> float:
 
 def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
                        canary_x: np.ndarray, canary_y: Any, canary_target: float,
-                       words: str, settings: dict[str, Any], nu: float) -> AuditProblem:
+                       words: str, settings: dict[str, Any], nu: float,
+                       unobserved: str) -> AuditProblem:
     """The two datasets (``D`` the rows, ``D'`` the canary first then the rows), add/remove."""
     X1 = np.vstack([canary_x[None, :], X])
     y1 = np.concatenate([[canary_y], y])
@@ -150,7 +151,7 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
         name=name, run=run, direction=np.zeros(1), relation=Neighbouring.ADD_REMOVE,
         gaussian_output=True, canary=words, settings=settings, score=_info_statistic,
         event_varies=True, nu=nu,
-        observed="white-box: every noisy step of the run (count and scale releases unobserved)")
+        observed=f"white-box: every noisy step of the run ({unobserved} unobserved)")
 
 
 def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2000
@@ -179,7 +180,8 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
         "row x = R = 1 with target h = 1 (rows of D: the same x, y = 0); its clipped gradient is "
         "at the clip at every step; D' = D plus the canary (add/remove)",
         {"estimator": "DPLinearRegression()", "n_samples": n, "n_features": 1,
-         "relation": "add_remove"}, run_mu(eps, dl, DEFAULT_SCALE_SHARE))
+         "relation": "add_remove"}, run_mu(eps, dl, DEFAULT_SCALE_SHARE),
+        "count and scale releases")
 
 
 def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 1000,
@@ -217,4 +219,5 @@ def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int 
         "clipped gradient is at the default clip C_K at every step; D' = D plus the canary "
         "(add/remove)",
         {"estimator": "DPLogisticRegression(multiclass='multinomial')", "n_samples": n,
-         "n_classes": K, "n_features": 1, "relation": "add_remove"}, run_mu(eps, dl))
+         "n_classes": K, "n_features": 1, "relation": "add_remove"}, run_mu(eps, dl),
+        "count release")
