@@ -200,6 +200,9 @@ def test_the_budget_split_follows_the_rule():
     assert g[:6] == pytest.approx([0.25 * rest / 6] * 6)
     assert g[6:] == pytest.approx([0.75 * rest / 4] * 4)
     assert plan.details["hessian_noise_ratio"] == pytest.approx(0.1)
+    sparse = plan_newton(mu, relation=ADD, n_params=51, n_samples=1e6, n_step=1e6, clip=1.0,
+                         curvature_clip=0.5, steps=10, hessian_every=0)
+    assert sparse.hessian_steps == (0, 5)
     small = plan_newton(mu, relation=ADD, n_params=51, n_samples=1000, n_step=1000, clip=1.0,
                         curvature_clip=0.5)
     assert sum(small.mu_squares()[1]) == pytest.approx(0.5 * mu * mu)  # the cap binds
@@ -306,3 +309,52 @@ def test_every_release_is_one_gaussian_in_release_order():
     zs = [e.noise_multiplier for e in plan.event.events]
     assert zs[0] == zs[2] == plan.hessian_noise[0]
     assert zs[1] == plan.gradient_noise[0] and zs[4] == plan.gradient_noise[2]
+
+
+# ----------------------------------------------------------------- the empirical audit
+@pytest.mark.parametrize("relation", [ADD, REPLACE])
+def test_audit_canary_is_the_worst_case(relation):
+    from noisygd.audit.problems import newton_problem
+
+    p = newton_problem(epsilon=1.0, relation=relation)
+    # the canary's clipped gradient and curvature, from the datasets' own sums
+    runs = [p.run(k, np.random.default_rng(0)) for k in (0, 1)]
+    assert runs[0].event == runs[1].event
+    assert best(runs[0].event, 1e-5).epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("relation", [ADD, REPLACE])
+def test_audit_finds_no_violation(relation):
+    from noisygd.audit.problems import newton_problem
+    from noisygd.audit.runner import run_audit
+
+    # a violation at confidence 0.95 has probability <= 5% when the accountant is right;
+    # fixed seed
+    res = run_audit(newton_problem(epsilon=1.0, relation=relation), runs=1000, delta=1e-5,
+                    confidence=0.95, seed=0)
+    assert res.bound == "clopper_pearson"
+    assert res.sound
+    assert res.accountant_epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_diagonal_preconditioner_majorises_on_sparse_rows():
+    import scipy.sparse as sp
+
+    # one-hot rows (3 fields) plus an intercept: m = 4 nonzeros, H <= 4 diag(H)
+    rng = np.random.default_rng(5)
+    n, levels = 6000, 20
+    cols = np.column_stack([rng.integers(0, levels, n) + levels * k for k in range(3)])
+    X = sp.csr_array((np.full(3 * n, 0.5), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                     shape=(n, 3 * levels))
+    w = rng.standard_normal(3 * levels)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-(X @ w))), 1.0, -1.0)
+    o = ArrayOracle(LogisticLoss(l2=1e-3), X, y, row_norm_bound=1.0)
+    H = o.clipped_curvature_sum(np.zeros(o.n_params), None)
+    assert np.linalg.eigvalsh(4 * np.diag(np.diag(H)) - H)[0] >= -1e-9
+    with pytest.raises(ValueError, match="row_nonzeros"):
+        _plan_for(o, hessian="diagonal")
+    plan = _plan_for(o, eps=1e6, hessian="diagonal", row_nonzeros=4, steps=60)
+    res = newton(o, plan, np.random.default_rng(0))
+    _, best_value = o.minimize()
+    value = o.value(res.theta)
+    assert value - best_value <= 0.02 * (o.value(np.zeros(o.n_params)) - best_value)

@@ -16,7 +16,7 @@ from noisygd.exceptions import AssumptionError
 from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.solvers import Budget, NewtonSolver, PublicFacts, get_solver
-from noisygd.solvers.newton import MAX_FULL_PARAMS
+from noisygd.solvers.newton import DEFAULT_DIAGONAL_STEPS, MAX_FULL_PARAMS
 from noisygd.training import fit_private
 
 
@@ -128,8 +128,11 @@ def test_plan_options():
         solver.plan(_facts(options={"stepz": 3}), budget)
     # the declared smoothness is the curvature clip (logistic: (B^2 + 1) / 4)
     assert solver.plan(_facts(), budget).curvature_clip == pytest.approx(0.5)
-    wide = solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
-    assert wide.hessian == "diagonal"
+    with pytest.raises(ValueError, match="row_nonzeros"):
+        solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
+    wide = solver.plan(_facts(d=MAX_FULL_PARAMS, options={"row_nonzeros": 11}), budget)
+    assert wide.hessian == "diagonal" and wide.step_scale == pytest.approx(1 / 11)
+    assert wide.steps == DEFAULT_DIAGONAL_STEPS and wide.hessian_steps == (0, 12)
     assert solver.plan(_facts(d=MAX_FULL_PARAMS - 1), budget).hessian == "full"
     squared = solver.plan(_facts(SquaredLoss(l2=1e-3, target_bound=1.0), clip=1.0), budget)
     assert squared.hessian_steps == (0,)
@@ -149,3 +152,24 @@ def test_planned_mu_meets_a_split_budget():
     plan = NewtonSolver().plan(_facts(), Budget(1.0, 1e-5, mu=0.3))
     assert plan.summary()["mu"] == pytest.approx(0.3, rel=1e-12)
     assert plan.relation is Neighbouring.ADD_REMOVE
+
+
+def test_planned_ridge_option():
+    solver = NewtonSolver()
+    budget = Budget(1.0, 1e-5)
+    assert solver.plan(_facts(), budget).ridge == 0.0
+    assert solver.plan(_facts(options={"l2": 0.01}), budget).ridge == 0.01
+    auto = solver.plan(_facts(options={"l2": "auto"}), budget)
+    # ridge_strength at the tail's mu: sqrt(d) C Delta / (n mu D_0), D_0 = sqrt(2 n F_0)
+    d0 = math.sqrt(2 * 1000 * math.log(2))
+    expected = math.sqrt(5) * math.sqrt(2) / (1000 * auto.tail_mu() * d0)
+    assert auto.ridge == pytest.approx(expected, rel=1e-12)
+    assert auto.summary()["l2_planned"] == auto.ridge
+    assert solver.plan(_facts(options={"l2": "auto", "l2_factor": 0.5}), budget).ridge == \
+        pytest.approx(0.5 * auto.ridge)
+    with pytest.raises(ValueError, match="'auto' or a number"):
+        solver.plan(_facts(options={"l2": "big"}), budget)
+    X, y = _well_specified(n=3000, d=4)
+    model = DPLogisticRegression(epsilon=1.0, method="newton", l2=0.0, classes=[0, 1],
+                                 method_options={"l2": "auto"}, random_state=0).fit(X, y)
+    assert model.l2_ == pytest.approx(model.fit_info_["plans"][0]["plan"]["l2_planned"])

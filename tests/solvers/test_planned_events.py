@@ -69,7 +69,8 @@ CASES = [
     pytest.param(OutputPerturbationSolver(), REPLACE, {}, None, id="output_perturbation"),
     pytest.param(RRPSGDSolver(), REPLACE, {}, 3000, id="rrpsgd"),
     pytest.param(NewtonSolver(), ADD, {}, None, id="newton"),
-    pytest.param(NewtonSolver(), REPLACE, {"hessian": "diagonal", "steps": 5}, None,
+    pytest.param(NewtonSolver(), REPLACE, {"hessian": "diagonal", "steps": 5,
+                                                   "row_nonzeros": 4}, None,
                  id="newton-replace_one-diagonal"),
 ]
 

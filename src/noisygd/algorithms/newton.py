@@ -52,13 +52,22 @@ order (at step ``t`` the curvature, then the gradient).
 :math:`1 - \varrho` the noise satisfies :math:`\lambda_{\min}(Z_t) \ge -\tau`,
 :math:`\tau = \sigma_H\sqrt{(p + 1)\log(p/\varrho)}` (matrix Gaussian series, Tropp 2015,
 Theorem 4.1.1: :math:`Z = \sigma_H\sum_k\gamma_kA_k` with
-:math:`\sum_kA_k^2 = \frac{p+1}2I`), so ``"add"`` (default) takes the eigenvalues of
-:math:`\tilde H_t + n\lambda I` plus :math:`\tau`, floored at :math:`n\lambda` (or at
-:math:`\tau` without a ridge): then :math:`\hat H_t \succeq H(\theta_t)`, a majoriser of
-the curvature, and the step never overshoots the quadratic model. ``"clip"`` (Ganesh et
-al.'s other rule) floors the eigenvalues at :math:`\max(\tau, n\lambda)` without the shift.
-The diagonal variant (``hessian="diagonal"``) releases only the diagonal
-(:math:`\tau = \sigma_H\sqrt{2\log(p/\varrho)}`) and preconditions by it.
+:math:`\sum_kA_k^2 = \frac{p+1}2I`). ``"clip"`` (default; Ganesh et al.'s clipping rule
+with the public floor :math:`\tau` in place of a privately chosen one) floors the
+eigenvalues of :math:`\tilde H_t + n\lambda I` at :math:`\max(\tau, n\lambda)`. On that
+event :math:`\hat H_t \succeq \tilde H_t + n\lambda I \succeq H - \tau I` and
+:math:`\hat H_t \succeq \tau I` (with :math:`H` the true curvature, ridge included), so
+:math:`\hat H_t \succeq H/2` (their average): a step overshoots the quadratic model by at
+most a factor 2 and the iteration never expands. ``"add"`` shifts the
+eigenvalues by :math:`\tau` and floors them at :math:`n\lambda` (or at :math:`\tau`
+without a ridge): then :math:`\hat H_t \succeq H(\theta_t)`, a majoriser of the curvature
+(never overshoots, slower where :math:`\tau` is not small against the curvature). The
+diagonal preconditioner (``hessian="diagonal"``, for many parameters) releases only the
+diagonal (:math:`\tau = \sigma_H\sqrt{2\log(p/\varrho)}`). A row with at most :math:`m`
+nonzero coordinates has :math:`aa^\top \preceq m\,\mathrm{diag}(aa^\top)` (Cauchy-Schwarz
+on its support), so :math:`H \preceq m\,\mathrm{diag}(H)` and the step
+:math:`-\frac1m\hat D^{-1}\tilde g` is a (noisy) majorisation step: ``row_nonzeros``
+:math:`m` is a declared public bound (a utility assumption: privacy does not depend on it).
 
 **The damped step** (Bach 2010, Proposition 1). For a loss with
 :math:`|\phi'''| \le \phi''\cdot k`, :math:`g(s) = F(\theta + s\Delta)` satisfies
@@ -91,6 +100,7 @@ from noisygd._checks import (
     check_choice,
     check_fraction,
     check_generator,
+    check_nonnegative,
     check_positive,
     check_positive_int,
 )
@@ -197,7 +207,7 @@ class NewtonPlan:
     tail : int
         Number of final iterates averaged.
     hessian : {"full", "diagonal"}
-    eigenvalue_rule : {"add", "clip"}
+    eigenvalue_rule : {"clip", "add"}
     failure_probability : float
         :math:`\varrho` of the noise floor :math:`\tau`.
     secure : bool
@@ -205,6 +215,12 @@ class NewtonPlan:
         :class:`~noisygd.accounting.events.DiscreteGaussianNoise` per release.
     damping : {"none", "self_concordant"}
         Full steps, or the damped step :math:`\log(1 + R)/R` (module doc).
+    ridge : float
+        A public ridge added to the oracle's ``l2`` for this run (data-independent: the
+        releases and the event do not change).
+    step_scale : float
+        Multiplies every step: :math:`1/m` for the diagonal preconditioner of rows with at
+        most :math:`m` nonzero coordinates (module doc), 1 otherwise.
     details : dict
         Public facts of the planning rule (for reports).
     """
@@ -219,10 +235,12 @@ class NewtonPlan:
     hessian_noise: tuple[float, ...]
     tail: int
     hessian: str = "full"
-    eigenvalue_rule: str = "add"
+    eigenvalue_rule: str = "clip"
     failure_probability: float = 0.05
     secure: bool = False
     damping: str = "none"
+    ridge: float = 0.0
+    step_scale: float = 1.0
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -255,6 +273,13 @@ class NewtonPlan:
         """Coordinates noised per curvature release: :math:`p(p+1)/2` or :math:`p`."""
         p = self.n_params
         return p if self.hessian == "diagonal" else p * (p + 1) // 2
+
+    def tail_mu(self) -> float:
+        r""":math:`\sqrt{\sum_{t \in \text{tail}}\mu_t^2}`: the Gaussian-DP budget of the
+        gradients the output averages (its noise is that of one release at this
+        :math:`\mu`)."""
+        g, _ = self.mu_squares()
+        return math.sqrt(math.fsum(g[self.steps - self.tail:]))
 
     def mu_squares(self) -> tuple[list[float], list[float]]:
         r"""(:math:`\mu_t^2` of each gradient release, of each curvature release)."""
@@ -301,6 +326,8 @@ class NewtonPlan:
             "mu": math.sqrt(math.fsum(g) + math.fsum(h)),
             "hessian_mu_share": math.fsum(h) / (math.fsum(g) + math.fsum(h)),
             "failure_probability": self.failure_probability, "secure": self.secure,
+            **({"l2_planned": self.ridge} if self.ridge else {}),
+            **({"step_scale": self.step_scale} if self.step_scale != 1.0 else {}),
             **self.details,
         }
 
@@ -348,7 +375,7 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
         raise TypeError(f"method 'newton' needs an oracle with curvature sums and a stated "
                         f"self-concordance constant; {type(oracle).__name__} over this loss "
                         "has none (supported: logistic and least squares, one margin)")
-    n, lam = float(plan.n_samples), float(oracle.l2)
+    n, lam = float(plan.n_samples), float(oracle.l2) + plan.ridge
     reg = n * lam
     C, CH = plan.clip, plan.curvature_clip
     g_mu2, _ = plan.mu_squares()
@@ -384,6 +411,8 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
                        dtype=np.float64)
         assert H_hat is not None  # step 0 releases the curvature
         delta = -g / H_hat if diagonal else -np.linalg.solve(H_hat, g)
+        if plan.step_scale != 1.0:
+            delta *= plan.step_scale
         R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0
         s = math.log1p(R) / R if R > 0 else 1.0
         damping.append(s)
@@ -400,6 +429,8 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
         "self_concordance": M,
         "last_iterate": theta,
     }
+    if plan.ridge:
+        info["plan"]["l2"] = lam
     return FitResult(theta=acc / weight, event=plan.event, n_iter=T, info=info)
 
 
@@ -411,16 +442,20 @@ DEFAULT_HESSIAN_RATIO = 0.1
 DEFAULT_HESSIAN_MAX_SHARE = 0.5
 #: Share of the gradients' :math:`\mu^2` spent on the tail's steps.
 DEFAULT_TAIL_SHARE = 0.75
+#: The curvature is released every this many approach steps (and at the last one).
+DEFAULT_HESSIAN_EVERY = 2
 
 
 def plan_newton(
     mu: float, *, relation: Neighbouring | str, n_params: int, n_samples: float,
     n_step: float, clip: float, curvature_clip: float, steps: int = DEFAULT_STEPS,
     tail: int | None = None, constant_hessian: bool = False, hessian: str = "full",
-    eigenvalue_rule: str = "add", failure_probability: float = 0.05,
+    eigenvalue_rule: str = "clip", failure_probability: float = 0.05,
     hessian_ratio: float = DEFAULT_HESSIAN_RATIO,
     hessian_max_share: float = DEFAULT_HESSIAN_MAX_SHARE,
-    tail_share: float = DEFAULT_TAIL_SHARE, damping: str = "none", secure: bool = False,
+    tail_share: float = DEFAULT_TAIL_SHARE, damping: str = "none",
+    hessian_every: int = DEFAULT_HESSIAN_EVERY, ridge: float = 0.0,
+    row_nonzeros: int | None = None, secure: bool = False,
 ) -> NewtonPlan:
     r"""The Newton plan spending exactly :math:`\mu`-GDP, from public facts only.
 
@@ -428,8 +463,9 @@ def plan_newton(
 
     * ``T`` = ``steps``; the tail is the last :math:`K = \lceil T/3\rceil` steps
       (``tail``), the approach the first :math:`W = T - K`.
-    * The curvature is released at step 0 and, during the approach, at every other step
-      and at its last step (a loss with a constant Hessian: once, at step 0). The tail
+    * The curvature is released at step 0 and, during the approach, every
+      ``hessian_every`` steps and at its last step (``hessian_every=0``: at step 0 and the
+      last approach step only; a loss with a constant Hessian: once, at step 0). The tail
       keeps the last release.
     * Curvature budget: each release gets the :math:`\mu_H` at which its noise floor
       :math:`\tau` (:func:`noise_floor`) is :math:`r\,nC_H/p` (``hessian_ratio`` :math:`r`;
@@ -440,6 +476,11 @@ def plan_newton(
       remainder in equal parts over the approach (all of it over the tail when
       :math:`W = 0`). Release ``k`` gets :math:`z_k = \Delta_k/\mu_k`, so
       :math:`\sum_k(\Delta_k/z_k)^2 = \mu^2`.
+
+    ``ridge`` (:math:`\ge 0`) is added to the oracle's ``l2`` in the run (public).
+    ``row_nonzeros`` :math:`m` (the diagonal form only, required there): a declared public
+    bound on the nonzero coordinates of a served row, intercept column included; every
+    step is scaled by :math:`1/m` (module doc, the diagonal preconditioner).
 
     ``details`` records ``hessian_noise_ratio``, the achieved :math:`\tau/(nC_H/p)`: above
     about 1 the curvature is noise-dominated and the method is a conservatively
@@ -464,10 +505,19 @@ def plan_newton(
     if not 0.0 < max_share < 1.0 or not 0.0 < share <= 1.0:
         raise ValueError("hessian_max_share must be in (0, 1) and tail_share in (0, 1]")
     W = T - K
+    every = check_positive_int("hessian_every", hessian_every, minimum=0)
+    step_scale = 1.0
+    if hessian == "diagonal":
+        if row_nonzeros is None:
+            raise ValueError(
+                "the diagonal preconditioner needs method_options['row_nonzeros']: a public "
+                "bound on the nonzero coordinates per row, intercept column included (e.g. "
+                "the number of one-hot fields + 1); without one use method='noisy_gd'")
+        step_scale = 1.0 / check_positive_int("row_nonzeros", row_nonzeros)
     if constant_hessian or W == 0:
         h_steps = [0]
     else:
-        h_steps = sorted({0, W - 1, *range(0, W, 2)})
+        h_steps = sorted({0, W - 1, *(range(0, W, every) if every else ())})
     sens_h = curvature_sensitivity(relation)
     sens_g = relation.clipped_sum_sensitivity
     per = sens_h * noise_floor(1.0, p, rho, hessian) * p / (ratio * n)
@@ -495,4 +545,6 @@ def plan_newton(
         gradient_noise=tuple(sens_g / math.sqrt(m) for m in g_each),
         hessian_steps=tuple(h_steps), hessian_noise=(z_h,) * len(h_steps), tail=K,
         hessian=hessian, eigenvalue_rule=rule, failure_probability=rho, secure=bool(secure),
-        damping=check_choice("damping", damping, DAMPINGS), details=details)
+        damping=check_choice("damping", damping, DAMPINGS),
+        ridge=check_nonnegative("ridge", ridge), step_scale=step_scale,
+        details=details)

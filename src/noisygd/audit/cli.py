@@ -20,7 +20,8 @@ from typing import Any
 __all__ = ["METHOD_NAMES", "add_audit_parser", "cmd_audit"]
 
 #: The ``--method`` choices (the keys of :data:`noisygd.audit.problems.METHODS`).
-METHOD_NAMES = ("noisy_gd", "noisy_sgd", "dp_ftrl", "output_perturbation", "langevin")
+METHOD_NAMES = ("noisy_gd", "noisy_sgd", "dp_ftrl", "output_perturbation", "langevin",
+                "newton")
 
 HELP = "empirical privacy audit: a lower bound on epsilon beside the accountant's"
 

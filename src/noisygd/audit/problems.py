@@ -45,6 +45,11 @@ replace-one, where ``D'`` replaces the canary's target by :math:`-Y`). Then
   :math:`\mu` of the Corollary 2 bound the accountant certifies. In a ball (Corollary 1,
   projected Gaussian start) it is a soundness check.
 
+* Private Newton (:func:`newton_problem`; the squared loss's constant Hessian, one
+  curvature release): the same canary; under add/remove its curvature term is also at the
+  bound. The statistic divides the gradient noise by the released curvature, so it is not
+  Gaussian: a soundness check.
+
 Every problem also states whether its statistic is exactly Gaussian with a common
 variance on both datasets (``gaussian_output``), the condition under which the GDP bound
 of :mod:`noisygd.audit.bounds` bounds epsilon.
@@ -77,6 +82,7 @@ from noisygd.accounting.events import (
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.dp_ftrl import dp_ftrl
 from noisygd.algorithms.langevin_gd import projected_noisy_gd
+from noisygd.algorithms.newton import newton, plan_newton
 from noisygd.algorithms.noisy_gd import noisy_gd
 from noisygd.algorithms.noisy_sgd import noisy_sgd
 from noisygd.algorithms.output_perturbation import output_perturbation_gd
@@ -92,6 +98,7 @@ __all__ = [
     "dp_ftrl_problem",
     "langevin_problem",
     "make_problem",
+    "newton_problem",
     "noisy_gd_problem",
     "noisy_sgd_problem",
     "output_perturbation_problem",
@@ -458,6 +465,78 @@ def langevin_problem(
     )
 
 
+def newton_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    mu: float | None = None,
+    steps: int = 3,
+    clip: float = 1.0,
+    relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
+    n_ordinary: int = 4,
+    eigenvalue_rule: str = "clip",
+    secure: bool = False,
+) -> AuditProblem:
+    r"""The private Newton method (:mod:`noisygd.algorithms.newton`) on the canary problem.
+
+    Same canary as NoisyGD's (squared loss, target :math:`10^6`: clipped gradient
+    :math:`-Ce_0` at every step). Under add/remove, its curvature term
+    :math:`B^2e_0e_0^\top` is also at the bound :math:`C_H = B^2`, so the curvature
+    release differs by exactly its sensitivity. Under replace-one the curvature sums are
+    equal (:math:`\phi''` does not depend on the target). The statistic
+    :math:`\theta_0` divides the gradient noise by the released curvature, so it is not
+    Gaussian: ``gaussian_output`` is False (Clopper-Pearson, a soundness check).
+
+    Give the run's Gaussian-DP ``mu``, or a target ``epsilon`` at ``delta`` (then ``mu`` is
+    the exact :math:`\mu(\varepsilon, \delta)`, :func:`noisygd.accounting.gdp.calibrate_mu`).
+    The plan is :func:`~noisygd.algorithms.newton.plan_newton`'s for ``p = 2``, a public
+    ``n`` (the rows of ``D'``), gradient clip ``clip`` and curvature clip :math:`B^2 = 1`,
+    with the constant Hessian of least squares (one curvature release) and no ridge.
+    ``secure=True`` runs secure mode, as the NoisyGD problem does: OS entropy, so the
+    audit is not reproducible.
+
+    Returns
+    -------
+    AuditProblem
+    """
+    rel = Neighbouring(relation)
+    T = check_positive_int("steps", steps)
+    C = check_positive("clip", clip)
+    secure = check_bool("secure", secure)
+    if (mu is None) == (epsilon is None):
+        raise ValueError("give mu or epsilon (one of them)")
+    if mu is None:
+        from noisygd.accounting.gdp import calibrate_mu
+
+        mu = calibrate_mu(check_positive("epsilon", epsilon), delta)
+    mu = check_positive("mu", mu)
+    B = 1.0
+    n_ordinary = check_positive_int("n_ordinary", n_ordinary)
+    d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ordinary, B, CANARY_TARGET)
+    n_public = float(n_ordinary + 1)
+    plan = plan_newton(mu, relation=rel, n_params=2, n_samples=n_public, n_step=n_public,
+                       clip=C, curvature_clip=B * B, steps=T, constant_hessian=True,
+                       eigenvalue_rule=eigenvalue_rule, secure=secure)
+    source = None
+    if secure:
+        from noisygd.mechanisms.secure import SecureRandom
+
+        source = SecureRandom()
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        return newton(d1 if which else d0, plan, rng if source is None else source)
+
+    return AuditProblem(
+        name="newton", run=run, direction=_E0, relation=rel, gaussian_output=False,
+        canary=("row B e_0 (squared loss, target 1e6: clipped gradient -C e_0 at every "
+                "step; curvature term B^2 e_0 e_0^T at the bound), on a coordinate no other "
+                "row touches; " + _relation_words(rel)),
+        settings={"mu": mu, "steps": T, "clip": C, "curvature_clip": B * B,
+                  "n_samples": n_public, "relation": rel.value,
+                  "eigenvalue_rule": eigenvalue_rule, **({"secure": True} if secure else {})},
+    )
+
+
 # ------------------------------------------------------------------ helpers
 def _relation_words(rel: Neighbouring) -> str:
     if rel is Neighbouring.ADD_REMOVE:
@@ -489,6 +568,7 @@ METHODS: dict[str, Callable[..., AuditProblem]] = {
     "dp_ftrl": dp_ftrl_problem,
     "output_perturbation": output_perturbation_problem,
     "langevin": langevin_problem,
+    "newton": newton_problem,
 }
 
 

@@ -444,10 +444,12 @@ class ArrayOracle(GradientOracle):
         (:meth:`GradientOracle.clipped_curvature_sum`), shape ``(p, p)``.
 
         With the block's weights :math:`u = w\odot s^2` and :math:`q = w\odot s`, one read
-        of each row block gives :math:`M_b = X_b^\top\mathrm{diag}(u)X_b` (BLAS ``syrk`` on
-        :math:`\sqrt u\odot X_b` for a dense block; a sparse product of the block with its
-        rows scaled by :math:`\sqrt u` for CSR), :math:`m_b = X_b^\top u`,
-        :math:`r_b = X_b^\top q` and the sums of :math:`u, q, w`; then
+        of each row block gives :math:`M_b = X_b^\top\mathrm{diag}(u)X_b`,
+        :math:`m_b = X_b^\top u`, :math:`r_b = X_b^\top q` and the sums of :math:`u, q, w`:
+        for a dense block all of them from one BLAS ``syrk`` of
+        :math:`[\sqrt u\odot X_b,\ \sqrt u,\ \sqrt w]` (its Gram matrix holds them, as
+        :math:`\sqrt u\sqrt w = q`); for CSR a sparse product of the block with its rows
+        scaled by :math:`\sqrt u`, and two products for :math:`m_b, r_b`; then
 
         .. math::
 
@@ -541,7 +543,9 @@ class ArrayOracle(GradientOracle):
         M, m, r = np.zeros(shape), np.zeros(d), np.zeros(d)
         su = sq = sw = 0.0
         extra = np.zeros(p if diagonal else (p, p))
-        chunk = max(1, 4 * self.n_threads)  # bounded memory: a few (d, d) partials at once
+        # bounded memory: the blocks' (d, d) partials held at once take at most 32 MiB
+        # (or 4 per thread)
+        chunk = max(4 * self.n_threads, (1 << 25) // (8 * (d + 2) ** 2))
         for start in range(0, len(spans), chunk):
             count = min(chunk, len(spans) - start)
             for part in run_blocks(lambda j, s0=start: one(s0 + j), count, self.n_threads):
@@ -599,13 +603,21 @@ class ArrayOracle(GradientOracle):
             else:
                 R = sp.csr_array(Xc.multiply(np.sqrt(u)[:, None]))
                 M = (R.T @ R).toarray()
-        else:
+        elif diagonal:
             m, r = u @ Xb, q @ Xb
-            if diagonal:
-                M = np.einsum("i,ij,ij->j", u, Xb, Xb)
-            else:
-                R = Xb * np.sqrt(u)[:, None]
-                M = _syrk(R)
+            M = np.einsum("i,ij,ij->j", u, Xb, Xb)
+        else:
+            # one syrk on [sqrt(u) X_b, sqrt(u), sqrt(w)] (sqrt(u) sqrt(w) = q): M, m, r
+            # and the three sums in one product while the block is cached
+            d = self._d
+            R = np.empty((Xb.shape[0], d + 2))
+            root_u = np.sqrt(u)
+            np.multiply(Xb, root_u[:, None], out=R[:, :d])
+            R[:, d] = root_u
+            R[:, d + 1] = np.sqrt(w)
+            G = _syrk(R)
+            return (G[:d, :d], G[:d, d], G[:d, d + 1], float(G[d, d]), float(G[d, d + 1]),
+                    float(G[d + 1, d + 1]), extra)
         return M, m, r, float(u.sum()), float(q.sum()), sw, extra
 
     def _assemble_curvature(self, M: np.ndarray, m: np.ndarray, r: np.ndarray, su: float,
