@@ -12,10 +12,11 @@ single-threaded worker processes (loopback):
    (``--subset-rows``, persisted on the workers as float64), rows per second per worker
    core, against the in-memory :class:`~noisygd.oracles.array.ArrayOracle` (one thread,
    same subset, float64 C-contiguous: its compiled kernel) in the same script;
-2. **private fit on all rows**: ``fit_private(method="noisy_gd")`` on a
-   :class:`~noisygd.oracles.dask.DaskOracle` that re-reads the Parquet files at every step
+2. **private fit on all rows**: ``fit_private(method=--method)`` (default ``"newton"``, the
+   planned number of steps; ``--steps`` caps it) on a
+   :class:`~noisygd.oracles.dask.DaskOracle` that re-reads the Parquet files at every call
    (``persist=False``: only the partitions in flight are in memory), its time and the log
-   loss of the released model (one distributed pass);
+   loss of the released model (one distributed pass), epsilon = 1, delta = 1e-8;
 3. the client's **peak RSS** (``getrusage``: the benchmark process, which holds no data set);
 4. **dask-ml** ``LogisticRegression`` (non-private, ``solver="lbfgs"``) in the peers'
    environment (``make bench-env``) on the same Parquet files and 2 workers: what a Dask user
@@ -148,26 +149,27 @@ def dask_rows(folder: Path, args: argparse.Namespace) -> tuple[list[dict], dict]
             sub.close()
             if workers in args.fit_workers:
                 X, y = _collection(folder, d)
-                steps: list[float] = []
+                calls: list[float] = []
 
-                def record(step: StepProgress, into: list[float] = steps) -> None:
-                    if step.kind == "gradient":
+                def record(step: StepProgress, into: list[float] = calls) -> None:
+                    if step.kind != "build":
                         into.append(step.seconds)
 
                 full = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client,
                                   persist=False, progress=record)
                 t0 = time.perf_counter()
-                fit = fit_private([full], method="noisy_gd", epsilon=1.0, delta=args.delta,
+                fit = fit_private([full], method=args.method, epsilon=1.0, delta=args.delta,
                                   max_iter=args.steps, rng=np.random.default_rng(0))
                 seconds = time.perf_counter() - t0
                 loss = full.value(fit.thetas[0])
-                fits[workers] = {"seconds": seconds, "loss": loss, "steps": len(steps)}
+                fits[workers] = {"seconds": seconds, "loss": loss, "calls": len(calls)}
                 rows.append({
-                    "contender": f"noisygd noisy_gd on Dask, {workers} worker(s)",
-                    "what": f"private fit, {full.n_rows} rows re-read from Parquet each step",
+                    "contender": f"noisygd {args.method} on Dask, {workers} worker(s)",
+                    "what": f"private fit, {full.n_rows} rows re-read from Parquet at each of "
+                            f"{len(calls)} distributed calls",
                     "workers": workers, "fit_seconds": seconds,
-                    "seconds_per_step": float(np.median(steps)) if steps else None,
-                    "steps": len(steps), "log_loss": loss,
+                    "seconds_per_call": float(np.median(calls)) if calls else None,
+                    "steps": fit.results[0].n_iter, "log_loss": loss,
                     "epsilon": 1.0, "delta": args.delta})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
     return rows, {"client_peak_rss_gib": peak, "fits": fits}
@@ -228,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--features", type=int, default=50)
     parser.add_argument("--subset-rows", type=int, default=2_000_000)
-    parser.add_argument("--steps", type=int, default=8, help="NoisyGD steps of the full fit")
+    parser.add_argument("--method", default="newton", help="private method of the full fit")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="cap on the full fit's steps (default: the planned number)")
     parser.add_argument("--fit-workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--delta", type=float, default=1e-8)
     parser.add_argument("--repeats", type=int, default=5)
@@ -276,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         "throughput_ok": min(ratios) >= TARGET_RATIO,
     }
     columns = ["contender", "what", "workers", "rows_per_s_per_core", "ratio_to_in_memory",
-               "fit_seconds", "seconds_per_step", "steps", "log_loss", "status"]
+               "fit_seconds", "seconds_per_call", "steps", "log_loss", "status"]
     meta = {
         "title": "Dask: private fits on Parquet data (issue 22)",
         "description": (
@@ -285,11 +289,13 @@ def main(argv: list[str] | None = None) -> int:
             f"worker processes on this machine; client peak RSS {rss:.3f} GiB (target < "
             f"{TARGET_RSS_GB}); slowest Dask throughput per core {min(ratios):.2f}x the "
             f"in-memory oracle's (target >= {TARGET_RATIO})."),
-        "command": "python benchmarks/bench_dask.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python benchmarks/bench_dask.py", *(argv if argv is not None
+                                                                  else sys.argv[1:])]),
         "environment": environment(), "args": vars(args), "checks": checks,
         "data_write_seconds": write_seconds,
     }
-    name = "bench_dask_quick" if args.quick else "bench_dask"
+    name = ("bench_dask_quick" if args.quick else "bench_dask" if args.rows == 20_000_000
+            else f"bench_dask_{args.rows}")
     _, mpath = write_results(name, rows, meta, columns=columns)
     print(mpath.read_text())
     print(json.dumps(checks))

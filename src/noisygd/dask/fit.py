@@ -61,7 +61,9 @@ def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[st
         if p.is_dir() or p.suffix in (".parquet", ".pq"):
             if not p.exists():
                 raise DataFileError(f"data file not found: {p}")
-            frame = dd.read_parquet(text)
+            with warnings.catch_warnings():  # dask's own use of a deprecated pandas keyword
+                warnings.filterwarnings("ignore", message=".*inplace keyword.*")
+                frame = dd.read_parquet(text)
         else:
             if not glob.glob(text):
                 raise DataFileError(f"no file matches {text}")
