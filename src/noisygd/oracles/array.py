@@ -84,10 +84,10 @@ from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
 from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 
 from noisygd._checks import check_choice, check_positive, check_positive_int
-from noisygd.objectives.base import MarginModel, Objective, ObjectiveConstants
+from noisygd.objectives.base import MarginModel, Objective
 from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
-from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.base import ObjectiveOracle
 from noisygd.oracles.rows import block_rows, scan_rows
 
 try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
@@ -255,7 +255,7 @@ def _inverse_augmented_norms(
     return out
 
 
-class ArrayOracle(GradientOracle):
+class ArrayOracle(ObjectiveOracle):
     r"""Private rows in memory (NumPy dense or SciPy sparse) behind the oracle interface.
 
     Parameters
@@ -385,45 +385,6 @@ class ArrayOracle(GradientOracle):
         """Whether ``X`` is stored as CSR (diagnostic; a timing side channel, never report it)."""
         return self._csr
 
-    @property
-    def l2(self) -> float:
-        """The objective's ridge ``mu``."""
-        return float(self.objective.l2)
-
-    @property
-    def radius(self) -> float | None:
-        """The objective's ball radius (None: unconstrained)."""
-        return self.objective.radius
-
-    def project(self, theta: np.ndarray) -> np.ndarray:
-        """The objective's projection onto its ball."""
-        return self.objective.project(theta)
-
-    def constants(self) -> ObjectiveConstants:
-        """``objective.constants(row_norm_bound)``."""
-        return self.objective.constants(self._B)
-
-    def optimum_norm_bound(self) -> float | None:
-        """Forwarded from the objective."""
-        return self.objective.optimum_norm_bound()
-
-    def loss_at_zero_bound(self) -> float | None:
-        """Forwarded from the objective."""
-        return self.objective.loss_at_zero_bound()
-
-    def total_gradient_sensitivity(self) -> float | None:
-        """``objective.total_gradient_sensitivity(row_norm_bound)``."""
-        return self.objective.total_gradient_sensitivity(self._B)
-
-    @property
-    def quadratic_constant_hessian(self) -> bool:
-        """Forwarded from the objective."""
-        return bool(self.objective.quadratic_constant_hessian)
-
-    @property
-    def quadratic_loss(self) -> bool:
-        """Forwarded from the objective."""
-        return bool(self.objective.quadratic_loss)
 
     def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         r""":math:`\ell(\theta; \tilde x_i, y_i)` for all rows (or ``rows``, in that order)."""

@@ -45,9 +45,9 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from noisygd.objectives.base import ObjectiveConstants
+from noisygd.objectives.base import Objective, ObjectiveConstants
 
-__all__ = ["GradientOracle"]
+__all__ = ["GradientOracle", "ObjectiveOracle"]
 
 
 class GradientOracle(ABC):
@@ -275,3 +275,56 @@ class GradientOracle(ABC):
         if float(np.linalg.norm(self.gradient(res.x))) > 1e-7:
             raise RuntimeError("the reference optimisation did not reach ||grad|| <= 1e-7")
         return res.x, float(res.fun)
+
+
+class ObjectiveOracle(GradientOracle):
+    r"""A :class:`GradientOracle` whose loss is one :class:`~noisygd.objectives.base.Objective`
+    over rows bounded by ``row_norm_bound``: the objective's terms and declared constants are
+    forwarded from ``self.objective`` at the bound ``self._B`` (one home for the
+    forwarding that :class:`~noisygd.oracles.array.ArrayOracle` and
+    :class:`~noisygd.oracles.dask.DaskOracle` share). Subclasses set ``objective`` and
+    ``_B``."""
+
+    objective: Objective
+    _B: float
+
+    @property
+    def l2(self) -> float:
+        """The objective's ridge ``mu``."""
+        return float(self.objective.l2)
+
+    @property
+    def radius(self) -> float | None:
+        """The objective's ball radius (None: unconstrained)."""
+        return self.objective.radius
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        """The objective's projection onto its ball."""
+        return self.objective.project(theta)
+
+    def constants(self) -> ObjectiveConstants:
+        """``objective.constants(row_norm_bound)``."""
+        return self.objective.constants(self._B)
+
+    def optimum_norm_bound(self) -> float | None:
+        """Forwarded from the objective."""
+        return self.objective.optimum_norm_bound()
+
+    def loss_at_zero_bound(self) -> float | None:
+        """Forwarded from the objective."""
+        return self.objective.loss_at_zero_bound()
+
+    def total_gradient_sensitivity(self) -> float | None:
+        """``objective.total_gradient_sensitivity(row_norm_bound)``."""
+        return self.objective.total_gradient_sensitivity(self._B)
+
+    @property
+    def quadratic_constant_hessian(self) -> bool:
+        """Forwarded from the objective."""
+        return bool(self.objective.quadratic_constant_hessian)
+
+    @property
+    def quadratic_loss(self) -> bool:
+        """Forwarded from the objective (the plan's averaging and Newton's constant Hessian
+        read it)."""
+        return bool(self.objective.quadratic_loss)

@@ -53,9 +53,9 @@ from typing import Any
 import numpy as np
 
 from noisygd._checks import check_bool, check_choice, check_positive
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd.objectives.base import Objective
 from noisygd.oracles.array import SPARSE_MODES, ArrayOracle
-from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.base import ObjectiveOracle
 from noisygd.oracles.selection import (
     PoissonRows,
     RandomLeaf,
@@ -237,7 +237,7 @@ def _row_blocks(X: Any, y: Any) -> tuple[list[Any], list[Any], tuple[int, ...]]:
     return xs, ys, tuple(int(c) for c in X.chunks[0])
 
 
-class DaskOracle(GradientOracle):
+class DaskOracle(ObjectiveOracle):
     r"""Private rows on a Dask cluster behind the oracle interface (module doc).
 
     Parameters
@@ -349,46 +349,6 @@ class DaskOracle(GradientOracle):
         """True: each partition resolves a :class:`~noisygd.oracles.selection.RowSelection`."""
         return True
 
-    @property
-    def l2(self) -> float:
-        """The objective's ridge ``mu``."""
-        return float(self.objective.l2)
-
-    @property
-    def radius(self) -> float | None:
-        """The objective's ball radius (None: unconstrained)."""
-        return self.objective.radius
-
-    def project(self, theta: np.ndarray) -> np.ndarray:
-        """The objective's projection onto its ball."""
-        return self.objective.project(theta)
-
-    def constants(self) -> ObjectiveConstants:
-        """``objective.constants(row_norm_bound)``."""
-        return self.objective.constants(self._B)
-
-    def optimum_norm_bound(self) -> float | None:
-        """Forwarded from the objective."""
-        return self.objective.optimum_norm_bound()
-
-    def loss_at_zero_bound(self) -> float | None:
-        """Forwarded from the objective."""
-        return self.objective.loss_at_zero_bound()
-
-    def total_gradient_sensitivity(self) -> float | None:
-        """``objective.total_gradient_sensitivity(row_norm_bound)``."""
-        return self.objective.total_gradient_sensitivity(self._B)
-
-    @property
-    def quadratic_constant_hessian(self) -> bool:
-        """Forwarded from the objective."""
-        return bool(self.objective.quadratic_constant_hessian)
-
-    @property
-    def quadratic_loss(self) -> bool:
-        """Forwarded from the objective (the plan's averaging and Newton's constant Hessian
-        read it, as from :class:`~noisygd.oracles.array.ArrayOracle`)."""
-        return bool(self.objective.quadratic_loss)
 
     def clipped_gradient_sum(
         self, theta: np.ndarray, clip: float | None,
