@@ -361,26 +361,6 @@ class ArrayOracle(ObjectiveOracle):
 
     # ------------------------------------------------------------------ interface
     @property
-    def n_params(self) -> int:
-        """``p``: ``objective.n_params(d)``."""
-        return self._p
-
-    @property
-    def n_rows(self) -> int:
-        """``n`` (private under add/remove: for sampling only)."""
-        return self._n
-
-    @property
-    def n_features(self) -> int:
-        """``d``, the number of columns of ``X`` (public)."""
-        return self._d
-
-    @property
-    def row_norm_bound(self) -> float:
-        """The declared ``B``."""
-        return self._B
-
-    @property
     def is_sparse(self) -> bool:
         """Whether ``X`` is stored as CSR (diagnostic; a timing side channel, never report it)."""
         return self._csr
@@ -648,12 +628,6 @@ class ArrayOracle(ObjectiveOracle):
                 f"row_norm_bound={self._B!r})")
 
     # ------------------------------------------------------------------ internals
-    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
-        theta = np.asarray(theta, dtype=np.float64)
-        if theta.shape != (self._p,):
-            raise ValueError(f"theta must have shape ({self._p},), got {theta.shape}")
-        return theta
-
     def _check_rows(self, rows: np.ndarray) -> np.ndarray:
         idx = np.asarray(rows)
         if idx.ndim != 1 or not (idx.dtype.kind in "iu" or idx.size == 0):

@@ -281,12 +281,42 @@ class ObjectiveOracle(GradientOracle):
     r"""A :class:`GradientOracle` whose loss is one :class:`~noisygd.objectives.base.Objective`
     over rows bounded by ``row_norm_bound``: the objective's terms and declared constants are
     forwarded from ``self.objective`` at the bound ``self._B`` (one home for the
-    forwarding that :class:`~noisygd.oracles.array.ArrayOracle` and
-    :class:`~noisygd.oracles.dask.DaskOracle` share). Subclasses set ``objective`` and
-    ``_B``."""
+    members that :class:`~noisygd.oracles.array.ArrayOracle` and
+    :class:`~noisygd.oracles.dask.DaskOracle` share). Subclasses set ``objective``, ``_B``
+    and the sizes ``_p`` (parameters), ``_n`` (rows) and ``_d`` (columns)."""
 
     objective: Objective
     _B: float
+    _p: int
+    _n: int
+    _d: int
+
+    @property
+    def n_params(self) -> int:
+        """``p``: ``objective.n_params(d)``."""
+        return self._p
+
+    @property
+    def n_rows(self) -> int:
+        """``n`` (private under add/remove: for sampling only)."""
+        return self._n
+
+    @property
+    def n_features(self) -> int:
+        """``d``, the number of columns of the rows (public)."""
+        return self._d
+
+    @property
+    def row_norm_bound(self) -> float:
+        """The declared ``B``."""
+        return self._B
+
+    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
+        """``theta`` as float64, refused unless of shape ``(p,)``."""
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (self._p,):
+            raise ValueError(f"theta must have shape ({self._p},), got {theta.shape}")
+        return theta
 
     @property
     def l2(self) -> float:

@@ -320,29 +320,9 @@ class DaskOracle(ObjectiveOracle):
 
     # ------------------------------------------------------------------ interface
     @property
-    def n_params(self) -> int:
-        """``p``: ``objective.n_params(d)``."""
-        return self._p
-
-    @property
-    def n_rows(self) -> int:
-        """``n`` (private under add/remove: for sampling only)."""
-        return self._n
-
-    @property
-    def n_features(self) -> int:
-        """``d``, the number of columns (public)."""
-        return self._d
-
-    @property
     def n_partitions(self) -> int:
         """Number of row partitions (the summation order is theirs)."""
         return len(self._lengths)
-
-    @property
-    def row_norm_bound(self) -> float:
-        """The declared ``B``."""
-        return self._B
 
     @property
     def resolves_row_selections(self) -> bool:
@@ -467,12 +447,6 @@ class DaskOracle(ObjectiveOracle):
                 f"partitions>, row_norm_bound={self._B!r})")
 
     # ------------------------------------------------------------------ internals
-    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
-        theta = np.asarray(theta, dtype=np.float64)
-        if theta.shape != (self._p,):
-            raise ValueError(f"theta must have shape ({self._p},), got {theta.shape}")
-        return theta
-
     def _tasks(self, rows: np.ndarray | RowSelection | None
                ) -> list[tuple[int, np.ndarray | RowSelection | None]]:
         """``(partition, its rows)`` for every partition the selection touches, in order."""
