@@ -853,14 +853,6 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _g(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.4g}"
-
-
 # --------------------------------------------------------------------------- reproduce
 
 

@@ -364,6 +364,19 @@ class _DPLinearModel(BaseEstimator):
             return float(n_rows)
         return None
 
+    def fit(self, X: Any, y: Any, *, prior_events: Any = None) -> Any:
+        """Fit the model privately; returns ``self``.
+
+        ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
+        for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
+        """
+        with self._prior_releases(prior_events):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> Any:
+        """:meth:`fit` of the subclass (the prior events held by :meth:`_prior_releases`)."""
+        raise NotImplementedError
+
     @contextlib.contextmanager
     def _prior_releases(self, prior_events: Any) -> Iterator[None]:
         """Hold ``fit``'s ``prior_events`` (checked to be events) for the fit's duration
@@ -1261,15 +1274,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.intercept_ = intercept
         self._store_fit(fit)
 
-    def fit(self, X: Any, y: Any, *, prior_events: Any = None) -> DPLogisticRegression:
-        """Fit the model privately; returns ``self``.
-
-        ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
-        for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
-        """
-        with self._prior_releases(prior_events):
-            return self._fit(X, y)
-
     def _fit(self, X: Any, y: Any) -> DPLogisticRegression:
         """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
 
@@ -1368,15 +1372,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
 class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float
-
-    def fit(self, X: Any, y: Any, *, prior_events: Any = None) -> _DPRegressor:
-        """Fit the model privately; returns ``self``.
-
-        ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
-        for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
-        """
-        with self._prior_releases(prior_events):
-            return self._fit(X, y)
 
     def _fit(self, X: Any, y: Any) -> _DPRegressor:
         """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
