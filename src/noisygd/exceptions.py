@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "AssumptionError",
     "BudgetExceededError",
+    "DataAccessError",
     "PrivacyLeakWarning",
     "UnsupportedEventError",
 ]
@@ -29,3 +30,9 @@ class UnsupportedEventError(ValueError):
 
 class BudgetExceededError(ValueError):
     """A release would spend more privacy budget than is left; it is refused before it runs."""
+
+
+class DataAccessError(RuntimeError):
+    """The data could not be read (a lost worker, a failed store): the failure is decided by
+    the environment, not by any noisy value, so a fit that raises it released nothing
+    (:mod:`noisygd.training`, "Failures": its ledger records are withdrawn)."""

@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -110,6 +110,7 @@ from noisygd.accounting.events import (
     Neighbouring,
 )
 from noisygd.algorithms.base import FitResult
+from noisygd.exceptions import DataAccessError
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
@@ -125,7 +126,8 @@ from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 if TYPE_CHECKING:
     from noisygd.ledger import Ledger, Release
 
-__all__ = ["COUNT_CONFIDENCE_BETA", "PrivateFit", "check_secure_method",
+__all__ = ["COUNT_CONFIDENCE_BETA", "PreRelease", "PreparedFit", "PrivateFit",
+           "check_secure_method",
            "count_confidence_bounds", "fit_private", "preview_private_fit"]
 
 #: One-sided error probability of each confidence bound on a private row count.
@@ -265,6 +267,14 @@ class _Setup:
         if not self.secure:
             return event
         return DiscreteGaussianNoise(event, sensitivity_inflation(SecureRandom(), z, 1, 1.0))
+
+    def first_record(self) -> DpEvent | None:
+        """The first event the fit's own release records, known before any data is read:
+        the reservation when ``n`` is private, the covering event of a Gaussian solver,
+        else None (it needs the plan)."""
+        if self.need_count:
+            return self.reservation()
+        return self.covering_event() if self.solver.gaussian else None
 
     def reservation(self) -> DpEvent:
         """What is recorded before any data is read when ``n`` is private (module doc, 5)."""
@@ -500,6 +510,7 @@ def preview_private_fit(
     facts: PublicFacts | None = None,
     secure: bool = False,
     prior_events: Sequence[DpEvent] | None = None,
+    pre_releases: Sequence[DpEvent] = (),
 ) -> PreviewedFit:
     """Check, before any data is read, that the ledger's budget admits the fit.
 
@@ -513,7 +524,9 @@ def preview_private_fit(
     if known (one-vs-rest classes), else 1. ``secure=True`` prices the secure-mode events
     (module doc, 6). ``prior_events`` (module doc, 7) enter the budget split; the event
     checked is this fit's own part (the caller previews and records the prior events).
-    Advisory: :func:`fit_private` re-checks under the ledger's lock.
+    ``pre_releases``: the events of the fit's :class:`PreRelease` (module doc, 8), composed
+    before its own part in the event checked. Advisory: :func:`fit_private` re-checks under
+    the ledger's lock.
 
     Returns
     -------
@@ -527,21 +540,289 @@ def preview_private_fit(
     ValueError, TypeError
         On a bad argument (as :func:`fit_private`).
     """
+    pre = tuple(pre_releases)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
-                   check_positive_int("n_problems", n_problems), secure, prior_events)
-    previewed = PreviewedFit(None)
-    if setup.need_count:
-        previewed = PreviewedFit(setup.reservation())
-    elif setup.solver.gaussian:
-        previewed = PreviewedFit(setup.covering_event())
-    elif facts is not None:
+                   check_positive_int("n_problems", n_problems), secure,
+                   (*(prior_events or ()), *pre))
+    previewed = PreviewedFit(setup.first_record())
+    if previewed.event is None and facts is not None:
         budget = setup.budget(None)
         plan = setup.solver.plan(facts, budget)
         previewed = PreviewedFit(setup.solver.planned_event(plan), facts, budget, plan)
+    checked = [*pre, *([previewed.event] if previewed.event is not None else [])]
     with _open_ledger(ledger, dataset) as opened:
-        if opened is not None and previewed.event is not None:
-            opened.preview(dataset, previewed.event, check=True)  # type: ignore[arg-type]
+        if opened is not None and checked:
+            opened.preview(dataset, _compose(checked), check=True)  # type: ignore[arg-type]
     return previewed
+
+
+@dataclass(frozen=True)
+class PreparedFit:
+    """What a :class:`PreRelease`'s post-processing gives the rest of the fit.
+
+    Attributes
+    ----------
+    oracles : sequence of GradientOracle
+        The problems the count and the runs read (e.g. the pre-release's oracle with shifted
+        targets, or one built in coordinates the release chose).
+    clip : float or None
+        The runs' clipping norm (a function of the release and public facts).
+    """
+
+    oracles: Sequence[GradientOracle]
+    clip: float | None
+
+
+@dataclass(frozen=True)
+class PreRelease:
+    r"""A release of noisy bounded row sums made on the oracle before the count and the run
+    (module doc, 8).
+
+    Attributes
+    ----------
+    name : str
+        The release's name (recorded as ``"<estimator>/<name>"``; ``info["<name>_release"]``
+        holds its ledger id).
+    event : DpEvent
+        Its event, from public facts only: the Gaussian mechanism on the stacked sums,
+        sensitivity :math:`\sqrt k\,\Delta` for ``k`` sums (:class:`~noisygd.oracles.base.
+        RowSums`).
+    sums : tuple of str
+        The :class:`~noisygd.oracles.base.RowSums` released, in order.
+    noise_std : float
+        :math:`\sigma` of the Gaussian noise added to every released sum.
+    rng : numpy.random.Generator or SecureRandom
+        The generator of that noise (the release's own stream).
+    then : callable
+        ``then(noisy_sums) -> PreparedFit``: post-processing of the release (public).
+    target_half_range : float, optional
+        :math:`h` of the target sums (``RowSums.targets``).
+    description : str
+        What is summed, recorded with the release.
+    """
+
+    name: str
+    event: DpEvent
+    sums: tuple[str, ...]
+    noise_std: float
+    rng: Any
+    then: Callable[[np.ndarray], PreparedFit]
+    target_half_range: float | None = None
+    description: str = ""
+
+
+def _left_no_output(exc: BaseException) -> bool:
+    """Whether a failure is decided by the environment, never by a noisy value (module doc,
+    9): a :class:`~noisygd.exceptions.DataAccessError` (a lost worker), an ``OSError`` or a
+    ``MemoryError`` while reading, or an interruption (not an ``Exception``)."""
+    return (isinstance(exc, DataAccessError | OSError | MemoryError)
+            or not isinstance(exc, Exception))
+
+
+class _LedgerRecords:
+    """This fit's records in the ledger, as a context manager (module doc, 5 and 9).
+
+    Each record is spent before the data it pays for is read. On an exception, the records
+    are withdrawn when no noisy value was computed yet or when the failure left no output
+    (:func:`_left_no_output`); otherwise they stay, the fit's own reservation settled to the
+    events performed so far (the exception is then a post-processing of those values).
+    """
+
+    def __init__(self, opened: Ledger | None, dataset: str | None, algorithm: str,
+                 parameters: dict[str, Any]) -> None:
+        self.ledger, self.dataset = opened, dataset
+        self.algorithm, self.parameters = algorithm, parameters
+        self.made: list[Release] = []  # this fit's records, in order
+        self.main: Release | None = None  # the fit's own release (reserved, then settled)
+        self.performed: list[DpEvent] = []  # parts of the own release performed so far
+        self.settled = False
+        self.noisy = False  # a noisy value of the data exists in this process
+
+    def __enter__(self) -> _LedgerRecords:
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is None or self.ledger is None or not self.made:
+            return
+        if not self.noisy or _left_no_output(exc):
+            for release in reversed(self.made):  # nothing left the process: no release
+                with contextlib.suppress(Exception):
+                    self.ledger.withdraw(release)
+        elif self.main is not None and not self.settled and self.performed:
+            performed = _compose(self.performed)  # only the count touched the data
+            if self.main.event != performed:
+                with contextlib.suppress(Exception):
+                    self.ledger.settle(self.main, performed)
+
+    def check(self, events: Sequence[DpEvent]) -> None:
+        """Refuse now if the ledger cannot admit ``events`` composed (nothing recorded)."""
+        if self.ledger is not None and events:
+            self.ledger.preview(self.dataset, _compose(events), check=True)  # type: ignore
+
+    def spend(self, event: DpEvent, *, name: str | None = None,
+              extra: Mapping[str, Any] | None = None) -> Release | None:
+        """Record ``event`` (a pre-release named ``name``, else the fit's own release)."""
+        if self.ledger is None:
+            return None
+        algorithm = (self.algorithm if name is None
+                     else f"{self.algorithm.split('/')[0]}/{name}")
+        release = self.ledger.spend(self.dataset, event,  # type: ignore[arg-type]
+                                    algorithm=algorithm,
+                                    parameters={**self.parameters, **dict(extra or {})})
+        self.made.append(release)
+        if name is None:
+            self.main = release
+        return release
+
+    def read(self, part: DpEvent | None = None) -> None:
+        """A noisy value now exists (``part``: of the fit's own release, e.g. the count)."""
+        self.noisy = True
+        if part is not None:
+            self.performed.append(part)
+
+    def commit(self, own: DpEvent) -> None:
+        """The fit's own planned event, recorded before the runs read the data: spent, or
+        the reservation settled to it."""
+        if self.ledger is None:
+            return
+        if self.main is None:
+            self.spend(own)
+        else:
+            settled = self.ledger.settle(self.main, own)
+            self.made = [settled if r.id == settled.id else r for r in self.made]
+            self.main = settled
+        self.settled = True
+
+
+@dataclass
+class _Count:
+    """The public size of the data: ``n_samples`` (lower) and ``n_high`` (upper), the
+    count's events (none when ``n`` is public) and where ``n`` came from."""
+
+    n_samples: float
+    n_high: float
+    events: list[DpEvent]
+    source: str
+
+
+def _release_count(setup: _Setup, oracle: GradientOracle, rng: Any,
+                   records: _LedgerRecords) -> _Count:
+    """The noisy row count (module doc, 1), after its reservation; or the public ``n``."""
+    if not setup.need_count:
+        if setup.n_samples_public is None:  # replace-one: n is public by definition
+            n = float(oracle.n_rows)
+            return _Count(n, n, [], "replace-one: public by definition")
+        _check_declared_count(setup.n_samples_public, oracle.n_rows)
+        n = float(setup.n_samples_public)
+        return _Count(n, n, [], "declared public by the user")
+    records.spend(setup.reservation())  # before the first read of the data (the count)
+    z_count = setup.count_noise
+    n_rows = oracle.n_rows  # private: read only by the noisy count
+    noisy = float(add_gaussian_noise(float(n_rows), z_count, rng))
+    event = secure_event(Gaussian(noise_multiplier=z_count, sensitivity=1.0), rng,
+                         sensitivity_inflation(rng, z_count, 1, 1.0))
+    records.read(event)
+    # secure: the count is rounded to this rng's grid gamma and its noise is a discrete
+    # Gaussian; the bounds widen by 3 gamma / 2 (count_confidence_bounds)
+    grid = rng.grid(z_count, 1) if isinstance(rng, SecureRandom) else 0.0
+    n_lo, n_hi = count_confidence_bounds(noisy, z_count, grid=grid)
+    return _Count(n_lo, n_hi, [event], (
+        f"Gaussian count (paid for); lower/upper {1 - COUNT_CONFIDENCE_BETA:g} "
+        "confidence bounds"))
+
+
+def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
+                     records: _LedgerRecords, info: dict[str, Any]) -> PreparedFit:
+    """Record ``stage`` (once the ledger admits it with the rest of the fit), then release
+    its noisy sums from ``oracle`` and post-process them (module doc, 8)."""
+    if not isinstance(stage, PreRelease):
+        raise TypeError("pre_release must be a PreRelease")
+    rest = setup.first_record()
+    records.check([stage.event, *([rest] if rest is not None else [])])
+    release = records.spend(stage.event, name=stage.name,
+                            extra={"release": stage.name, "sums": stage.description})
+    if release is not None:
+        info[f"{stage.name}_release"] = release.id
+    sums = oracle.bounded_row_sums(stage.target_half_range).vector(stage.sums)
+    noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng), dtype=np.float64)
+    records.read()
+    prepared = stage.then(noisy)
+    if not isinstance(prepared, PreparedFit):
+        raise TypeError("PreRelease.then must return a PreparedFit")
+    return prepared
+
+
+def _check_fit_inputs(oracles: Sequence[GradientOracle], rng: Any, secure: bool
+                      ) -> tuple[list[GradientOracle], Any]:
+    """The oracles (same rows) and the generator, checked before anything is read."""
+    rng = check_generator("rng", rng)
+    if check_bool("secure", secure) != is_secure(rng):
+        raise TypeError("secure=True needs rng=SecureRandom() and a SecureRandom needs "
+                        "secure=True (the plan must be made for the noise drawn)")
+    if secure and rng.grid_bits != DEFAULT_GRID_BITS:
+        # the secure plans (count, solvers) are priced on the default grid: refuse before
+        # any row is read rather than run noise the plan did not price
+        raise ValueError(f"secure fits are planned for SecureRandom(grid_bits="
+                         f"{DEFAULT_GRID_BITS}) (the default); got grid_bits={rng.grid_bits}")
+    return _check_oracles(oracles), rng
+
+
+def _check_oracles(oracles: Sequence[GradientOracle], n_problems: int | None = None
+                   ) -> list[GradientOracle]:
+    oracles = list(oracles)
+    if not oracles or not all(isinstance(o, GradientOracle) for o in oracles):
+        raise TypeError("oracles must be a non-empty sequence of GradientOracle")
+    if n_problems is not None and len(oracles) != n_problems:
+        raise ValueError(f"the pre-release gave {len(oracles)} problems, not {n_problems}")
+    if any(o.n_rows != oracles[0].n_rows for o in oracles):
+        raise ValueError("every problem's oracle must hold the same rows")
+    return oracles
+
+
+def _plan(setup: _Setup, oracle: GradientOracle, count: _Count, run: dict[str, Any],
+          preplanned: PreviewedFit | None, n_problems: int) -> tuple[Any, list[DpEvent]]:
+    """The solver's plan from public facts and the fit's own events (count, then runs)."""
+    budget = setup.budget(count.events[0] if count.events else None)
+    facts = PublicFacts.from_oracle(oracle, n_samples=count.n_samples,
+                                    relation=setup.relation, n_samples_high=count.n_high,
+                                    **run)
+    plan = _reuse(preplanned, facts, budget)
+    if plan is None:
+        plan = setup.solver.plan(facts, budget)
+    return plan, [*count.events, *[setup.solver.planned_event(plan)] * n_problems]
+
+
+def _fit_record(setup: _Setup, count_budget_fraction: float, run: dict[str, Any],
+                n_problems: int, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The public parameters recorded with the fit's releases."""
+    return {
+        "method": setup.solver.name, "epsilon": setup.epsilon, "delta": setup.delta,
+        "relation": setup.relation.value, "n_samples_public": setup.n_samples_public,
+        "count_budget_fraction": count_budget_fraction if setup.need_count else None,
+        **run, "n_problems": n_problems,
+        **({"secure": True} if setup.secure else {}),
+        **({"prior_events": [e.describe() for e in setup.prior]} if setup.prior else {}),
+        **dict(parameters or {}),
+    }
+
+
+def _released(setup: _Setup, planned: DpEvent, events: list[DpEvent]) -> tuple[DpEvent,
+                                                                               AccountingResult]:
+    """The fit's event, checked against the planned (and recorded) one and the budget."""
+    from noisygd.accounting.base import within_budget
+    from noisygd.accounting.registry import best
+
+    event = _compose([*setup.prior, *events])
+    if event != planned:
+        raise RuntimeError(
+            f"internal error: method {setup.solver.name!r} performed {event.describe()}, not "
+            f"the planned (and recorded) {planned.describe()}; the model is withheld")
+    privacy = best(event, setup.delta)
+    if not within_budget(privacy.epsilon, setup.epsilon):
+        raise ValueError(
+            f"internal error: the fitted event spends epsilon = {privacy.epsilon:.6g} "
+            f"> budget {setup.epsilon:.6g} ({privacy.accountant}); the model is withheld")
+    return event, privacy
 
 
 def fit_private(
@@ -564,13 +845,16 @@ def fit_private(
     preplanned: PreviewedFit | None = None,
     secure: bool = False,
     prior_events: Sequence[DpEvent] | None = None,
+    pre_release: PreRelease | None = None,
 ) -> PrivateFit:
     """Fit one model per oracle under a total (epsilon, delta) budget.
 
     Parameters
     ----------
     oracles : sequence of GradientOracle
-        One per problem (one-vs-rest passes one per class), all over the same rows.
+        One per problem (one-vs-rest passes one per class), all over the same rows. With
+        ``pre_release``, the oracles the release reads (its first); the count and the runs
+        read those its post-processing returns.
     method : str or Solver
         A name in :data:`noisygd.solvers.SOLVERS` (or ``"auto"``), or a solver instance.
     epsilon, delta : float
@@ -582,14 +866,15 @@ def fit_private(
     count_budget_fraction : float
         Fraction of the Gaussian-DP budget ``mu^2`` spent on the count, in (0, 1).
     clip, max_iter, options
-        Passed to the solver through :class:`~noisygd.solvers.PublicFacts`.
+        Passed to the solver through :class:`~noisygd.solvers.PublicFacts` (with
+        ``pre_release``, the clip is the one its post-processing returns).
     rng : numpy.random.Generator or SecureRandom
         A :class:`~noisygd.mechanisms.secure.SecureRandom` exactly when ``secure=True``.
     ledger : str, path-like or Ledger, optional
         A privacy ledger (SQLite file path, SQLAlchemy URL or open
         :class:`~noisygd.ledger.Ledger`): the fit is recorded as one release of ``dataset``
-        before any data is read (module doc, 5). Give both ``ledger`` and ``dataset`` or
-        neither.
+        before any data is read (module doc, 5), and withdrawn if the fit fails having
+        released nothing (module doc, 9). Give both ``ledger`` and ``dataset`` or neither.
     dataset : str, optional
         The name the ledger's budget was set for.
     algorithm : str, optional
@@ -613,6 +898,10 @@ def fit_private(
         noise is calibrated for what remains. With ``ledger=`` they are *not* recorded
         here: they were performed before this call, so their performer records them (before
         reading the data; :func:`noisygd.schema.paid.record_prior_events` does).
+    pre_release : PreRelease, optional
+        A release of noisy row sums made on the first oracle before the count (module doc,
+        8): composed after ``prior_events``, paid from the same budget and, with
+        ``ledger=``, recorded as its own release before its sums are read.
 
     Returns
     -------
@@ -631,126 +920,42 @@ def fit_private(
         If a run performed another event than the one planned and recorded (an internal
         error; the model is withheld, the recorded spend stays).
     """
-    from noisygd.accounting.base import within_budget
-    from noisygd.accounting.registry import best
-
-    rng = check_generator("rng", rng)
-    if check_bool("secure", secure) != is_secure(rng):
-        raise TypeError("secure=True needs rng=SecureRandom() and a SecureRandom needs "
-                        "secure=True (the plan must be made for the noise drawn)")
-    if secure and rng.grid_bits != DEFAULT_GRID_BITS:
-        # the secure plans (count, solvers) are priced on the default grid: refuse before
-        # any row is read rather than run noise the plan did not price
-        raise ValueError(f"secure fits are planned for SecureRandom(grid_bits="
-                         f"{DEFAULT_GRID_BITS}) (the default); got grid_bits={rng.grid_bits}")
-    oracles = list(oracles)
-    if not oracles or not all(isinstance(o, GradientOracle) for o in oracles):
-        raise TypeError("oracles must be a non-empty sequence of GradientOracle")
+    oracles, rng = _check_fit_inputs(oracles, rng, secure)
     n_problems = len(oracles)
-    if any(o.n_rows != oracles[0].n_rows for o in oracles):
-        raise ValueError("every problem's oracle must hold the same rows")
+    pre_events = () if pre_release is None else (pre_release.event,)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
-                   n_problems, secure, prior_events)
-    solver, relation = setup.solver, setup.relation
-    epsilon, delta = setup.epsilon, setup.delta
-    if max_iter is not None:
-        max_iter = check_positive_int("max_iter", max_iter)
-    if clip is not None:
-        clip = check_positive("clip", clip)
-    record = {
-        "method": solver.name, "epsilon": epsilon, "delta": delta,
-        "relation": relation.value, "n_samples_public": setup.n_samples_public,
-        "count_budget_fraction": count_budget_fraction if setup.need_count else None,
-        "clip": clip, "max_iter": max_iter, "options": options, "n_problems": n_problems,
-        **({"secure": True} if secure else {}),
-        **({"prior_events": [e.describe() for e in setup.prior]} if setup.prior else {}),
-        **dict(parameters or {}),
-    }
-    algorithm = f"fit_private/{solver.name}" if algorithm is None else algorithm
-
-    with _open_ledger(ledger, dataset) as opened:
-        release: Release | None = None
-
-        def spend(event: DpEvent) -> Release:
-            return opened.spend(dataset, event,  # type: ignore[union-attr, arg-type]
-                                algorithm=algorithm, parameters=record)
-
-        events: list[DpEvent] = []
-        info: dict[str, Any] = {"method": solver.name, "relation": relation.value}
-        if setup.need_count:
-            if opened is not None:  # before the first read of the data (the count)
-                release = spend(setup.reservation())
-            z_count = setup.count_noise
-            n_rows = oracles[0].n_rows  # private: read only by the noisy count
-            noisy = float(add_gaussian_noise(float(n_rows), z_count, rng))
-            events.append(secure_event(Gaussian(noise_multiplier=z_count, sensitivity=1.0),
-                                       rng, sensitivity_inflation(rng, z_count, 1, 1.0)))
-            # secure: the count is rounded to this rng's grid gamma and its noise is a
-            # discrete Gaussian; the bounds widen by 3 gamma / 2 (count_confidence_bounds)
-            grid = rng.grid(z_count, 1) if isinstance(rng, SecureRandom) else 0.0
-            n_samples, n_high = count_confidence_bounds(noisy, z_count, grid=grid)
-            info["n_samples_source"] = (
-                f"Gaussian count (paid for); lower/upper {1 - COUNT_CONFIDENCE_BETA:g} "
-                "confidence bounds")
-        else:
-            if setup.n_samples_public is None:  # replace-one: n is public by definition
-                n_samples = float(oracles[0].n_rows)
-                info["n_samples_source"] = "replace-one: public by definition"
-            else:
-                _check_declared_count(setup.n_samples_public, oracles[0].n_rows)
-                n_samples = float(setup.n_samples_public)
-                info["n_samples_source"] = "declared public by the user"
-            n_high = n_samples
-
-        if setup.prior:
-            info["prior_events"] = [e.describe() for e in setup.prior]
-        budget = setup.budget(events[0] if events else None)
-        facts = PublicFacts.from_oracle(oracles[0], n_samples=n_samples, relation=relation,
-                                        clip=clip, max_iter=max_iter, options=options,
-                                        n_samples_high=n_high)
-        try:
-            plan = _reuse(preplanned, facts, budget)
-            if plan is None:
-                plan = solver.plan(facts, budget)
-            own_parts = [*events, *[solver.planned_event(plan)] * n_problems]
-            own_planned = _compose(own_parts)
-        except Exception:
-            if release is not None:
-                # Only the count has touched the data: record just that (it dominates what
-                # was computed), rather than the whole reservation, then re-raise.
-                with contextlib.suppress(Exception):
-                    opened.settle(release, events[0])  # type: ignore[union-attr]
-            raise
-        if opened is not None:  # recorded before the runs read any data (own part only)
-            release = (spend(own_planned) if release is None
-                       else opened.settle(release, own_planned))
-        planned = _compose([*setup.prior, *own_parts])
-
-        results = []
+                   n_problems, secure, (*(prior_events or ()), *pre_events))
+    run = {"clip": None if clip is None else check_positive("clip", clip),
+           "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
+           "options": options}
+    record = _fit_record(setup, count_budget_fraction, run, n_problems, parameters)
+    algorithm = f"fit_private/{setup.solver.name}" if algorithm is None else algorithm
+    info: dict[str, Any] = {"method": setup.solver.name, "relation": setup.relation.value}
+    with _open_ledger(ledger, dataset) as opened, _LedgerRecords(
+            opened, dataset, algorithm, record) as records:
+        if pre_release is not None:
+            prepared = _run_pre_release(pre_release, oracles[0], setup, records, info)
+            oracles = _check_oracles(prepared.oracles, n_problems)
+            run["clip"] = prepared.clip
+            record["clip"] = prepared.clip
+        count = _release_count(setup, oracles[0], rng, records)
+        plan, own_parts = _plan(setup, oracles[0], count, run, preplanned, n_problems)
+        records.commit(_compose(own_parts))  # before the runs read any data (own part only)
         with compute_context():  # the fit's threads and BLAS limit, entered once
-            for oracle in oracles:
-                res = solver.run(plan, oracle, rng)
-                results.append(res)
-                events.append(res.event)
-
-    event = _compose([*setup.prior, *events])
-    if event != planned:
-        raise RuntimeError(
-            f"internal error: method {solver.name!r} performed {event.describe()}, not the "
-            f"planned (and recorded) {planned.describe()}; the model is withheld")
-    privacy = best(event, delta)
-    if not within_budget(privacy.epsilon, epsilon):
-        raise ValueError(
-            f"internal error: the fitted event spends epsilon = {privacy.epsilon:.6g} "
-            f"> budget {epsilon:.6g} ({privacy.accountant}); the model is withheld")
+            results = [setup.solver.run(plan, oracle, rng) for oracle in oracles]
+    event, privacy = _released(setup, _compose([*setup.prior, *own_parts]),
+                               [*count.events, *[r.event for r in results]])
+    info["n_samples_source"] = count.source
+    if setup.prior:
+        info["prior_events"] = [e.describe() for e in setup.prior]
     info["plans"] = [r.info for r in results]
     if "method_choice" in results[0].info:  # method="auto": which method ran, and why
         info["method_choice"] = results[0].info["method_choice"]
         info["method"] = results[0].info["method_choice"]["method"]
-    if release is not None:
-        info["ledger_release"] = release.id
-    return PrivateFit([r.theta for r in results], event, privacy, n_samples, results, info,
-                      release)
+    if records.main is not None:
+        info["ledger_release"] = records.main.id
+    return PrivateFit([r.theta for r in results], event, privacy, count.n_samples, results,
+                      info, records.main)
 
 
 def _check_declared_count(n_samples_public: int, n_rows: int) -> None:

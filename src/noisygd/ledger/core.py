@@ -536,6 +536,29 @@ class Ledger:
             row = conn.execute(sa.select(releases).where(releases.c.id == release_id)).mappings()
             return _release_from_row(row.one())
 
+    def withdraw(self, release: Release | int) -> None:
+        """Remove a release whose output never left the process.
+
+        For :func:`noisygd.training.fit_private` only (docs/ledger.md, "A fit that fails"):
+        a fit that raises before it returns its model, for a reason that none of its noisy
+        values decided (before any data was read, or a :class:`~noisygd.exceptions.
+        DataAccessError`), made no release, so its records are removed. The running totals
+        of later releases keep the values recorded when they were made (as for
+        :meth:`settle`).
+
+        Raises
+        ------
+        LedgerError
+            If the release does not exist.
+        """
+        release_id = release.id if isinstance(release, Release) else release
+        if isinstance(release_id, bool) or not isinstance(release_id, int):
+            raise TypeError(f"release must be a Release or an int id, got {release!r}")
+        with self._tx(write=True) as conn:
+            gone = conn.execute(sa.delete(releases).where(releases.c.id == release_id))
+            if gone.rowcount != 1:
+                raise LedgerError(f"no release with id {release_id} in this ledger")
+
     # ------------------------------------------------------------------ reports
     def show(self, dataset: str) -> dict[str, Any]:
         """Summary of ``dataset``: budget, composed spend, one line per release.

@@ -87,7 +87,7 @@ from noisygd._checks import check_choice, check_positive, check_positive_int
 from noisygd.objectives.base import MarginModel, Objective
 from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
-from noisygd.oracles.base import ObjectiveOracle
+from noisygd.oracles.base import ObjectiveOracle, RowSums
 from noisygd.oracles.rows import block_rows, scan_rows
 
 try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
@@ -600,6 +600,27 @@ class ArrayOracle(ObjectiveOracle):
             out[d, d] = kappa * kappa * sw
         out += extra
         return 0.5 * (out + out.T)
+
+    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+        r""":class:`~noisygd.oracles.base.RowSums` of the rows served, in one pass over ``X``
+        (its row norms): :math:`a_i = s_i(x_i - c)/B`, so :math:`\sum_i a_i = (X^\top s -
+        c\sum_i s_i)/B` and :math:`\lVert a_i\rVert^2 = \min(\lVert x_i - c\rVert/B,
+        1)^2`. **Not private** (the caller adds the noise)."""
+        h = None if target_half_range is None else check_positive("target_half_range",
+                                                                   target_half_range)
+        self.rows_read += self._n
+        scan = scan_rows(self._X, self._B, centre=self._centre)
+        s = np.asarray(scan.scale, dtype=np.float64)
+        X = self._X
+        total = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
+        if self._centre is not None:
+            total = total - self._centre * float(s.sum())
+        u = np.minimum(scan.norms / self._B, 1.0) ** 2
+        t1 = t2 = 0.0
+        if h is not None:
+            t = np.clip(np.asarray(self._y, dtype=np.float64) / h, -1.0, 1.0)
+            t1, t2 = float(t.sum()), float(np.dot(t, t))
+        return RowSums(float(self._n), total / self._B, float(u.sum()), t1, t2)
 
     # ------------------------------------------------------------------ extras
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -42,12 +42,62 @@ solver (``n_samples``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
 from noisygd.objectives.base import Objective, ObjectiveConstants
 
-__all__ = ["GradientOracle", "ObjectiveOracle"]
+__all__ = ["ROW_SUMS", "GradientOracle", "ObjectiveOracle", "RowSums"]
+
+
+#: The names of the sums in :class:`RowSums` (each row adds at most 1 to each, in norm).
+ROW_SUMS = ("count", "rows", "squared_norms", "targets", "squared_targets")
+
+
+@dataclass(frozen=True)
+class RowSums:
+    r"""Bounded sums over the rows served (:meth:`GradientOracle.bounded_row_sums`).
+
+    With :math:`a_i = (\tilde x_i - c)/B` the served row about the public centre in units of
+    the row bound (:math:`\lVert a_i\rVert \le 1`) and :math:`t_i = \mathrm{clip}(y_i/h,
+    -1, 1)` for a public half-range :math:`h`, every row adds at most 1 in norm to each sum,
+    so any :math:`k` of them, stacked, change by a vector of norm at most :math:`\sqrt k`
+    when one row is added or removed. **Not private**: the caller adds the noise (one
+    Gaussian draw per released sum, :mod:`noisygd.training`'s pre-release stages).
+
+    Attributes
+    ----------
+    count : float
+        :math:`n`.
+    rows : ndarray of shape (d,)
+        :math:`\sum_i a_i`.
+    squared_norms : float
+        :math:`\sum_i \lVert a_i\rVert^2`.
+    targets, squared_targets : float
+        :math:`\sum_i t_i` and :math:`\sum_i t_i^2` (0 when no half-range was given).
+    """
+
+    count: float
+    rows: np.ndarray
+    squared_norms: float
+    targets: float = 0.0
+    squared_targets: float = 0.0
+
+    def vector(self, names: tuple[str, ...]) -> np.ndarray:
+        """The sums ``names`` (from :data:`ROW_SUMS`), stacked in that order."""
+        unknown = sorted(set(names) - set(ROW_SUMS))
+        if unknown:
+            raise ValueError(f"unknown row sums {unknown}; known: {list(ROW_SUMS)}")
+        return np.concatenate([np.atleast_1d(np.asarray(getattr(self, k), dtype=np.float64))
+                               for k in names])
+
+    def __add__(self, other: RowSums) -> RowSums:
+        """The sums of two disjoint sets of rows (e.g. two partitions, added in order)."""
+        return RowSums(self.count + other.count, self.rows + other.rows,
+                       self.squared_norms + other.squared_norms,
+                       self.targets + other.targets,
+                       self.squared_targets + other.squared_targets)
 
 
 class GradientOracle(ABC):
@@ -104,6 +154,21 @@ class GradientOracle(ABC):
         description, resolved where the rows are (default False: algorithms pass the
         description's global indices, :func:`~noisygd.oracles.selection.oracle_rows`)."""
         return False
+
+    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+        r"""The :class:`RowSums` of all rows served (:math:`n`, :math:`\sum_i a_i`,
+        :math:`\sum_i\lVert a_i\rVert^2` and, with ``target_half_range`` :math:`h`,
+        :math:`\sum_i t_i`, :math:`\sum_i t_i^2`): the reduction of a pre-release stage
+        (:mod:`noisygd.training`). **Not private**: the caller adds the noise.
+
+        Raises
+        ------
+        NotImplementedError
+            By default: an oracle that serves no bounded rows (a network's examples).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} provides no bounded row sums (the private scale and "
+            "conditioning releases need rows of a declared bound)")
 
     # ---------------------------------------------------------------- the objective's terms
     @property

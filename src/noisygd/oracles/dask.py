@@ -53,9 +53,10 @@ from typing import Any
 import numpy as np
 
 from noisygd._checks import check_bool, check_choice, check_positive
+from noisygd.exceptions import DataAccessError
 from noisygd.objectives.base import Objective
 from noisygd.oracles.array import SPARSE_MODES, ArrayOracle
-from noisygd.oracles.base import ObjectiveOracle
+from noisygd.oracles.base import ObjectiveOracle, RowSums
 from noisygd.oracles.selection import (
     PoissonRows,
     RandomLeaf,
@@ -88,7 +89,7 @@ def oracle_defaults(**options: Any) -> Iterator[None]:
         _DEFAULTS.reset(token)
 
 
-class DaskFitError(RuntimeError):
+class DaskFitError(DataAccessError):
     """A distributed computation failed for a reason outside the data (a worker or the
     scheduler lost beyond Dask's retries): the fit stops and releases no model."""
 
@@ -182,6 +183,20 @@ def _part_loss_sum(part: ArrayOracle, rows: np.ndarray | RowSelection | None, st
                    stop: int, *, theta: np.ndarray) -> np.ndarray:
     """The partition's sum of per-example losses, as a length-1 vector."""
     return np.array([float(np.sum(_part_loss(part, rows, start, stop, theta=theta)))])
+
+
+def _part_row_sums(part: ArrayOracle, rows: None, start: int, stop: int, *,
+                   target_half_range: float | None) -> RowSums:
+    """The partition's :class:`~noisygd.oracles.base.RowSums` (all its rows)."""
+    return part.bounded_row_sums(target_half_range)
+
+
+def _ordered_row_sums(parts: Sequence[RowSums]) -> RowSums:
+    """``((s_1 + s_2) + s_3) + ...`` in partition order."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
 def _count_rows(parts: Sequence[ArrayOracle]) -> list[int]:
@@ -393,6 +408,15 @@ class DaskOracle(ObjectiveOracle):
         total = self._reduce(_part_loss_sum, {"theta": theta}, self._tasks(None), _ordered_sum,
                              "loss")
         return float(total[0]) / self._n + 0.5 * self.l2 * float(theta @ theta)
+
+    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+        """:class:`~noisygd.oracles.base.RowSums` of all rows: one distributed reduction,
+        each partition's sums (:meth:`ArrayOracle.bounded_row_sums`) added on the client in
+        partition order; no row reaches the client. **Not private**."""
+        h = None if target_half_range is None else check_positive("target_half_range",
+                                                                   target_half_range)
+        return self._reduce(_part_row_sums, {"target_half_range": h}, self._tasks(None),
+                            _ordered_row_sums, "row sums")
 
     def with_targets(self, y: Any) -> DaskOracle:
         """The same rows (same partitions and scale factors: no new pass over ``X``) with
