@@ -786,9 +786,11 @@ def test_linear_regression_row_moment_is_of_the_served_rows_dense_and_sparse():
     est.fit(X, y)
     centre, bound = est.conditioning_["centre"], est.conditioning_["row_norm_bound"]
     expected = np.minimum(np.linalg.norm(X - centre, axis=1) / bound, 1.0) ** 2
-    np.testing.assert_allclose(est._row_fractions(X), expected, rtol=1e-12)
-    np.testing.assert_allclose(est._row_fractions(sp.csr_matrix(X)), expected, rtol=1e-12)
-    assert est._row_fractions(X)[0] == 1.0
+    assert expected[0] == 1.0
+    targets = [np.clip(y, 0.0, 1.0) - 0.5]
+    for rows in (X, sp.csr_matrix(X)):  # the sums the scale release reads from the oracle
+        sums = est._oracles(rows, targets)[0].bounded_row_sums(0.5)
+        assert sums.squared_norms == pytest.approx(expected.sum(), rel=1e-12)
 
 
 def test_linear_regression_runs_to_the_ridge_horizon_unless_told_otherwise():

@@ -69,6 +69,8 @@ from noisygd.mechanisms.noise import (
 from noisygd.objectives.base import Objective
 from noisygd.solvers import PublicFacts
 from noisygd.training import (
+    PreparedFit,
+    PreRelease,
     PreviewedFit,
     PrivateFit,
     check_secure_method,
@@ -401,6 +403,13 @@ class _DPLinearModel(BaseEstimator):
         none."""
         return None
 
+    def _pre_release_stage(self, X: Any, targets: list[Any]
+                           ) -> tuple[PreRelease, list[Any]] | None:
+        """That release as a :class:`~noisygd.training.PreRelease` of
+        :func:`~noisygd.training.fit_private` (made on the oracle, recorded and composed by
+        the fit) with the oracles it reads (one per problem), or None."""
+        return None
+
     @staticmethod
     def _release_rng(random_state: Any) -> np.random.Generator:
         """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
@@ -412,76 +421,10 @@ class _DPLinearModel(BaseEstimator):
             return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         return np.random.default_rng(random_state)
 
-    def _release_rest(self, release_event: Any) -> Any:
-        """The event the rest of the fit (count and run) records with ``ledger=``, after the
-        release (:func:`noisygd.training.preview_private_fit`, no ledger: also checks
-        that the budget pays for both, before anything is recorded or read)."""
-        from noisygd.training import preview_private_fit
-
-        prior = self.__dict__.get("_prior_events")
-        return preview_private_fit(
-            None, None, method=self._solver, epsilon=float(self.epsilon),
-            delta=float(self.delta), relation=self.neighbouring,
-            n_samples_public=self.n_samples_public, secure=bool(self.secure),
-            prior_events=(*(prior or ()), release_event)).event
-
-    def _with_prior(self, event: Any, action: Any) -> Any:
-        """``action()`` with ``event`` appended to ``_prior_events`` (restored after)."""
-        had_prior = "_prior_events" in self.__dict__
-        prior = self.__dict__.get("_prior_events")
-        self._prior_events = (*(prior or ()), event)
-        try:
-            return action()
-        finally:
-            if had_prior:
-                self._prior_events = prior
-            else:
-                del self._prior_events
-
     def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
-        """:meth:`_preview_fit`; when the fit makes a release before its run
-        (:meth:`_pre_release`), the ledger must also admit it composed with the rest of the
-        fit (checked, not recorded, before ``X`` is validated or read)."""
-        event = None if self.ledger is None else self._pre_release()
-        if event is None:
-            return self._preview_fit(X, n_problems)
-        from noisygd.accounting.events import Composed
-
-        previewed = self._with_prior(event, lambda: self._preview_fit(X, n_problems))
-        assert previewed is not None and previewed.event is not None  # Gaussian: covering
-        rest = previewed.event
-        self._with_ledger(lambda opened: opened.preview(
-            self.dataset, Composed((event, rest)), check=True))
-        return previewed
-
-    def _with_ledger(self, action: Any) -> Any:
-        """``action(ledger)`` on ``self.ledger`` as an open :class:`noisygd.ledger.Ledger`
-        (opened and closed here when given as a path or URL)."""
-        from noisygd.ledger import Ledger
-
-        if isinstance(self.ledger, Ledger):
-            return action(self.ledger)
-        with Ledger(self.ledger) as opened:
-            return action(opened)
-
-    def _record_release(self, event: Any, label: str, sums: str) -> Any:
-        """With ``ledger=``: record a release made before the run, before the rows it sums
-        are read, after checking that the ledger admits it composed with the rest of the fit
-        (so that a fit the budget cannot admit spends nothing). Returns the release, or
-        None."""
-        if self.ledger is None:
-            return None
-        from noisygd.accounting.events import Composed
-
-        rest = self._release_rest(event)
-
-        def record(opened: Any) -> Any:
-            opened.preview(self.dataset, Composed((event, rest)), check=True)
-            return opened.spend(
-                self.dataset, event, algorithm=f"{type(self).__name__}/{label}",
-                parameters={**self._ledger_parameters(), "release": label, "sums": sums})
-
-        return self._with_ledger(record)
+        """:meth:`_preview_fit`, with the release made before the run (:meth:`_pre_release`)
+        composed first in the event checked (before ``X`` is validated or read)."""
+        return self._preview_fit(X, n_problems)
 
     def _preview_fit(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
         """Refuse a fit the ledger's budget cannot admit, before ``X`` is validated or read.
@@ -510,7 +453,8 @@ class _DPLinearModel(BaseEstimator):
             self.ledger, self.dataset, method=self._solver, epsilon=float(self.epsilon),
             delta=float(self.delta), relation=self.neighbouring,
             n_samples_public=self.n_samples_public, n_problems=n_problems, facts=facts,
-            secure=bool(self.secure), prior_events=getattr(self, "_prior_events", None))
+            secure=bool(self.secure), prior_events=getattr(self, "_prior_events", None),
+            pre_releases=() if (event := self._pre_release()) is None else (event,))
 
     def _ledger_parameters(self) -> dict[str, Any]:
         """The estimator's public parameters, recorded with the release."""
@@ -519,10 +463,24 @@ class _DPLinearModel(BaseEstimator):
         params.pop("dataset", None)
         return {"estimator": type(self).__name__, **params}
 
-    def _fit_targets(self, X: Any, targets: list[np.ndarray],
-                     previewed: PreviewedFit | None = None) -> PrivateFit:
+    def _oracles(self, X: Any, targets: list[Any]) -> list[Any]:
+        """One oracle per problem in the fit's public conditioning (recorded as
+        ``conditioning_``): one pass over ``X`` (scan, partition), the other problems share
+        it (``with_targets``)."""
         from noisygd.oracles import make_oracle  # ArrayOracle, or DaskOracle for Dask data
 
+        objective = self._fit_objective(X.shape[1])
+        centre, bound, scale = self._conditioning(X.shape[1])
+        self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
+                              "intercept_scale": scale}
+        first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
+        return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+
+    def _fit_targets(self, X: Any, targets: list[Any],
+                     previewed: PreviewedFit | None = None) -> PrivateFit:
+        """The private fit of ``targets`` (one per problem) through
+        :func:`~noisygd.training.fit_private`, with the release made before the run
+        (:meth:`_pre_release_stage`) as its pre-release stage."""
         public_n = self._public_n(X.shape[0])
         if public_n is not None:
             _delta_warning(float(self.delta), public_n)
@@ -533,14 +491,13 @@ class _DPLinearModel(BaseEstimator):
         else:
             rng = np.random.default_rng(self.random_state)
         self._resolve_l2(X.shape[0], X.shape[1])
-        objective = self._fit_objective(X.shape[1])
         self.l2_ = self._l2()
-        centre, bound, scale = self._conditioning(X.shape[1])
-        self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
-                              "intercept_scale": scale}
-        # one pass over X (scan, partition); the other problems share it (with_targets)
-        first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
-        oracles = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+        staged = self._pre_release_stage(X, targets)
+        stage = None if staged is None else staged[0]
+        if staged is None:
+            oracles, clip = self._oracles(X, targets), self._clip_for_method(X.shape[1])
+        else:  # the stage's oracles; the runs' come from its post-processing (stage.then)
+            oracles, clip = staged[1], None
         if self._chooses_method():  # NoisyGD or Newton by public facts (solvers.auto)
             from noisygd.solvers.auto import ChoosingSolver
 
@@ -554,7 +511,7 @@ class _DPLinearModel(BaseEstimator):
             delta=float(self.delta),
             relation=Neighbouring(self.neighbouring),
             n_samples_public=self.n_samples_public,
-            clip=self._clip_for_method(X.shape[1]),
+            clip=clip,
             max_iter=self.max_iter,
             rng=rng,
             options=self._method_options(),
@@ -567,6 +524,7 @@ class _DPLinearModel(BaseEstimator):
             # releases already made on these rows (noisygd.schema.paid sets it: bounds and
             # levels paid for privately); composed first into the budget and the event
             prior_events=getattr(self, "_prior_events", None),
+            pre_release=stage,
         )
         if public_n is None:  # the noisy count is released, hence public
             _delta_warning(float(self.delta), fit.n_samples)
@@ -1173,32 +1131,50 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             return super()._conditioning(n_features)
         return private.centre, float(self.row_norm_bound), private.intercept_scale
 
-    def _fit_targets(self, X: Any, targets: list[np.ndarray],
-                     previewed: Any = None) -> Any:
-        """Release the private conditioning (class doc) when it applies, then fit in its
-        coordinates with its event composed after any earlier ``prior_events``."""
-        self.__dict__.pop("_private_conditioning", None)
+    #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
+    _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
+
+    def _pre_release_stage(self, X: Any, targets: list[Any]
+                           ) -> tuple[PreRelease, list[Any]] | None:
+        """The private conditioning (class doc) as a pre-release stage of the fit: its sums
+        from the oracle of the uncentred rows (projected onto the ball of radius ``R``),
+        then the fit's oracles in the released coordinates."""
         if not self._uses_private_conditioning():
-            return super()._fit_targets(X, targets, previewed)
+            return None
+        from noisygd.oracles import make_oracle
+
+        R = float(self.row_norm_bound)
         mu_c, event = self._conditioning_event()
-        if self.ledger is None:
-            self._release_rest(event)  # refuses an epsilon too small for both, before a read
-        release = self._record_release(event, "conditioning",
-                                       "(x~/R, ||x~||^2/R^2, 1), x~ = x min(1, R/||x||)")
-        rel = Neighbouring(self.neighbouring)
-        cond = private_conditioning(X, float(self.row_norm_bound), mu=mu_c,
-                                    sensitivity=rel.clipped_sum_sensitivity,
-                                    rng=self._release_rng(self.random_state))
-        self._private_conditioning = cond
-        fit_targets = super()._fit_targets
+        sigma = math.sqrt(len(self._CONDITIONING_SUMS)) * Neighbouring(
+            self.neighbouring).clipped_sum_sensitivity / mu_c
+        first = make_oracle(self._make_objective(), X, targets[0], row_norm_bound=R)
+        raw = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+
+        def then(noisy: np.ndarray) -> PreparedFit:
+            self._private_conditioning = conditioning_from_release(noisy, R, sigma)
+            getattr(first, "close", lambda: None)()  # a DaskOracle's partitions
+            return PreparedFit(self._oracles(X, targets), self._clip_for_method(X.shape[1]))
+
+        stage = PreRelease("conditioning", event, self._CONDITIONING_SUMS, sigma,
+                           self._release_rng(self.random_state), then,
+                           description="(x~/R, ||x~||^2/R^2, 1), x~ = x min(1, R/||x||)")
+        return stage, raw
+
+    def _fit_targets(self, X: Any, targets: list[Any], previewed: Any = None) -> Any:
+        """The fit, with the private conditioning (class doc) released first when it
+        applies (:meth:`_pre_release_stage`), reported in ``conditioning_["release"]``."""
+        self.__dict__.pop("_private_conditioning", None)
         try:
-            fit = self._with_prior(event, lambda: fit_targets(X, targets, previewed))
+            fit = super()._fit_targets(X, targets, previewed)
+            cond = self.__dict__.get("_private_conditioning")
         finally:
-            del self._private_conditioning
-        self.conditioning_["release"] = {
-            "share": float(self.conditioning_share), "row_scale": cond.row_scale,
-            "clip": cond.clip, "event": event.describe(),
-            **({"ledger_release": release.id} if release is not None else {})}
+            self.__dict__.pop("_private_conditioning", None)
+        if cond is not None:
+            release = fit.info.get("conditioning_release")
+            self.conditioning_["release"] = {
+                "share": float(self.conditioning_share), "row_scale": cond.row_scale,
+                "clip": cond.clip, "event": self._conditioning_event()[1].describe(),
+                **({"ledger_release": release} if release is not None else {})}
         return fit
 
     def _make_objective(self) -> Objective:
@@ -1835,7 +1811,8 @@ class DPLinearRegression(_DPRegressor):
                 and not self.tune and "_clip_factor" not in self.__dict__)
 
     def _scale_event(self, rng: Any) -> tuple[float, Any]:
-        r"""``(mu_s, event)`` of the private scale's release, from public facts only.
+        r"""``(sigma, event)`` of the private scale's release, from public facts only
+        (:math:`\sigma` the noise of each released sum, :func:`target_scale_noise`).
 
         :math:`\mu_s = \sqrt f\,\mu` with :math:`\mu` the fit's whole Gaussian-DP budget,
         :func:`~noisygd.accounting.calibration.calibrate_mu` ``(epsilon, delta)``; secure mode
@@ -1862,7 +1839,7 @@ class DPLinearRegression(_DPRegressor):
         sens = rel.clipped_sum_sensitivity
         sigma, inflation = target_scale_noise(mu=mu_s, sensitivity=sens, rng=rng)
         event = secure_event(Gaussian(sigma / SCALE_SUMS ** 0.5, sens, rel), rng, inflation)
-        return mu_s, event
+        return sigma, event
 
     def _pre_release(self) -> Any:
         """The private scale's event when this fit releases it (:meth:`_uses_private_scale`;
@@ -1873,59 +1850,52 @@ class DPLinearRegression(_DPRegressor):
 
         return self._scale_event(SecureRandom() if self.secure else None)[1]
 
-    def _record_scale(self, event: Any) -> Any:
-        """With ``ledger=``: record the scale's release before the targets are read
-        (:meth:`_record_release`). Returns the release, or None."""
-        return self._record_release(event, "target_scale",
-                                    "(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
-                                    "u = min(||x - c||^2/R^2, 1)")
-
-    def _fit_targets(self, X: Any, targets: list[np.ndarray],
-                     previewed: Any = None) -> Any:
-        """Release the private residual scale (class doc) when it applies, then fit with its
-        event composed after any earlier ``prior_events``. With ``ledger=`` the release is
-        recorded first (:meth:`_record_scale`); ``fit_private`` then records the rest."""
-        self.__dict__.pop("_scales", None)
-        self.target_scale_, self.row_scale_ = 1.0, 1.0
+    def _pre_release_stage(self, X: Any, targets: list[Any]
+                           ) -> tuple[PreRelease, list[Any]] | None:
+        r"""The private residual scale (class doc) as a pre-release stage of the fit: its
+        sums :math:`\sum_i(1, t_i, t_i^2, u_i)` from the fit's own oracle (the served rows,
+        the clipped targets), then that oracle with the targets shifted to the released
+        mean and the clip at the released scales."""
         if not self._uses_private_scale():
-            return super()._fit_targets(X, targets, previewed)
+            return None
         if self.secure:
             from noisygd.mechanisms.secure import SecureRandom
 
             rng: Any = SecureRandom()
         else:
             rng = self._release_rng(self.random_state)
-        mu_s, event = self._scale_event(rng)
-        if self.ledger is None:
-            self._release_rest(event)  # refuses an epsilon too small for both, before a read
-        release = self._record_scale(event)  # before the targets are read
-        rel = Neighbouring(self.neighbouring)
-        scales = private_residual_scales(
-            targets[0], self._row_fractions(X), self._target_centre_half()[1], mu=mu_s,
-            sensitivity=rel.clipped_sum_sensitivity, rng=rng, z=self._SCALE_Z)
-        self._scales = scales
-        if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
-            h = self._target_centre_half()[1]
-            self._target_shift = h * scales.target_mean
-            targets = [np.clip(t - self._target_shift, -h, h) for t in targets]
-        fit_targets = super()._fit_targets
+        sigma, event = self._scale_event(rng)
+        oracles = self._oracles(X, targets)
+        h = self._target_centre_half()[1]
+
+        def then(noisy: np.ndarray) -> PreparedFit:
+            self._scales = residual_scales_from_release(noisy, sigma, self._SCALE_Z)
+            runs = oracles
+            if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
+                self._target_shift = h * self._scales.target_mean
+                runs = [oracles[0].with_targets(np.clip(t - self._target_shift, -h, h))
+                        for t in targets]
+            return PreparedFit(runs, self._clip_for_method(X.shape[1]))
+
+        stage = PreRelease("target_scale", event, SCALE_SUM_NAMES, sigma, rng, then,
+                           target_half_range=h,
+                           description="(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
+                                       "u = min(||x - c||^2/R^2, 1)")
+        return stage, oracles
+
+    def _fit_targets(self, X: Any, targets: list[Any], previewed: Any = None) -> Any:
+        """The fit, with the private residual scale (class doc) released first when it
+        applies (:meth:`_pre_release_stage`); sets ``target_scale_`` and ``row_scale_``."""
+        self.__dict__.pop("_scales", None)
+        self.target_scale_, self.row_scale_ = 1.0, 1.0
         try:
-            fit = self._with_prior(event, lambda: fit_targets(X, targets, previewed))
+            fit = super()._fit_targets(X, targets, previewed)
+            scales = self.__dict__.get("_scales")
         finally:
-            del self._scales
-        if release is not None:
-            fit.info["target_scale_release"] = release.id
-        self.target_scale_, self.row_scale_ = scales.target_scale, scales.row_scale
+            self.__dict__.pop("_scales", None)
+        if scales is not None:
+            self.target_scale_, self.row_scale_ = scales.target_scale, scales.row_scale
         return fit
-
-    def _row_fractions(self, X: Any) -> np.ndarray:
-        r""":math:`u_i = \min(\lVert x_i - c\rVert, R)^2/R^2`: the squared norms of the rows
-        the fit serves (projected onto the ball of radius ``R`` around the public centre
-        ``c``: :meth:`_conditioning`), in units of ``R^2`` (:func:`private_residual_scales`)."""
-        from noisygd.oracles.rows import row_norms
-
-        centre, bound, _ = self._conditioning(X.shape[1])
-        return np.minimum(row_norms(X, centre=centre) / bound, 1.0) ** 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -2003,9 +1973,21 @@ def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivit
     s_x = np.asarray(X.T @ weights if sp.issparse(X) else weights @ X, dtype=np.float64)
     s_x = np.ravel(s_x)
     u = np.minimum(norms * factor / R, 1.0) ** 2
-    p = s_x.size
     noisy = add_gaussian_noise(np.concatenate([s_x, [float(u.sum()), float(X.shape[0])]]),
                                sigma, rng)
+    return conditioning_from_release(noisy, R, sigma)
+
+
+def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: float
+                              ) -> PrivateConditioning:
+    r"""The post-processing of :func:`private_conditioning`: from the released
+    :math:`(\tilde S_x, \tilde S_u, \tilde N)` (``noisy``, length :math:`p + 2`) and its
+    noise :math:`\sigma`, the centre :math:`R\hat c` and the row scale
+    :math:`\sqrt{\hat U_c}` (formulas there). Public: a function of the release only."""
+    R = check_positive("row_norm_bound", row_norm_bound)
+    sigma = check_positive("sigma", sigma)
+    noisy = np.asarray(noisy, dtype=np.float64)
+    p = noisy.size - 2
     n_t = max(float(noisy[-1]), 1.0)
     c_hat = noisy[:p] / n_t
     u_hat = float(noisy[p]) / n_t - float(c_hat @ c_hat) + 2.0 * p * sigma * sigma / n_t**2
@@ -2119,14 +2101,30 @@ def private_residual_scales(targets: np.ndarray, row_fractions: np.ndarray, half
     """
     h = check_positive("half_range", half_range)
     sigma, _ = target_scale_noise(mu=mu, sensitivity=sensitivity, rng=rng)
-    zz = check_positive("z", z)
     t = np.clip(np.asarray(targets, dtype=np.float64) / h, -1.0, 1.0)
     u = np.clip(np.asarray(row_fractions, dtype=np.float64), 0.0, 1.0)
     if u.shape != t.shape:
         raise ValueError(f"row_fractions must have the targets' shape {t.shape}, got {u.shape}")
-    n_t, s1, s2, s_u = add_gaussian_noise(
+    noisy = add_gaussian_noise(
         np.array([float(t.size), float(t.sum()), float(np.dot(t, t)), float(u.sum())]),
         sigma, rng)
+    return residual_scales_from_release(noisy, sigma, z)
+
+
+#: What the residual-scale release sums (:class:`~noisygd.oracles.base.RowSums`), in order:
+#: :math:`\sum_i(1, t_i, t_i^2, u_i)`.
+SCALE_SUM_NAMES = ("count", "targets", "squared_targets", "squared_norms")
+
+
+def residual_scales_from_release(noisy: np.ndarray, sigma: float, z: float = 2.0
+                                 ) -> ResidualScales:
+    r"""The post-processing of :func:`private_residual_scales`: :math:`\hat V`,
+    :math:`\hat U` and :math:`\bar t` from the released :math:`(\tilde N, \tilde S_1,
+    \tilde S_2, \tilde S_u)` (``noisy``) and its noise :math:`\sigma` (formulas there).
+    Public: a function of the release only."""
+    sigma = check_positive("sigma", sigma)
+    zz = check_positive("z", z)
+    n_t, s1, s2, s_u = (float(v) for v in np.asarray(noisy, dtype=np.float64))
     n_lo, n_hi = max(n_t - zz * sigma, 1.0), max(n_t + zz * sigma, 1.0)
     second = (max(s2, 0.0) + zz * sigma) / n_lo
     first = max(abs(s1) - zz * sigma, 0.0) / n_hi
@@ -2177,15 +2175,18 @@ __all__ = [
     "EXPECTED_FAILED_CHECKS",
     "HUBER_K",
     "SCALE_SUMS",
+    "SCALE_SUM_NAMES",
     "DPHuberRegressor",
     "DPLinearRegression",
     "DPLogisticRegression",
     "EstimatorPrivacy",
     "PrivateConditioning",
     "ResidualScales",
+    "conditioning_from_release",
     "huber_clip",
     "private_conditioning",
     "private_residual_scales",
     "residual_bound",
+    "residual_scales_from_release",
     "target_scale_noise",
 ]

@@ -543,7 +543,7 @@ def preview_private_fit(
     pre = tuple(pre_releases)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
                    check_positive_int("n_problems", n_problems), secure,
-                   (*(prior_events or ()), *pre))
+                   (*_check_prior_events(prior_events), *pre))
     previewed = PreviewedFit(setup.first_record())
     if previewed.event is None and facts is not None:
         budget = setup.budget(None)
@@ -924,7 +924,7 @@ def fit_private(
     n_problems = len(oracles)
     pre_events = () if pre_release is None else (pre_release.event,)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
-                   n_problems, secure, (*(prior_events or ()), *pre_events))
+                   n_problems, secure, (*_check_prior_events(prior_events), *pre_events))
     run = {"clip": None if clip is None else check_positive("clip", clip),
            "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
            "options": options}

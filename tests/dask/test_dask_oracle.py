@@ -340,3 +340,47 @@ def test_dp_ftrl_random_leaves_on_dask_equal_the_in_memory_fit(client, data) -> 
     assert fits[0].event == fits[1].event and fits[0].event.events[-1].leaves == "random"
     assert _close(fits[1].results[0].theta, fits[0].results[0].theta)
     dk.close()
+
+
+@pytest.mark.parametrize("P", [1, 2, 7])
+def test_bounded_row_sums_equal_in_memory(client, data, P) -> None:
+    """The pre-release reduction (``bounded_row_sums``, training's pre-release stages) is
+    one distributed reduction equal to the in-memory sums, with and without a centre."""
+    from noisygd.objectives.centred import CentredGLM
+    from noisygd.objectives.glm import SquaredLoss
+
+    X, y = data
+    for obj in (SquaredLoss(), CentredGLM(SquaredLoss(), np.full(D, 0.1), 0.5)):
+        mem = ArrayOracle(obj, X, y, row_norm_bound=B).bounded_row_sums(2.0)
+        dk = DaskOracle(obj, *_dask(X, y, P), row_norm_bound=B, client=client)
+        got = dk.bounded_row_sums(2.0)
+        dk.close()
+        names = ("count", "rows", "squared_norms", "targets", "squared_targets")
+        np.testing.assert_allclose(got.vector(names), mem.vector(names), rtol=1e-12)
+
+
+def test_linear_regression_scale_release_reads_no_rows_on_the_client(client, data,
+                                                                      monkeypatch) -> None:
+    """DPLinearRegression's private scale is a reduction on the DaskOracle: no dask array
+    is turned into a NumPy array on the client during the fit, and the model equals the
+    in-memory one."""
+    from noisygd.estimators import DPLinearRegression
+    from noisygd.oracles.dask import oracle_defaults
+
+    X, _ = data
+    target = X[:, 0] - X[:, 2]
+    params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10,
+                              "target_bound": 3.0, "scale_share": 0.1, "method": "noisy_gd"}
+    mem = DPLinearRegression(**params).fit(X, target)
+
+    def pulled(self, *args, **kwargs):
+        raise AssertionError("a dask array was pulled to the client")
+
+    Xd, yd = _dask(X, target, 3)
+    monkeypatch.setattr(da.Array, "__array__", pulled)
+    with oracle_defaults(client=client):
+        dk = DPLinearRegression(**params).fit(Xd, yd)
+    assert mem.target_scale_ < 1.0
+    assert dk.target_scale_ == pytest.approx(mem.target_scale_, rel=1e-10)
+    assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
+    assert dk.privacy_.event == mem.privacy_.event

@@ -377,38 +377,29 @@ def _regression_data(n=600, d=3, seed=0):
 
 
 def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, monkeypatch):
-    """The scale's release is recorded first, then read; the fit's own release is recorded
-    before its run reads the data; the ledger composes the two to ``privacy_.epsilon``; and
-    the model is the one fitted without a ledger (same seed)."""
-    import noisygd.estimators as est_mod
-
+    """The scale's release is recorded first, then its sums are read on the oracle (rows and
+    targets: ``bounded_row_sums``, a training pre-release stage); the fit's own release is
+    recorded before its run reads the data; the ledger composes the two to
+    ``privacy_.epsilon``; and the model is the one fitted without a ledger (same seed)."""
     _budget(sqlite_path)
     X, y = _regression_data()
     seen = []
-    real = est_mod.private_residual_scales
-    real_rows = DPLinearRegression._row_fractions
+    real = ArrayOracle.bounded_row_sums
 
-    def watching(targets, *args, **kwargs):  # what the ledger holds when the targets are read
+    def watching(self, *args, **kwargs):  # what the ledger holds when the sums are read
         with Ledger(sqlite_path) as ledger:
             seen.append(ledger.releases("d"))
-        return real(targets, *args, **kwargs)
-
-    def watching_rows(self, X):  # ... and when the rows' norms are read
-        with Ledger(sqlite_path) as ledger:
-            seen.append(ledger.releases("d"))
-        return real_rows(self, X)
+        return real(self, *args, **kwargs)
 
     class Watching(LedgerWatchingSolver):
         name = "noisy_gd"  # the private scale is NoisyGD's
 
-    monkeypatch.setattr(est_mod, "private_residual_scales", watching)
-    monkeypatch.setattr(DPLinearRegression, "_row_fractions", watching_rows)
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watching)
     solver = Watching(sqlite_path)
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
-    at_rows, at_scale = seen
+    (at_scale,) = seen
     scale_event = model.privacy_.event.events[0]
-    assert at_rows == at_scale
     assert len(at_scale) == 1 and at_scale[0].event == scale_event
     assert at_scale[0].algorithm == "DPLinearRegression/target_scale"
     (at_run,) = solver.seen
@@ -438,11 +429,20 @@ def test_a_regression_the_budget_cannot_admit_spends_nothing(sqlite_path):
         model.fit(Untouchable((600, 3)), Untouchable((600,)))
     assert _releases(sqlite_path) == []
     # the recording step checks the whole fit too (a budget spent between the preview and
-    # the record): the scale is not recorded alone
+    # the record): the scale is not recorded alone, and no row is read
     model._check_common_params()
-    _, event = model._scale_event(None)
+    X, y = _regression_data()
+    stage, oracles = model._pre_release_stage(X, [y - 0.5])
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the rows were read")
+
+    for oracle in oracles:
+        oracle.bounded_row_sums = unread
     with pytest.raises(BudgetExceededError):
-        model._record_scale(event)
+        fit_private(oracles, method="noisy_gd", epsilon=1.0, delta=DELTA,
+                    rng=np.random.default_rng(0), ledger=sqlite_path, dataset="d",
+                    pre_release=stage)
     assert _releases(sqlite_path) == []
     assert not hasattr(model, "coef_")
 
