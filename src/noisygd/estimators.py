@@ -1014,8 +1014,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     weighs as a typical row) and the clip :math:`R\\sqrt{2\\hat U_c}`, the root-mean-square
     norm of the augmented rows :math:`[x - c, s]` (a Schweppe-type clip as
     ``DPLinearRegression``'s). The release composes exactly with the count and the run (a
-    prior event of :func:`noisygd.training.fit_private`) and, with ``ledger=``, is recorded
-    as its own release before the rows are read. ``conditioning_`` reports it (``"release"``).
+    pre-release stage of :func:`noisygd.training.fit_private`, summed on the oracle:
+    :meth:`~noisygd.oracles.base.GradientOracle.bounded_row_sums`) and, with ``ledger=``, is
+    recorded as its own release before the rows are read. ``conditioning_`` reports it
+    (``"release"``).
     Measured with ``conditioning_share=0.1`` against 0 (epsilon 1, 3 seeds, share of the
     non-private AUC gain on ``benchmarks/bench_conditioning.py``'s generated tables):
     imbalanced 500 x 5 0.32 -> 0.93, 2000 x 20 0.71 -> 0.96; one-hot 2000 x 20 0.93 -> 0.98,
@@ -1554,8 +1556,8 @@ class DPLinearRegression(_DPRegressor):
     \in [-1, 1]` (targets clipped to the range), :math:`u_i = \min(\lVert x_i - c\rVert, R)^2/R^2
     \in [0, 1]` (the served rows' squared norms), :math:`\sigma = 2\Delta/\mu_s`: each row adds
     a vector of norm at most 2, so this is :math:`\mu_s`-GDP (Dong, Roth and Su 2022,
-    Thm. 2.7), and it composes exactly with the count and the run (``prior_events`` of
-    :func:`noisygd.training.fit_private`: :math:`\mu^2 = \mu_s^2 + \mu_c^2 +
+    Thm. 2.7), and it composes exactly with the count and the run (a pre-release stage of
+    :func:`noisygd.training.fit_private`, summed on the oracle: :math:`\mu^2 = \mu_s^2 + \mu_c^2 +
     \mu_{\rm run}^2`; secure mode, the same split of the zCDP budget :math:`\rho = \mu^2/2`,
     the release being the discrete Gaussian of :func:`target_scale_noise`, at most
     :math:`\mu_s^2/2`-zCDP). From it, :func:`private_residual_scales` computes an upper

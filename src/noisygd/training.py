@@ -54,7 +54,8 @@ what every private fit needs besides the algorithm:
      (a refusal then comes after the count, which stays recorded as it was released).
 
    :func:`preview_private_fit` runs the same check without recording, for an estimator
-   to refuse a fit before it even validates its input.
+   to refuse a fit before it even validates its input. The records of one fit are held by
+   one context manager (:class:`_LedgerRecords`; item 9 says what happens on a failure).
 6. **Secure mode** (``secure=True``, ``rng`` a :class:`~noisygd.mechanisms.secure.SecureRandom`;
    docs/secure_noise.md). Every noise draw, the count's included, is a discrete Gaussian on a
    rounding grid (:func:`noisygd.mechanisms.noise.add_gaussian_noise`) and every event is
@@ -82,6 +83,24 @@ what every private fit needs besides the algorithm:
    own part (the covering event becomes :math:`\mathrm{Gaussian}(1/\sqrt{\mu^2 -
    \mu_{\rm prior}^2})`): the prior events were performed before the call, and their
    performer recorded them before reading the data; the ledger composes the two releases.
+8. **Pre-release stages** (``pre_release``, a :class:`PreRelease`): a release the fit makes
+   before the count, on the oracle: the Gaussian mechanism on ``k`` of the oracle's bounded
+   row sums (:meth:`~noisygd.oracles.base.GradientOracle.bounded_row_sums`; each row adds at
+   most 1 in norm to each, so the stacked sums have sensitivity :math:`\sqrt k\,\Delta`).
+   Its event enters the budget split as a prior event does (the runs get what remains) and
+   the fit's event after them, ``Composed((*prior_events, pre, count, *runs))``; with a
+   ledger it is recorded as its own release (``"<estimator>/<name>"``), after checking that
+   the ledger admits it composed with the first record of the rest of the fit, before its
+   sums are read. Its post-processing (``then``, public) gives the oracles and the clip of
+   the runs. ``DPLinearRegression``'s residual scale and ``DPLogisticRegression``'s private
+   conditioning are such stages, so every release of every estimator takes this one path.
+9. **Failures** (docs/ledger.md, "A fit that fails"). A release is an output that leaves the
+   process. If the fit raises before returning its model, its ledger records are withdrawn
+   when no noisy value existed yet or when the failure is decided by the environment (a
+   :class:`~noisygd.exceptions.DataAccessError` such as a lost Dask worker, ``OSError``,
+   ``MemoryError``, an interruption): nothing of the data left the process. Otherwise the
+   exception may depend on the noisy values computed, so their records stay (a reservation
+   is settled to the events performed, the count alone before the plan).
 """
 
 from __future__ import annotations
