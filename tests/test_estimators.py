@@ -924,3 +924,16 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
         assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
                                                    "DPLogisticRegression/noisy_gd"]
         assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression])
+def test_parameter_validation_changes_nothing(cls):
+    """``_check_common_params`` only validates (issue 20, item 5): the estimator's state is
+    the same after it; the fit's derived state is set by ``_start_fit`` and the fit."""
+    est = cls(l2=0.1)
+    est._l2_used = 0.5  # a ridge chosen by an earlier fit
+    before = dict(vars(est))
+    est._check_common_params()
+    assert vars(est) == before
+    est._start_fit()
+    assert "_l2_used" not in vars(est) and est._l2() == 0.1

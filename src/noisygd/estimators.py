@@ -244,7 +244,10 @@ class _DPLinearModel(BaseEstimator):
         return opts
 
     def _l2(self) -> float:
-        """The ridge strength of this fit (``_resolve_l2`` must have run when it is planned)."""
+        """The ridge strength of this fit: ``l2`` if given, else the one chosen in this fit
+        (``_resolve_l2`` must have run when it is planned), else ``_L2_DEFAULT``."""
+        if self.l2 is not None:
+            return float(self.l2)
         l2 = getattr(self, "_l2_used", None)
         return self._L2_DEFAULT if l2 is None else float(l2)
 
@@ -327,15 +330,26 @@ class _DPLinearModel(BaseEstimator):
         c = np.zeros(n_features) if centre is None else centre
         return CentredGLM(base, c, s)  # type: ignore[arg-type]
 
+    @property
+    def _solver(self) -> Any:
+        """The solver of ``method`` (:func:`noisygd.training.check_secure_method`: a secure
+        fit refuses a method without a secure mode), derived from the parameters."""
+        return check_secure_method(self.method, self.secure)
+
+    def _start_fit(self) -> None:
+        """The start of every fit: the parameters validated (:meth:`_check_common_params`)
+        and the ridge chosen by an earlier fit forgotten (:meth:`_resolve_l2` chooses again)."""
+        self._check_common_params()
+        self.__dict__.pop("_l2_used", None)
+
     def _check_common_params(self) -> None:
         """Validate the parameters (``noisygd._checks``: TypeError for a wrong type,
-        ValueError for a bad value); nothing here reads the data."""
+        ValueError for a bad value); nothing here reads the data or changes the estimator."""
         check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta)
         check_positive("row_norm_bound", self.row_norm_bound)
         if self.l2 is not None:
             check_nonnegative("l2", self.l2)
-        self._l2_used = self.l2 if self.l2 is not None else None
         if self.clip is not None:
             check_positive("clip", self.clip)
         if self.max_iter is not None:
@@ -353,7 +367,7 @@ class _DPLinearModel(BaseEstimator):
             if self.random_state is not None:
                 raise ValueError("random_state cannot seed secure mode (OS entropy); leave it "
                                  "None with secure=True")
-        self._solver = check_secure_method(self.method, self.secure)
+        check_secure_method(self.method, self.secure)
         check_bool("tune", self.tune)
         if not self.tune and (self.tune_candidates is not None or self.tune_options is not None):
             raise ValueError("tune_candidates and tune_options need tune=True")
@@ -1264,7 +1278,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
         if is_dask_collection(X):  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
-        self._check_common_params()
+        self._start_fit()
         check_choice("multiclass", self.multiclass, ("multinomial", "ovr"))
         if self.tune:
             return self._fit_tuned(X, y)
@@ -1363,7 +1377,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
         if is_dask_collection(X):  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
-        self._check_common_params()
+        self._start_fit()
         mid, half = self._target_centre_half()
         if self.tune:
             return self._fit_tuned(X, y)

@@ -112,7 +112,7 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
     from sklearn.base import is_classifier
 
     est = estimator
-    est._check_common_params()
+    est._start_fit()
     if is_classifier(est):
         check_choice("multiclass", est.multiclass, ("multinomial", "ovr"))
     if est.tune:
