@@ -937,3 +937,13 @@ def test_parameter_validation_changes_nothing(cls):
     assert vars(est) == before
     est._start_fit()
     assert "_l2_used" not in vars(est) and est._l2() == 0.1
+
+
+def test_an_epsilon_too_small_for_the_scale_release_and_the_fit_is_refused_before_a_read():
+    from noisygd.accounting.events import Gaussian
+
+    est = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0))
+    est._start_fit()
+    assert est._release_rest(Gaussian(10.0)) is not None  # a small release: the rest pays
+    with pytest.raises(ValueError, match="too small to pay for the prior releases"):
+        est._release_rest(Gaussian(0.1))  # a release worth the whole budget: refused

@@ -435,6 +435,17 @@ class _DPLinearModel(BaseEstimator):
             return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         return np.random.default_rng(random_state)
 
+    def _release_rest(self, release_event: Any) -> Any:
+        """The first event the rest of the fit (count and run) records after a release made
+        before the run (:func:`noisygd.training.preview_private_fit`, no ledger); raises
+        ``ValueError`` if the budget cannot pay for both (public facts only, nothing read)."""
+        return preview_private_fit(
+            None, None, method=self._solver, epsilon=float(self.epsilon),
+            delta=float(self.delta), relation=self.neighbouring,
+            n_samples_public=self.n_samples_public, secure=bool(self.secure),
+            prior_events=getattr(self, "_prior_events", None),
+            pre_releases=(release_event,)).event
+
     def _preview_ledger(self, X: Any, n_problems: int = 1) -> PreviewedFit | None:
         """:meth:`_preview_fit`, with the release made before the run (:meth:`_pre_release`)
         composed first in the event checked (before ``X`` is validated or read)."""
