@@ -48,6 +48,7 @@ post-processing, no privacy cost.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -169,40 +170,9 @@ def noisy_sgd(
         raise ValueError("give exactly one of epochs and steps")
     n_rows = oracle.n_rows  # private under add/remove: used only to draw the batches
 
-    if sampling == "poisson":
-        if (sampling_rate is None) == (batch_size is None):
-            raise ValueError("Poisson sampling needs exactly one of sampling_rate and batch_size")
-        if sampling_rate is not None:
-            gamma = check_fraction("sampling_rate", sampling_rate)
-        else:
-            gamma = check_positive_int("batch_size", batch_size) / n
-            if not (0.0 < gamma <= 1.0):
-                raise ValueError(f"batch_size / n_samples must be in (0, 1], got {gamma!r}")
-        m = None
-    else:
-        if sampling_rate is not None:
-            raise ValueError(f"sampling={sampling!r} takes batch_size, not sampling_rate")
-        if batch_size is None:
-            raise ValueError(f"sampling={sampling!r} needs batch_size")
-        m = check_positive_int("batch_size", batch_size)
-        if n != n_rows:
-            raise ValueError(
-                f"n_samples={n} differs from the number of rows held: under replace-one "
-                "neighbours the population size is public and must be the true one"
-            )
-        if m > n_rows:
-            raise ValueError(f"batch_size={m} exceeds n_samples")
-        gamma = m / n_rows
-
-    if sampling == "shuffle_fixed":
-        per_epoch = math.ceil(n_rows / m)  # type: ignore[operator]
-    else:
-        per_epoch = None
-    if steps is not None:
-        T = check_positive_int("steps", steps)
-    else:
-        e = check_positive("epochs", epochs)
-        T = math.ceil(e * per_epoch) if per_epoch else math.ceil(e / gamma - 1e-9)
+    gamma, m = _batch_rate(sampling, sampling_rate, batch_size, n, n_rows)
+    per_epoch = math.ceil(n_rows / m) if sampling == "shuffle_fixed" else None  # type: ignore
+    T = _step_count(steps, epochs, gamma, per_epoch)
 
     p = oracle.n_params
     theta = oracle.project(check_theta0(theta0, p))
@@ -219,20 +189,7 @@ def noisy_sgd(
     entropy = PoissonRows.entropy_from(rng) if sampling == "poisson" and not is_secure(
         rng) else None
     for t in range(T):
-        sel: RowSelection
-        if entropy is not None:
-            sel = PoissonRows(gamma, entropy, t)
-        elif sampling == "poisson":
-            k = int(rng.binomial(n_rows, gamma))
-            sel = RowIndices(rng.choice(n_rows, size=k, replace=False) if k
-                             else np.empty(0, dtype=int))
-        elif sampling == "without_replacement":
-            sel = RowIndices(rng.choice(n_rows, size=m, replace=False))
-        else:
-            j = t % per_epoch  # type: ignore[operator]
-            if j == 0:
-                perm = rng.permutation(n_rows)
-            sel = RowIndices(perm[j * m:(j + 1) * m])  # type: ignore[index,operator]
+        sel, perm = _batch(t, sampling, entropy, gamma, m, per_epoch, n_rows, rng, perm)
         if averaging == "uniform":
             acc += theta
         rows = oracle_rows(oracle, sel)
@@ -244,24 +201,7 @@ def noisy_sgd(
         velocity = beta * velocity + ghat
         theta = oracle.project(theta - eta * velocity)
 
-    event: DpEvent
-    replace = Neighbouring.REPLACE_ONE
-    if sampling == "poisson":
-        event = SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)
-    elif sampling == "without_replacement":
-        event = SelfComposed(
-            SampledWithoutReplacement(
-                m, n_rows, Gaussian(z, sensitivity=replace.clipped_sum_sensitivity,
-                                    relation=replace)
-            ),
-            T,
-        )
-    else:
-        epochs_touched = math.ceil(T / per_epoch)  # type: ignore[operator]
-        event = SelfComposed(
-            Gaussian(z, sensitivity=replace.clipped_sum_sensitivity, relation=replace),
-            epochs_touched,
-        )
+    event = _sgd_event(sampling, gamma, z, T, m, n_rows, per_epoch)
     # secure mode: rounding adds gamma sqrt(p) to the batch sum's sensitivity (C under
     # add/remove for Poisson, 2C under replace-one for shuffle_fixed)
     event = secure_event(event, rng, sensitivity_inflation(
@@ -285,3 +225,81 @@ def noisy_sgd(
         "last_iterate": theta,
     }
     return FitResult(theta=out, event=event, n_iter=T, info=info)
+
+
+def _batch_rate(sampling: str, sampling_rate: float | None, batch_size: int | None,
+                n: float, n_rows: int) -> tuple[float, int | None]:
+    """``(gamma, m)``: the sampling rate and, for the replace-one samplers, the batch size
+    (checked; ``n_rows`` is public there and compared with ``n``)."""
+    if sampling == "poisson":
+        if (sampling_rate is None) == (batch_size is None):
+            raise ValueError("Poisson sampling needs exactly one of sampling_rate and batch_size")
+        if sampling_rate is not None:
+            return check_fraction("sampling_rate", sampling_rate), None
+        gamma = check_positive_int("batch_size", batch_size) / n
+        if not (0.0 < gamma <= 1.0):
+            raise ValueError(f"batch_size / n_samples must be in (0, 1], got {gamma!r}")
+        return gamma, None
+    if sampling_rate is not None:
+        raise ValueError(f"sampling={sampling!r} takes batch_size, not sampling_rate")
+    if batch_size is None:
+        raise ValueError(f"sampling={sampling!r} needs batch_size")
+    m = check_positive_int("batch_size", batch_size)
+    if n != n_rows:
+        raise ValueError(
+            f"n_samples={n} differs from the number of rows held: under replace-one "
+            "neighbours the population size is public and must be the true one"
+        )
+    if m > n_rows:
+        raise ValueError(f"batch_size={m} exceeds n_samples")
+    return m / n_rows, m
+
+
+def _step_count(steps: int | None, epochs: float | None, gamma: float,
+                per_epoch: int | None) -> int:
+    """``T``: ``steps``, or ``ceil(epochs / gamma)`` (``ceil(epochs * per_epoch)`` for
+    ``"shuffle_fixed"``)."""
+    if steps is not None:
+        return check_positive_int("steps", steps)
+    e = check_positive("epochs", epochs)
+    return math.ceil(e * per_epoch) if per_epoch else math.ceil(e / gamma - 1e-9)
+
+
+def _batch(t: int, sampling: str, entropy: Any, gamma: float, m: int | None,
+           per_epoch: int | None, n_rows: int, rng: Any, perm: np.ndarray | None
+           ) -> tuple[RowSelection, np.ndarray | None]:
+    """Step ``t``'s batch (a description resolved where the rows are, or indices drawn
+    from ``rng``) and the current epoch's permutation (``"shuffle_fixed"``)."""
+    if entropy is not None:
+        return PoissonRows(gamma, entropy, t), perm
+    if sampling == "poisson":
+        k = int(rng.binomial(n_rows, gamma))
+        return RowIndices(rng.choice(n_rows, size=k, replace=False) if k
+                          else np.empty(0, dtype=int)), perm
+    if sampling == "without_replacement":
+        return RowIndices(rng.choice(n_rows, size=m, replace=False)), perm
+    j = t % per_epoch  # type: ignore[operator]
+    if j == 0:
+        perm = rng.permutation(n_rows)
+    return RowIndices(perm[j * m:(j + 1) * m]), perm  # type: ignore[index,operator]
+
+
+def _sgd_event(sampling: str, gamma: float, z: float, T: int, m: int | None, n_rows: int,
+               per_epoch: int | None) -> DpEvent:
+    """The run's event before secure mode's wrapping (module doc)."""
+    replace = Neighbouring.REPLACE_ONE
+    if sampling == "poisson":
+        return SelfComposed(PoissonSampled(gamma, Gaussian(z)), T)
+    if sampling == "without_replacement":
+        return SelfComposed(
+            SampledWithoutReplacement(
+                m, n_rows, Gaussian(z, sensitivity=replace.clipped_sum_sensitivity,
+                                    relation=replace)
+            ),
+            T,
+        )
+    epochs_touched = math.ceil(T / per_epoch)  # type: ignore[operator]
+    return SelfComposed(
+        Gaussian(z, sensitivity=replace.clipped_sum_sensitivity, relation=replace),
+        epochs_touched,
+    )
