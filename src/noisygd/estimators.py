@@ -385,9 +385,32 @@ class _DPLinearModel(BaseEstimator):
 
         ``prior_events``: releases already made on these rows (e.g. bounds and levels paid
         for by :mod:`noisygd.schema.paid`), composed first into the budget and the event.
+
+        A fit that raises leaves the estimator not fitted (:meth:`_unfitted_on_failure`);
+        what stays in the ledger is docs/ledger.md's "A fit that fails".
         """
-        with self._prior_releases(prior_events):
+        with self._unfitted_on_failure(), self._prior_releases(prior_events):
             return self._fit(X, y)
+
+    #: Values a fit holds on the estimator while it runs, besides the fitted attributes
+    #: (a released target shift or scales, the private conditioning, the number of classes).
+    _FIT_STATE: ClassVar[tuple[str, ...]] = ("_target_shift", "_scales",
+                                             "_private_conditioning", "_n_classes")
+
+    @contextlib.contextmanager
+    def _unfitted_on_failure(self) -> Iterator[None]:
+        """On any exception, remove every fitted attribute (the names ending in ``_``,
+        ``coef_``, ``conditioning_``, ``classes_`` ...; this fit's or an earlier one's) and
+        :data:`_FIT_STATE`, then re-raise: a fit that fails leaves the estimator not fitted,
+        and a fit whose ledger records were withdrawn (it failed before its first noise
+        draw: :mod:`noisygd.training`, module doc 9) leaves no value of the data on it."""
+        try:
+            yield
+        except BaseException:
+            for name in [k for k in vars(self) if k in self._FIT_STATE
+                         or (k.endswith("_") and not k.startswith("_"))]:
+                del self.__dict__[name]
+            raise
 
     def _fit(self, X: Any, y: Any) -> Any:
         """:meth:`fit` of the subclass (the prior events held by :meth:`_prior_releases`)."""

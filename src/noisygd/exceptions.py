@@ -33,6 +33,7 @@ class BudgetExceededError(ValueError):
 
 
 class DataAccessError(RuntimeError):
-    """The data could not be read (a lost worker, a failed store): the failure is decided by
-    the environment, not by any noisy value, so a fit that raises it released nothing
-    (:mod:`noisygd.training`, "Failures": its ledger records are withdrawn)."""
+    """The data could not be read (a lost worker, a failed store). Like any failure of a fit,
+    its ledger records are withdrawn only if it came before the fit's first noise draw, and
+    kept after it (:mod:`noisygd.training`, module doc 9; docs/ledger.md, "A fit that
+    fails")."""

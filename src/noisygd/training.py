@@ -94,13 +94,23 @@ what every private fit needs besides the algorithm:
    sums are read. Its post-processing (``then``, public) gives the oracles and the clip of
    the runs. ``DPLinearRegression``'s residual scale and ``DPLogisticRegression``'s private
    conditioning are such stages, so every release of every estimator takes this one path.
-9. **Failures** (docs/ledger.md, "A fit that fails"). A release is an output that leaves the
-   process. If the fit raises before returning its model, its ledger records are withdrawn
-   when no noisy value existed yet or when the failure is decided by the environment (a
-   :class:`~noisygd.exceptions.DataAccessError` such as a lost Dask worker, ``OSError``,
-   ``MemoryError``, an interruption): nothing of the data left the process. Otherwise the
-   exception may depend on the noisy values computed, so their records stay (a reservation
-   is settled to the events performed, the count alone before the plan).
+9. **Failures** (docs/ledger.md, "A fit that fails"). If the fit raises before returning its
+   model, its ledger records are withdrawn *only* when it failed before its first noise draw
+   on the data (the pre-release's, the count's, or the runs', which start right after the
+   fit's own release is committed, whether ``n`` is public or not): no output of any recorded
+   mechanism exists, whatever the exception. From the first noise draw on, the records stay,
+   whatever the exception (an interruption, a lost worker, ``MemoryError`` included): noisy
+   values exist in the process (on an estimator, in a warning, in the traceback's frames)
+   and may have left it. The fit's own release is then settled to the events performed: the
+   count alone if the fit failed before its plan was committed; once committed, the planned
+   event stays, because a run stopped after ``t`` of its steps released a prefix of the
+   whole run's outputs, a post-processing (a projection) of them, so it is dominated by the
+   planned event (likewise a Poisson-subsampled run, whose steps compose adaptively, and
+   one-vs-rest problems not all run: a problem never run is recorded all the same, erring
+   toward spent). A pre-release's record is its whole event from its draw on. An exception
+   raised before the first noise draw carries no output of a recorded mechanism; what it
+   says by itself (a store's error, the time it took) is outside the privacy model, as for
+   the checks that refuse a fit before the ledger is reached.
 """
 
 from __future__ import annotations
@@ -129,7 +139,6 @@ from noisygd.accounting.events import (
     Neighbouring,
 )
 from noisygd.algorithms.base import FitResult
-from noisygd.exceptions import DataAccessError
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
     is_secure,
@@ -630,21 +639,16 @@ class PreRelease:
     description: str = ""
 
 
-def _left_no_output(exc: BaseException) -> bool:
-    """Whether a failure is decided by the environment, never by a noisy value (module doc,
-    9): a :class:`~noisygd.exceptions.DataAccessError` (a lost worker), an ``OSError`` or a
-    ``MemoryError`` while reading, or an interruption (not an ``Exception``)."""
-    return (isinstance(exc, DataAccessError | OSError | MemoryError)
-            or not isinstance(exc, Exception))
-
-
 class _LedgerRecords:
     """This fit's records in the ledger, as a context manager (module doc, 5 and 9).
 
     Each record is spent before the data it pays for is read. On an exception, the records
-    are withdrawn when no noisy value was computed yet or when the failure left no output
-    (:func:`_left_no_output`); otherwise they stay, the fit's own reservation settled to the
-    events performed so far (the exception is then a post-processing of those values).
+    are withdrawn only if no noisy value of the data was computed yet (:meth:`draw` never
+    called): the fit failed before its first noise draw, so no output of any recorded
+    mechanism exists. Otherwise, whatever the exception, they stay: the fit's own release,
+    if still the reservation, is settled to the events performed so far (the count); once
+    committed (:meth:`commit`) it stays at the planned event, which dominates a run stopped
+    part-way (module doc, 9).
     """
 
     def __init__(self, opened: Ledger | None, dataset: str | None, algorithm: str,
@@ -655,7 +659,7 @@ class _LedgerRecords:
         self.main: Release | None = None  # the fit's own release (reserved, then settled)
         self.performed: list[DpEvent] = []  # parts of the own release performed so far
         self.settled = False
-        self.noisy = False  # a noisy value of the data exists in this process
+        self.noisy = False  # a noise draw on the data has begun in this process
 
     def __enter__(self) -> _LedgerRecords:
         return self
@@ -663,8 +667,8 @@ class _LedgerRecords:
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         if exc is None or self.ledger is None or not self.made:
             return
-        if not self.noisy or _left_no_output(exc):
-            for release in reversed(self.made):  # nothing left the process: no release
+        if not self.noisy:  # failed before the first noise draw: no release exists
+            for release in reversed(self.made):
                 with contextlib.suppress(Exception):
                     self.ledger.withdraw(release)
         elif self.main is not None and not self.settled and self.performed:
@@ -693,24 +697,26 @@ class _LedgerRecords:
             self.main = release
         return release
 
-    def read(self, part: DpEvent | None = None) -> None:
-        """A noisy value now exists (``part``: of the fit's own release, e.g. the count)."""
+    def draw(self, part: DpEvent | None = None) -> None:
+        """A noise draw on the data begins now (``part``: the event of the fit's own release
+        it performs, e.g. the count's): from here on a failure keeps the records."""
         self.noisy = True
         if part is not None:
             self.performed.append(part)
 
     def commit(self, own: DpEvent) -> None:
-        """The fit's own planned event, recorded before the runs read the data: spent, or
-        the reservation settled to it."""
-        if self.ledger is None:
-            return
-        if self.main is None:
-            self.spend(own)
-        else:
-            settled = self.ledger.settle(self.main, own)
-            self.made = [settled if r.id == settled.id else r for r in self.made]
-            self.main = settled
-        self.settled = True
+        """The fit's own planned event, recorded before the runs read the data (spent, or the
+        reservation settled to it); the runs start next, so the fit is noisy from here on
+        (module doc, 9), whether ``n`` is public or not."""
+        if self.ledger is not None:
+            if self.main is None:
+                self.spend(own)
+            else:
+                settled = self.ledger.settle(self.main, own)
+                self.made = [settled if r.id == settled.id else r for r in self.made]
+                self.main = settled
+            self.settled = True
+        self.draw()
 
 
 @dataclass
@@ -736,11 +742,11 @@ def _release_count(setup: _Setup, oracle: GradientOracle, rng: Any,
         return _Count(n, n, [], "declared public by the user")
     records.spend(setup.reservation())  # before the first read of the data (the count)
     z_count = setup.count_noise
-    n_rows = oracle.n_rows  # private: read only by the noisy count
-    noisy = float(add_gaussian_noise(float(n_rows), z_count, rng))
     event = secure_event(Gaussian(noise_multiplier=z_count, sensitivity=1.0), rng,
                          sensitivity_inflation(rng, z_count, 1, 1.0))
-    records.read(event)
+    n_rows = oracle.n_rows  # private: read only by the noisy count
+    records.draw(event)  # a failure from here on keeps the count's record
+    noisy = float(add_gaussian_noise(float(n_rows), z_count, rng))
     # secure: the count is rounded to this rng's grid gamma and its noise is a discrete
     # Gaussian; the bounds widen by 3 gamma / 2 (count_confidence_bounds)
     grid = rng.grid(z_count, 1) if isinstance(rng, SecureRandom) else 0.0
@@ -763,8 +769,8 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
     if release is not None:
         info[f"{stage.name}_release"] = release.id
     sums = oracle.bounded_row_sums(stage.target_half_range).vector(stage.sums)
+    records.draw()  # a failure from here on keeps the stage's record
     noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng), dtype=np.float64)
-    records.read()
     prepared = stage.then(noisy)
     if not isinstance(prepared, PreparedFit):
         raise TypeError("PreRelease.then must return a PreparedFit")
@@ -892,8 +898,8 @@ def fit_private(
     ledger : str, path-like or Ledger, optional
         A privacy ledger (SQLite file path, SQLAlchemy URL or open
         :class:`~noisygd.ledger.Ledger`): the fit is recorded as one release of ``dataset``
-        before any data is read (module doc, 5), and withdrawn if the fit fails having
-        released nothing (module doc, 9). Give both ``ledger`` and ``dataset`` or neither.
+        before any data is read (module doc, 5), and withdrawn only if the fit fails before
+        its first noise draw (module doc, 9). Give both ``ledger`` and ``dataset`` or neither.
     dataset : str, optional
         The name the ledger's budget was set for.
     algorithm : str, optional

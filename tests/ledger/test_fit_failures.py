@@ -1,11 +1,13 @@
-"""A fit that raises before it returns its model: the ledger holds exactly the releases made.
+"""A fit that raises before it returns its model: what the ledger and the estimator keep.
 
-The rule (docs/ledger.md, "A fit that fails"; :mod:`noisygd.training`, module doc 9): a record
-is withdrawn when nothing of the data left the process, i.e. the fit failed before any noisy
-value was computed, or for a reason no noisy value decided (a
-:class:`~noisygd.exceptions.DataAccessError` such as a lost Dask worker, an ``OSError``, an
-interruption); a failure decided after noisy values exist (a plan refused after the count, a
-run's own error) is a post-processing of them, and their events stay recorded.
+The rule (docs/ledger.md, "A fit that fails"; :mod:`noisygd.training`, module doc 9): a
+fit's records are withdrawn only if it failed before its first noise draw (the
+pre-release's, the count's, or the runs', which start once the fit's own release is
+committed, whether ``n`` is public or not), whatever the exception. From the first draw on
+they stay, whatever the exception (an interruption and a lost store included), the fit's own
+release settled to the events performed: the count alone before the plan is committed, the
+planned event after. An estimator whose fit raises is left not fitted, with no value of the
+data on it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from noisygd.accounting import Composed, Gaussian
-from noisygd.estimators import DPLinearRegression
+from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 from noisygd.exceptions import DataAccessError
 from noisygd.ledger import Ledger, LedgerError
 from noisygd.objectives.glm import LogisticLoss
@@ -25,12 +29,23 @@ from noisygd.solvers import NoisyGDSolver
 from noisygd.training import fit_private
 
 DELTA = 1e-5
+#: The failures of the tests: a lost store, the operating system, an interruption, and an
+#: error a solver could raise from a noisy value. None is special-cased.
+FAILURES = [DataAccessError("store lost"), OSError("disk gone"), KeyboardInterrupt(),
+            ValueError("diverged")]
 
 
 def _data(n=400, d=3, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) / math.sqrt(d)
     y = np.where(X @ np.ones(d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _regression_data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 3)) / 2.0
+    y = np.clip(0.5 + 0.1 * X.sum(axis=1) + 0.05 * rng.normal(size=500), 0.0, 1.0)
     return X, y
 
 
@@ -49,9 +64,29 @@ class FailingOracle(ArrayOracle):
         return super().clipped_gradient_sum(theta, clip, rows)
 
 
+class LostAfterRecording(ArrayOracle):
+    """An in-memory oracle whose rows cannot be read once ``armed`` (set by the test when
+    the ledger records the fit): the count's read of ``n`` raises ``error``."""
+
+    armed = False
+    error: BaseException = DataAccessError("store lost")
+
+    @property
+    def n_rows(self):
+        if self.armed:
+            raise self.error
+        return super().n_rows
+
+
 def _releases(path):
     with Ledger(path) as ledger:
         return ledger.releases("d")
+
+
+def _fitted_state(est):
+    """What a fit leaves on an estimator: its fitted attributes and its in-fit values."""
+    return sorted(k for k in vars(est) if k in est._FIT_STATE
+                  or (k.endswith("_") and not k.startswith("_")))
 
 
 @pytest.fixture
@@ -68,32 +103,62 @@ def _fit(oracle, path, **kw):
     return fit_private([oracle], **args)
 
 
-@pytest.mark.parametrize("error", [DataAccessError("store lost"), OSError("disk gone"),
-                                   KeyboardInterrupt()])
-@pytest.mark.parametrize("public_n", [False, True])
-def test_a_data_access_failure_during_the_run_leaves_no_release(path, error, public_n):
+@pytest.mark.parametrize("error", FAILURES, ids=lambda e: type(e).__name__)
+def test_a_failure_before_the_first_noise_draw_withdraws_the_reservation(
+        path, monkeypatch, error):
+    """The reservation is recorded, then the count's read of ``n`` fails: no noise was
+    drawn, so the record is withdrawn, whatever the exception."""
     X, y = _data()
+    oracle = LostAfterRecording(LogisticLoss(), X, y, row_norm_bound=1.0)
+    oracle.error = error
+    spend = Ledger.spend
+
+    def spend_then_lose(self, *args, **kwargs):
+        release = spend(self, *args, **kwargs)
+        oracle.armed = True
+        return release
+
+    monkeypatch.setattr(Ledger, "spend", spend_then_lose)
+    with pytest.raises(type(error)):
+        _fit(oracle, path)
+    assert oracle.armed  # the reservation had been recorded
+    assert _releases(path) == []
+
+
+@pytest.mark.parametrize("error", FAILURES, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("public_n", [False, True])
+def test_a_failure_during_the_run_keeps_the_planned_release(path, error, public_n):
+    """The run started (after two noisy steps, private or public ``n``): the record stays,
+    whatever the exception, at the planned event, i.e. the event of the same fit without the
+    fault (a run stopped part-way released a prefix of its outputs)."""
+    X, y = _data()
+    kw = {"n_samples_public": X.shape[0] if public_n else None}
     oracle = FailingOracle(LogisticLoss(), X, y, row_norm_bound=1.0, error=error)
     with pytest.raises(type(error)):
-        _fit(oracle, path, n_samples_public=X.shape[0] if public_n else None)
-    assert oracle.calls == 3  # the run had started: the release had been recorded
-    assert _releases(path) == []
-    # and the ledger still works: the same fit without the fault is one release
-    fit = _fit(ArrayOracle(LogisticLoss(), X, y, row_norm_bound=1.0), path)
-    assert [r.id for r in _releases(path)] == [fit.release.id]
-
-
-def test_a_failure_decided_after_the_count_keeps_what_was_computed(path):
-    """A run's own error (not a data-access failure) after the noisy count and steps: the
-    exception may depend on the noisy values, so the settled release stays."""
-    X, y = _data()
-    oracle = FailingOracle(LogisticLoss(), X, y, row_norm_bound=1.0,
-                           error=ValueError("diverged"))
-    with pytest.raises(ValueError, match="diverged"):
-        _fit(oracle, path)
+        _fit(oracle, path, **kw)
+    assert oracle.calls == 3
     (kept,) = _releases(path)
-    assert kept.settled_at is not None
-    assert isinstance(kept.event, Composed) and len(kept.event.events) == 2  # count, run
+    whole = _fit(ArrayOracle(LogisticLoss(), X, y, row_norm_bound=1.0), None, dataset=None,
+                 **kw)
+    assert kept.event == whole.event
+    assert isinstance(kept.event, Composed) == (not public_n)  # (count, run) or the run
+    assert (kept.settled_at is not None) == (not public_n)  # reserved, then settled
+
+
+def test_a_failure_inside_the_counts_noise_draw_keeps_the_count(path, monkeypatch):
+    """The count's noise draw itself fails: a draw had begun, so the reservation stays,
+    settled to the count's event."""
+    import noisygd.training as training
+
+    def broken(*args, **kwargs):
+        raise ValueError("no noise today")
+
+    monkeypatch.setattr(training, "add_gaussian_noise", broken)
+    X, y = _data()
+    with pytest.raises(ValueError, match="no noise"):
+        _fit(ArrayOracle(LogisticLoss(), X, y, row_norm_bound=1.0), path)
+    (kept,) = _releases(path)
+    assert isinstance(kept.event, Gaussian) and kept.settled_at is not None
 
 
 def test_a_plan_refused_after_the_count_keeps_the_count_only(path):
@@ -110,29 +175,44 @@ def test_a_plan_refused_after_the_count_keeps_the_count_only(path):
     assert isinstance(kept.event, Gaussian) and kept.settled_at is not None  # the count
 
 
-def test_a_failure_before_any_noisy_value_leaves_no_release(path, monkeypatch):
-    """The reservation is recorded, then the count's noise cannot be drawn: nothing noisy
-    exists, so the reservation is withdrawn whatever the exception."""
-    import noisygd.training as training
-
-    def broken(*args, **kwargs):
-        raise ValueError("no noise today")
-
-    monkeypatch.setattr(training, "add_gaussian_noise", broken)
+def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch):
+    """The reviewer's scenario: Ctrl-C at the 5th gradient of a fit that released its private
+    conditioning (a noisy centre) and four noisy steps. Both records stay (the fit's own
+    settled to its planned event), and the estimator is left not fitted: no coefficients,
+    no conditioning, even from its earlier fit."""
     X, y = _data()
-    with pytest.raises(ValueError, match="no noise"):
-        _fit(ArrayOracle(LogisticLoss(), X, y, row_norm_bound=1.0), path)
-    assert _releases(path) == []
+    labels = np.where(y > 0, 1, 0)
+    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, method="noisy_gd", classes=[0, 1],
+                               conditioning_share=0.1, ledger=path, dataset="d",
+                               random_state=0, max_iter=20)
+    est.fit(X, labels)  # an earlier, complete fit: two releases
+    assert "centre" in est.conditioning_
+    real, calls = ArrayOracle.clipped_gradient_sum, []
+
+    def interrupted(self, theta, clip, rows=None):
+        calls.append(1)
+        if len(calls) >= 5:
+            raise KeyboardInterrupt
+        return real(self, theta, clip, rows)
+
+    monkeypatch.setattr(ArrayOracle, "clipped_gradient_sum", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X, labels)
+    releases = _releases(path)
+    assert [r.algorithm for r in releases[2:]] == ["DPLogisticRegression/conditioning",
+                                                   "DPLogisticRegression/noisy_gd"]
+    assert releases[3].settled_at is not None and releases[3].event == releases[1].event
+    assert _fitted_state(est) == []
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
 
 
-def test_a_regression_whose_run_loses_its_data_withdraws_both_releases(path, monkeypatch):
-    """DPLinearRegression records its scale release, then its own; a data-access failure in
-    the run withdraws both (the released scale never left the process either)."""
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(500, 3)) / 2.0
-    y = np.clip(0.5 + 0.1 * X.sum(axis=1) + 0.05 * rng.normal(size=500), 0.0, 1.0)
-    real = ArrayOracle.clipped_gradient_sum
-    calls = []
+def test_a_regression_whose_run_loses_its_data_keeps_both_releases(path, monkeypatch):
+    """DPLinearRegression records its scale release, then its own; the store is lost at the
+    third gradient: the released scale and the noisy steps exist, so both records stay, and
+    the estimator holds neither coefficients nor the released target shift."""
+    X, y = _regression_data()
+    real, calls = ArrayOracle.clipped_gradient_sum, []
 
     def lost(self, theta, clip, rows=None):
         calls.append(1)
@@ -145,11 +225,34 @@ def test_a_regression_whose_run_loses_its_data_withdraws_both_releases(path, mon
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
-    assert _releases(path) == [] and not hasattr(est, "coef_")
-    monkeypatch.setattr(ArrayOracle, "clipped_gradient_sum", real)
+    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/target_scale",
+                                                      "DPLinearRegression/noisy_gd"]
+    assert _fitted_state(est) == []
+
+
+def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, monkeypatch):
+    """The scale release is recorded, then the oracle cannot read its sums: no noise was
+    drawn, so the record is withdrawn and the estimator holds nothing of the fit (its
+    fitted attributes, the target shift and the scales included); the same fit without the
+    fault then records its two releases."""
+    X, y = _regression_data()
+    real = ArrayOracle.bounded_row_sums
+
+    def lost(self, target_half_range=None):
+        raise DataAccessError("store lost")
+
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
+    est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+                             ledger=path, dataset="d", random_state=0, max_iter=10)
+    with pytest.raises(DataAccessError):
+        est.fit(X, y)
+    assert _releases(path) == []
+    assert _fitted_state(est) == []
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", real)
     est.fit(X, y)
     assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/target_scale",
                                                       "DPLinearRegression/noisy_gd"]
+    assert est.ledger_release_.id == _releases(path)[1].id
 
 
 def test_withdraw_refuses_an_unknown_release(path):

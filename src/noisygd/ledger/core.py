@@ -540,9 +540,9 @@ class Ledger:
         """Remove a release whose output never left the process.
 
         For :func:`noisygd.training.fit_private` only (docs/ledger.md, "A fit that fails"):
-        a fit that raises before it returns its model, for a reason that none of its noisy
-        values decided (before any data was read, or a :class:`~noisygd.exceptions.
-        DataAccessError`), made no release, so its records are removed. The running totals
+        a fit that raises before its first noise draw on the data made no release, so its
+        records are removed (whatever the exception; from the first draw on they stay). The
+        running totals
         of later releases keep the values recorded when they were made (as for
         :meth:`settle`).
 
