@@ -19,8 +19,9 @@ single-threaded worker processes (loopback):
    loss of the released model (one distributed pass), epsilon = 1, delta = 1e-8;
 3. the client's **peak RSS** (``getrusage``: the benchmark process, which holds no data set);
 4. **dask-ml** ``LogisticRegression`` (non-private, ``solver="lbfgs"``) in the peers'
-   environment (``make bench-env``) on the same Parquet files and 2 workers: what a Dask user
-   gets today, its time and log loss. A "not installed" row when the environment lacks it.
+   environment (``make bench-env``) on the same Parquet files and 1 and 2 workers
+   (``--dask-ml-workers``): what a Dask user gets today, its time and log loss. A "not
+   installed" row when the environment lacks it.
 
 Targets (issue 22): client peak RSS under 1.5 GB; Dask throughput per core at least 0.5x the
 in-memory oracle's. ``--quick`` runs 400 000 rows (subset 200 000) for a check in a minute.
@@ -202,16 +203,19 @@ def memory_rows(folder: Path, args: argparse.Namespace) -> list[dict]:
              "rows_per_s_per_core": rate}]
 
 
-def dask_ml_row(folder: Path, args: argparse.Namespace) -> dict:
-    row: dict[str, Any] = {"contender": "dask-ml LogisticRegression (non-private), 2 workers",
+def dask_ml_row(folder: Path, args: argparse.Namespace, workers: int) -> dict:
+    """dask-ml's non-private ``LogisticRegression`` on ``workers`` worker processes, in the
+    peers' environment (a subprocess: its own client, whose memory is not the benchmark's)."""
+    row: dict[str, Any] = {"contender": f"dask-ml LogisticRegression (non-private), "
+                                        f"{workers} worker(s)",
                            "what": f"lbfgs, max_iter={args.dask_ml_iter}, same Parquet files "
-                                   "(persisted)", "workers": 2}
+                                   "(persisted)", "workers": workers}
     exe = Path(args.peers_python) if args.peers_python else PEERS_PYTHON
     if not exe.exists():
         return {**row, "status": f"not installed ({exe}: make bench-env)"}
     try:
         proc = subprocess.run([str(exe), "-c", DASK_ML_SCRIPT, str(folder),
-                               str(args.features), str(args.dask_ml_iter), "2"],
+                               str(args.features), str(args.dask_ml_iter), str(workers)],
                               capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {**row, "status": f"timed out after {args.timeout} s"}
@@ -237,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=1e-8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dask-ml-iter", type=int, default=20)
+    parser.add_argument("--dask-ml-workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--timeout", type=int, default=3600)
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--data", default=None,
@@ -262,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows, facts = dask_rows(folder, args)
         rows += memory_rows(folder, args)
-        rows.append(dask_ml_row(folder, args))
+        rows += [dask_ml_row(folder, args, workers) for workers in args.dask_ml_workers]
     finally:
         if not args.data:
             shutil.rmtree(folder, ignore_errors=True)
