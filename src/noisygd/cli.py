@@ -421,7 +421,7 @@ def _print_report(written: list[str]) -> None:
 def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[str, Any]:
     """``noisygd fit DATA --schema FILE``: encode by the schema, fit, write the model file;
     with a Dask session (``--scheduler``/``--local-workers``), DATA is read and encoded
-    partition-wise on the cluster (:mod:`noisygd.dask.schema`)."""
+    partition-wise on the cluster (:mod:`noisygd.schema.partitionwise`)."""
     from noisygd.data.io import read_raw_table
     from noisygd.data.output import check_output_path
     from noisygd.schema import load_schema
@@ -458,7 +458,7 @@ def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[s
             if frame.shape[0] == 0:
                 raise CLIError(f"{args.data} has no data rows")
         else:  # nothing read on the client but the first file's header and types
-            from noisygd.dask.schema import read_raw_collection, refuse_paid
+            from noisygd.schema.partitionwise import read_raw_collection, refuse_paid
 
             refuse_paid(schema)  # before a cluster is started
             dask_session.open()

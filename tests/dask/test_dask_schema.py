@@ -1,4 +1,4 @@
-"""A schema's encoding on Dask (noisygd.dask.schema): partition-wise, the same model as in
+"""A schema's encoding on Dask (noisygd.schema.partitionwise): partition-wise, the same model as in
 memory within 1e-10 on the same rows, from a CSV glob and a Parquet directory, through
 ``noisygd fit --schema --scheduler`` and ``fit_table``; undeclared levels as in memory."""
 
@@ -16,16 +16,16 @@ pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
 
 from noisygd.cli import main  # noqa: E402
-from noisygd.dask.schema import (  # noqa: E402
-    collection_files,
-    encode_features_partitionwise,
-    read_raw_collection,
-)
 from noisygd.data.io import DataFileError, read_raw_table  # noqa: E402
 from noisygd.ledger import Ledger  # noqa: E402
 from noisygd.oracles.dask import oracle_defaults  # noqa: E402
 from noisygd.schema import SchemaError, encode_features, parse_schema  # noqa: E402
 from noisygd.schema.fitting import fit_table  # noqa: E402
+from noisygd.schema.partitionwise import (  # noqa: E402
+    collection_files,
+    encode_features_partitionwise,
+    read_raw_collection,
+)
 
 RTOL = 1e-10
 N = 600

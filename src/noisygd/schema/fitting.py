@@ -148,7 +148,7 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
     ``target_range = bounds``.
 
     ``frame`` may be a pandas DataFrame or a Dask DataFrame (e.g.
-    :func:`noisygd.dask.schema.read_raw_collection`): the encoding then runs partition-wise
+    :func:`noisygd.schema.partitionwise.read_raw_collection`): the encoding then runs partition-wise
     and the fit on the cluster (docs/dask.md); a schema that pays for a statistic is refused
     there.
     """
@@ -216,13 +216,14 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
 
 def _encoders(schema: TableSchema, frame: Any) -> dict[str, Any]:
     """The encoders of :mod:`noisygd.schema.encode`, or for a Dask DataFrame their
-    partition-wise versions (:mod:`noisygd.dask.schema`, which refuses a paid-for schema)."""
+    partition-wise versions (:mod:`noisygd.schema.partitionwise`, which refuses a paid-for
+    schema)."""
     from noisygd.oracles.dask import is_dask_collection
 
     if not is_dask_collection(frame):
         return {"labels": encode_labels, "targets": encode_target_values,
                 "features": encode_features}
-    from noisygd.dask import schema as on_dask
+    from noisygd.schema import partitionwise as on_dask
 
     on_dask.refuse_paid(schema)
     return {"labels": on_dask.encode_labels_partitionwise,
