@@ -471,6 +471,8 @@ def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[s
             if ledger is not None and _is_database_error(exc):
                 detail = getattr(exc, "orig", None) or exc
                 raise CLIError(f"ledger database error: {detail}") from exc
+            if _is_dask_failure(exc):  # the cluster failed: one line, not a traceback
+                raise CLIError(str(exc)) from None
             raise
         files = _report_files(report_path, est, payload, stages)
         stages.next("write")
@@ -552,6 +554,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
             if ledger is not None and _is_database_error(exc):
                 detail = getattr(exc, "orig", None) or exc
                 raise CLIError(f"ledger database error: {detail}") from exc
+            if _is_dask_failure(exc):  # the cluster failed: one line, not a traceback
+                raise CLIError(str(exc)) from None
             raise
         payload = {
             "model": MODELS[model_name],
@@ -606,6 +610,12 @@ def _is_database_error(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover - the ledger needs SQLAlchemy
         return False
     return isinstance(exc, sa.exc.SQLAlchemyError)
+
+
+def _is_dask_failure(exc: BaseException) -> bool:
+    """A :class:`~noisygd.oracles.dask.DaskFitError` (without importing Dask when unused)."""
+    dask_oracle = sys.modules.get("noisygd.oracles.dask")
+    return dask_oracle is not None and isinstance(exc, dask_oracle.DaskFitError)
 
 
 def _parse_label(text: str) -> Any:

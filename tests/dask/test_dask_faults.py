@@ -88,3 +88,28 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
         releases = opened.releases("d")
     assert [r.id for r in releases] == [est.ledger_release_.id]
     assert os.path.exists(tmp_path / "armed")
+
+
+def test_the_cli_reports_a_failed_cluster_in_one_line_and_writes_no_model(
+        client, tmp_path, monkeypatch, capsys) -> None:
+    import pandas as pd
+
+    from noisygd.cli import main
+    from noisygd.dask import DaskSession
+    from noisygd.oracles.dask import DaskFitError
+
+    X, y = _data()
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_parquet(tmp_path / "t.parquet")
+
+    def lost(self: Any, estimator: Any, X: Any, y: Any) -> None:
+        raise DaskFitError("the Dask cluster failed during distributed call 7 (gradient): "
+                           "KilledWorker; the fit stops and releases no model")
+
+    monkeypatch.setattr(DaskSession, "fit", lost)
+    out = tmp_path / "m.json"
+    assert main(["fit", str(tmp_path / "t.parquet"), "--target", "label", "--classes", "0,1",
+                 "--scheduler", client.scheduler.address, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("noisygd fit: error: the Dask cluster failed during distributed call 7 "
+                       "(gradient): KilledWorker; the fit stops and releases no model")
+    assert not any("Traceback" in line for line in err) and not out.exists()
