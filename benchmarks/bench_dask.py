@@ -11,7 +11,8 @@ single-threaded worker processes (loopback):
 1. **throughput**: one clipped gradient pass over a subset that fits in memory
    (``--subset-rows``, persisted on the workers as float64), rows per second per worker
    core, against the in-memory :class:`~noisygd.oracles.array.ArrayOracle` (one thread,
-   same subset, float64 C-contiguous: its compiled kernel) in the same script;
+   same subset, float64 C-contiguous: its compiled kernel) measured right after each Dask
+   pass (in a subprocess of the script), so that both see the machine's load of the moment;
 2. **private fit on all rows**: ``fit_private(method=--method)`` (default ``"newton"``, the
    planned number of steps; ``--steps`` caps it) on a
    :class:`~noisygd.oracles.dask.DaskOracle` that re-reads the Parquet files at every call
@@ -19,8 +20,9 @@ single-threaded worker processes (loopback):
    loss of the released model (one distributed pass), epsilon = 1, delta = 1e-8;
 3. the client's **peak RSS** (``getrusage``: the benchmark process, which holds no data set);
 4. **dask-ml** ``LogisticRegression`` (non-private, ``solver="lbfgs"``) in the peers'
-   environment (``make bench-env``) on the same Parquet files and 2 workers: what a Dask user
-   gets today, its time and log loss. A "not installed" row when the environment lacks it.
+   environment (``make bench-env``) on the same Parquet files and 1 and 2 workers
+   (``--dask-ml-workers``): what a Dask user gets today, its time and log loss. A "not
+   installed" row when the environment lacks it.
 
 Targets (issue 22): client peak RSS under 1.5 GB; Dask throughput per core at least 0.5x the
 in-memory oracle's. ``--quick`` runs 400 000 rows (subset 200 000) for a check in a minute.
@@ -143,10 +145,18 @@ def dask_rows(folder: Path, args: argparse.Namespace) -> tuple[list[dict], dict]
             sub = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client, persist=True)
             rate = rows_per_second(lambda o=sub: o.clipped_gradient_sum(theta, 1.0),
                                    sub.n_rows, args.repeats)
+            sub.close()
+            # the in-memory oracle right after, under the same load (a subprocess: its rows
+            # are not charged to this client's peak RSS)
+            mem = memory_rate(folder, args)
             rows.append({"contender": f"noisygd DaskOracle, {workers} worker(s)",
                          "what": f"clipped gradient pass, {sub.n_rows} rows persisted",
-                         "workers": workers, "rows_per_s_per_core": rate / workers})
-            sub.close()
+                         "workers": workers, "rows_per_s_per_core": rate / workers,
+                         "ratio_to_in_memory": rate / workers / mem})
+            rows.append({"contender": "noisygd ArrayOracle (in memory), 1 thread",
+                         "what": f"clipped gradient pass, same {sub.n_rows} rows, measured "
+                                 f"right after the {workers}-worker pass", "workers": 1,
+                         "rows_per_s_per_core": mem, "ratio_to_in_memory": 1.0})
             if workers in args.fit_workers:
                 X, y = _collection(folder, d)
                 calls: list[float] = []
@@ -180,8 +190,17 @@ def subset_files(args: argparse.Namespace) -> int:
     return max(1, round(args.subset_rows / rows_per_file(args.rows)))
 
 
+def memory_rate(folder: Path, args: argparse.Namespace) -> float:
+    """:func:`memory_rows`' rows per second, measured in a subprocess."""
+    proc = subprocess.run([sys.executable, __file__, "--memory-rate", str(folder), "--rows",
+                           str(args.rows), "--features", str(args.features), "--subset-rows",
+                           str(args.subset_rows), "--repeats", str(args.repeats)],
+                          check=True, capture_output=True, text=True)
+    return float(json.loads(proc.stdout.strip().splitlines()[-1])["rate"])
+
+
 def memory_rows(folder: Path, args: argparse.Namespace) -> list[dict]:
-    """The in-memory oracle on the same subset (one thread), after the Dask runs."""
+    """The in-memory oracle on the same subset (one thread)."""
     import pandas as pd
 
     from noisygd.objectives.glm import LogisticLoss
@@ -202,16 +221,19 @@ def memory_rows(folder: Path, args: argparse.Namespace) -> list[dict]:
              "rows_per_s_per_core": rate}]
 
 
-def dask_ml_row(folder: Path, args: argparse.Namespace) -> dict:
-    row: dict[str, Any] = {"contender": "dask-ml LogisticRegression (non-private), 2 workers",
+def dask_ml_row(folder: Path, args: argparse.Namespace, workers: int) -> dict:
+    """dask-ml's non-private ``LogisticRegression`` on ``workers`` worker processes, in the
+    peers' environment (a subprocess: its own client, whose memory is not the benchmark's)."""
+    row: dict[str, Any] = {"contender": f"dask-ml LogisticRegression (non-private), "
+                                        f"{workers} worker(s)",
                            "what": f"lbfgs, max_iter={args.dask_ml_iter}, same Parquet files "
-                                   "(persisted)", "workers": 2}
+                                   "(persisted)", "workers": workers}
     exe = Path(args.peers_python) if args.peers_python else PEERS_PYTHON
     if not exe.exists():
         return {**row, "status": f"not installed ({exe}: make bench-env)"}
     try:
         proc = subprocess.run([str(exe), "-c", DASK_ML_SCRIPT, str(folder),
-                               str(args.features), str(args.dask_ml_iter), "2"],
+                               str(args.features), str(args.dask_ml_iter), str(workers)],
                               capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {**row, "status": f"timed out after {args.timeout} s"}
@@ -237,18 +259,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=1e-8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dask-ml-iter", type=int, default=20)
+    parser.add_argument("--dask-ml-workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--timeout", type=int, default=3600)
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--data", default=None,
                         help="folder for the Parquet files (default: a temporary folder, "
                              "removed at the end); existing files of the right size are reused")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--name", default=None,
+                        help="results file name (default: bench_dask, bench_dask_quick, ...)")
     parser.add_argument("--write-data", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-rate", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.subset_rows = 400_000, 200_000
     if args.write_data:
         write_data(Path(args.write_data), args.rows, args.features, args.seed)
+        return 0
+    if args.memory_rate:
+        rate = memory_rows(Path(args.memory_rate), args)[0]["rows_per_s_per_core"]
+        print(json.dumps({"rate": rate}))
         return 0
     folder = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="bench-dask-"))
     t0 = time.perf_counter()
@@ -261,15 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench_dask: data in {folder} ({write_seconds:.0f} s)", flush=True)
     try:
         rows, facts = dask_rows(folder, args)
-        rows += memory_rows(folder, args)
-        rows.append(dask_ml_row(folder, args))
+        rows += [dask_ml_row(folder, args, workers) for workers in args.dask_ml_workers]
     finally:
         if not args.data:
             shutil.rmtree(folder, ignore_errors=True)
-    mem = next(r for r in rows if r["contender"].startswith("noisygd ArrayOracle"))
-    for r in rows:
-        if r.get("rows_per_s_per_core"):
-            r["ratio_to_in_memory"] = r["rows_per_s_per_core"] / mem["rows_per_s_per_core"]
     ratios = [r["ratio_to_in_memory"] for r in rows if r["contender"].startswith(
         "noisygd DaskOracle")]
     rss = facts["client_peak_rss_gib"]
@@ -294,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         "environment": environment(), "args": vars(args), "checks": checks,
         "data_write_seconds": write_seconds,
     }
-    name = ("bench_dask_quick" if args.quick else "bench_dask" if args.rows == 20_000_000
-            else f"bench_dask_{args.rows}")
+    name = args.name or ("bench_dask_quick" if args.quick else "bench_dask"
+                         if args.rows == 20_000_000 else f"bench_dask_{args.rows}")
     _, mpath = write_results(name, rows, meta, columns=columns)
     print(mpath.read_text())
     print(json.dumps(checks))

@@ -418,8 +418,10 @@ def _print_report(written: list[str]) -> None:
         print(f"wrote the report {written[0]} (plots: {', '.join(written[1:])})")
 
 
-def cmd_fit_schema(args: argparse.Namespace) -> dict[str, Any]:
-    """``noisygd fit DATA --schema FILE``: encode by the schema, fit, write the model file."""
+def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[str, Any]:
+    """``noisygd fit DATA --schema FILE``: encode by the schema, fit, write the model file;
+    with a Dask session (``--scheduler``/``--local-workers``), DATA is read and encoded
+    partition-wise on the cluster (:mod:`noisygd.schema.partitionwise`)."""
     from noisygd.data.io import read_raw_table
     from noisygd.data.output import check_output_path
     from noisygd.schema import load_schema
@@ -451,9 +453,16 @@ def cmd_fit_schema(args: argparse.Namespace) -> dict[str, Any]:
     stages = _Stages(args, _fit_stages(report_path), "fit")
     try:
         stages.next("read")
-        frame = read_raw_table(args.data, **schema.file.model_dump())
-        if frame.shape[0] == 0:
-            raise CLIError(f"{args.data} has no data rows")
+        if dask_session is None:
+            frame = read_raw_table(args.data, **schema.file.model_dump())
+            if frame.shape[0] == 0:
+                raise CLIError(f"{args.data} has no data rows")
+        else:  # nothing read on the client but the first file's header and types
+            from noisygd.schema.partitionwise import read_raw_collection, refuse_paid
+
+            refuse_paid(schema)  # before a cluster is started
+            dask_session.open()
+            frame = read_raw_collection(args.data, **schema.file.model_dump())
         stages.next("fit")
         try:
             est, payload = fit_table(schema, frame, model=model, params=params,
@@ -462,6 +471,8 @@ def cmd_fit_schema(args: argparse.Namespace) -> dict[str, Any]:
             if ledger is not None and _is_database_error(exc):
                 detail = getattr(exc, "orig", None) or exc
                 raise CLIError(f"ledger database error: {detail}") from exc
+            if _is_dask_failure(exc):  # the cluster failed: one line, not a traceback
+                raise CLIError(str(exc)) from None
             raise
         files = _report_files(report_path, est, payload, stages)
         stages.next("write")
@@ -469,6 +480,8 @@ def cmd_fit_schema(args: argparse.Namespace) -> dict[str, Any]:
         written = _write_report(files)
     finally:
         stages.close()
+        if dask_session is not None:
+            dask_session.close()
     if not args.json:
         print(f"wrote {out_path}")
         for line in (payload["report"].get("paid_for", []) if "paid" in payload else []):
@@ -483,9 +496,6 @@ def _dask_session(args: argparse.Namespace) -> Any:
     """The Dask session of ``--scheduler``/``--local-workers`` (not yet opened), or None."""
     if getattr(args, "scheduler", None) is None and getattr(args, "local_workers", None) is None:
         return None
-    if args.schema is not None:
-        raise CLIError("--scheduler/--local-workers fit a table of numeric features "
-                       "(--target COLUMN); --schema is not supported on Dask yet")
     from noisygd.dask import DaskSession, print_progress
 
     try:
@@ -499,7 +509,7 @@ def _dask_session(args: argparse.Namespace) -> Any:
 def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     dask_session = _dask_session(args)
     if args.schema is not None:
-        return cmd_fit_schema(args)
+        return cmd_fit_schema(args, dask_session)
     from noisygd import estimators
     from noisygd.data import read_table
     from noisygd.data.output import check_output_path
@@ -544,6 +554,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
             if ledger is not None and _is_database_error(exc):
                 detail = getattr(exc, "orig", None) or exc
                 raise CLIError(f"ledger database error: {detail}") from exc
+            if _is_dask_failure(exc):  # the cluster failed: one line, not a traceback
+                raise CLIError(str(exc)) from None
             raise
         payload = {
             "model": MODELS[model_name],
@@ -598,6 +610,12 @@ def _is_database_error(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover - the ledger needs SQLAlchemy
         return False
     return isinstance(exc, sa.exc.SQLAlchemyError)
+
+
+def _is_dask_failure(exc: BaseException) -> bool:
+    """A :class:`~noisygd.oracles.dask.DaskFitError` (without importing Dask when unused)."""
+    dask_oracle = sys.modules.get("noisygd.oracles.dask")
+    return dask_oracle is not None and isinstance(exc, dask_oracle.DaskFitError)
 
 
 def _parse_label(text: str) -> Any:

@@ -99,3 +99,16 @@ def test_progress_lines_hold_no_row_count_and_the_cli_gates_them(monkeypatch) ->
     assert cli._dask_session(args).progress is not None
     assert cli._dask_session(argparse.Namespace(**{**vars(args), "quiet": True})).progress \
         is None
+
+
+def test_tune_is_refused_on_dask_with_the_reason_and_what_to_do() -> None:
+    import dask.array as da
+
+    from noisygd.dask.fit import TUNE_ON_DASK
+    from noisygd.estimators import DPLogisticRegression
+
+    X, y = da.zeros((20, 2), chunks=10), da.ones(20, chunks=10)
+    with pytest.raises(ValueError) as refused:
+        DPLogisticRegression(classes=[0, 1], tune=True).fit(X, y)
+    assert str(refused.value) == TUNE_ON_DASK
+    assert "tune=False" in TUNE_ON_DASK and "in memory" in TUNE_ON_DASK

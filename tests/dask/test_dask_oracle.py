@@ -1,7 +1,7 @@
 """The Dask oracle on a real distributed.LocalCluster (2 worker processes, loopback):
 same seed, same data, the same fits as in memory, for 1, 2 and 7 partitions; faults.
 
-One cluster for the module (its start is most of the module's time)."""
+One cluster for every Dask test (tests/dask/conftest.py)."""
 
 from __future__ import annotations
 
@@ -29,14 +29,6 @@ N, D, B = 700, 4, 2.0
 PARTITIONS = (1, 2, 7)
 #: The issue's tolerance for a Dask fit against the in-memory fit (float64).
 RTOL = 1e-10
-
-
-@pytest.fixture(scope="module")
-def client() -> Any:
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -256,8 +248,6 @@ def test_cli_fit_on_a_parquet_directory_equals_the_in_memory_fit(client, data, t
     mem, dk = (json.loads((tmp_path / f).read_text()) for f in ("mem.json", "dask.json"))
     assert _close(np.array(dk["coef"]), np.array(mem["coef"]))
     assert dk["privacy"] == mem["privacy"]
-    assert main(["fit", str(tmp_path / "parts"), "--schema", "s.toml", "--scheduler",
-                 client.scheduler.address]) == 2  # a clear refusal, exit status 2
 
 
 def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(

@@ -27,6 +27,15 @@ from noisygd.oracles.dask import StepProgress, oracle_defaults
 
 __all__ = ["DaskSession", "fit_estimator", "print_progress", "read_collection"]
 
+#: Why ``tune=True`` is refused on Dask collections, and what to do instead.
+TUNE_ON_DASK = (
+    "tune=True is not supported on Dask collections: the private selection (docs/tuning.md) "
+    "splits the rows by per-row coins into a training and a validation part, fits every run "
+    "on an in-memory copy of the training part and scores it with predictions over the "
+    "validation part, none of which is a reduction of the DaskOracle; fit with fixed "
+    "hyperparameters (tune=False), or run tune=True in memory on data that fits in one "
+    "process")
+
 
 def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[str]]:
     """Features and target of a Parquet directory (or file) or a CSV glob, as a Dask
@@ -105,7 +114,7 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
     ------
     ValueError
         ``classes`` not declared, ``y`` holds a label outside them (the labels are not
-        shown), or ``tune=True``.
+        shown), or ``tune=True`` (:data:`TUNE_ON_DASK` says why).
     """
     import dask.array as da
     import dask.dataframe as dd
@@ -116,7 +125,7 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
     if is_classifier(est):
         check_choice("multiclass", est.multiclass, ("multinomial", "ovr"))
     if est.tune:
-        raise ValueError("tune=True is not supported on Dask collections")
+        raise ValueError(TUNE_ON_DASK)
     if isinstance(X, dd.DataFrame):
         est.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         X = X.to_dask_array()

@@ -137,7 +137,7 @@ def _statements(schema: TableSchema, n_public: bool, paid: Any = None,
     }
 
 
-def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = None,
+def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
               params: dict[str, Any] | None = None, source: str = "the data"
               ) -> tuple[Any, dict[str, Any]]:
     """Fit the model the schema's target calls for; return ``(estimator, model_file_dict)``.
@@ -146,6 +146,11 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
     The estimator gets ``row_norm_bound`` and ``feature_bounds`` (the schema's public centring)
     from the schema, ``classes = [0, ..., K-1]`` (positions in ``labels``) or
     ``target_range = bounds``.
+
+    ``frame`` may be a pandas DataFrame or a Dask DataFrame (e.g.
+    :func:`noisygd.schema.partitionwise.read_raw_collection`): the encoding then runs partition-wise
+    and the fit on the cluster (docs/dask.md); a schema that pays for a statistic is refused
+    there.
     """
     from noisygd import estimators
     from noisygd.accounting.serialization import event_to_dict
@@ -154,14 +159,15 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
     name = task_model(schema, model)
     assert schema.target is not None
     check_columns(schema, frame.columns, source, need_target=True)
+    encoders = _encoders(schema, frame)
     kwargs = dict(params or {})
     col = frame[schema.target.name]
     if name == "logistic":  # the target first: its errors come before any paid release
         labels = list(schema.target.labels or [])
-        y = encode_labels(schema, col, source)
+        y = encoders["labels"](schema, col, source)
         kwargs["classes"] = list(range(len(labels)))
     else:
-        y = encode_target_values(schema, col, source)
+        y = encoders["targets"](schema, col, source)
         kwargs.pop("target_bound", None)
     declared, paid, paid_ledger = schema, None, None
     if schema.pays:
@@ -169,7 +175,7 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
     assert schema.target is not None
     if name != "logistic":  # the declared or the released bounds
         kwargs["target_range"] = tuple(schema.target.bounds or ())  # type: ignore[arg-type]
-    X = encode_features(schema, frame, source)
+    X = encoders["features"](schema, frame, source)
     kwargs.update(row_norm_bound=schema.row_norm_bound, feature_bounds=public_centring(schema))
     est = getattr(estimators, MODELS[name])(**kwargs)
     # the paid releases are composed first by fit_private (an argument of this fit only)
@@ -206,6 +212,23 @@ def fit_table(schema: TableSchema, frame: pd.DataFrame, *, model: str | None = N
         payload["ledger_release"] = {"dataset": est.ledger_release_.dataset,
                                      **est.ledger_release_.to_dict(full=False)}
     return est, payload
+
+
+def _encoders(schema: TableSchema, frame: Any) -> dict[str, Any]:
+    """The encoders of :mod:`noisygd.schema.encode`, or for a Dask DataFrame their
+    partition-wise versions (:mod:`noisygd.schema.partitionwise`, which refuses a paid-for
+    schema)."""
+    from noisygd.oracles.dask import is_dask_collection
+
+    if not is_dask_collection(frame):
+        return {"labels": encode_labels, "targets": encode_target_values,
+                "features": encode_features}
+    from noisygd.schema import partitionwise as on_dask
+
+    on_dask.refuse_paid(schema)
+    return {"labels": on_dask.encode_labels_partitionwise,
+            "targets": on_dask.encode_target_values_partitionwise,
+            "features": on_dask.encode_features_partitionwise}
 
 
 def clipped_counts(paid: Any) -> dict[str, dict[str, Any]]:

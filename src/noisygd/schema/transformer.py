@@ -76,7 +76,11 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
     def __init__(self, schema: Any) -> None:
         self.schema = schema
 
-    def _frame(self, X: Any) -> pd.DataFrame:
+    def _frame(self, X: Any) -> Any:
+        from noisygd.oracles.dask import is_dask_collection
+
+        if is_dask_collection(X) and hasattr(X, "map_partitions") and X.ndim == 2:
+            return X  # a Dask DataFrame: encoded partition-wise (noisygd.schema.partitionwise)
         if not isinstance(X, pd.DataFrame):
             raise TypeError("SchemaTransformer needs a pandas DataFrame whose column names are "
                             f"the schema's; got {type(X).__name__}")
@@ -93,11 +97,19 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = len(frame.columns)
         return self
 
-    def transform(self, X: Any) -> np.ndarray:
-        """The encoded matrix, float64 of shape ``(n_rows, len(get_feature_names_out()))``."""
+    def transform(self, X: Any) -> Any:
+        """The encoded matrix, float64 of shape ``(n_rows, len(get_feature_names_out()))``;
+        for a Dask DataFrame, a Dask array of the partitions encoded on the workers
+        (:func:`noisygd.schema.partitionwise.encode_features_partitionwise`; the estimators
+        fit it on the cluster, docs/dask.md)."""
         check_is_fitted(self, "schema_")
         frame = self._frame(X)
         check_columns(self.schema_, frame.columns, "the DataFrame", need_target=False)
+        if not isinstance(frame, pd.DataFrame):
+            from noisygd.schema.partitionwise import encode_features_partitionwise
+
+            return encode_features_partitionwise(self.schema_, frame,
+                                                 "the DataFrame").to_dask_array()
         return encode_features(self.schema_, frame, "the DataFrame")
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
