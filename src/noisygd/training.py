@@ -653,6 +653,8 @@ def fit_private(
                    n_problems, secure, prior_events)
     solver, relation = setup.solver, setup.relation
     epsilon, delta = setup.epsilon, setup.delta
+    for oracle in oracles:  # a method that cannot run on it: refused before any record
+        solver.check_oracle(oracle)
     if max_iter is not None:
         max_iter = check_positive_int("max_iter", max_iter)
     if clip is not None:
@@ -721,9 +723,14 @@ def fit_private(
                 with contextlib.suppress(Exception):
                     opened.settle(release, events[0])  # type: ignore[union-attr]
             raise
+        ran = solver.method_name(plan)  # the method that runs ("auto" chose one)
+        if ran != solver.name:
+            record["method_run"] = ran
+            if algorithm.endswith(f"/{solver.name}"):
+                algorithm = f"{algorithm[:-len(solver.name)]}{ran}"
         if opened is not None:  # recorded before the runs read any data (own part only)
             release = (spend(own_planned) if release is None
-                       else opened.settle(release, own_planned))
+                       else opened.settle(release, own_planned, algorithm=algorithm))
         planned = _compose([*setup.prior, *own_parts])
 
         results = []

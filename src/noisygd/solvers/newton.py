@@ -44,8 +44,9 @@ and ``DiscreteGaussianNoise`` events; the plan is made at the largest :math:`\mu
 secure event is at most :math:`\rho`-zCDP (:func:`noisygd.solvers.base.plan_secure_gaussian`).
 
 Losses: one margin with a stated self-concordance constant (logistic, least squares).
-Others (multinomial, Huber, a custom oracle without curvature sums) are refused when the
-run starts, before any row is read.
+Others (multinomial, Huber, a custom oracle without curvature sums) are refused before
+anything is recorded in a privacy ledger or read (:meth:`NewtonSolver.check_oracle`, and
+:meth:`NewtonSolver.plan` from ``PublicFacts.curvature_sums``).
 """
 
 from __future__ import annotations
@@ -70,9 +71,13 @@ MAX_FULL_PARAMS = 1000
 #: Steps of the diagonal preconditioner by default (its steps are majorisation steps).
 DEFAULT_DIAGONAL_STEPS = 20
 
+_NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stated "
+                 "self-concordance constant; this loss has none (supported: logistic and "
+                 "least squares, one margin)")
+
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
-            "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros")
+            "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon")
 
 
 class NewtonSolver(Solver):
@@ -83,6 +88,8 @@ class NewtonSolver(Solver):
                    "per step, eigenvalue floor from the noise, exact Gaussian-DP accounting")
     gaussian = True
     secure_mode = True
+    #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD.
+    plans_ridge = True
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
         """The releases and their noise from public facts (no data)."""
@@ -90,7 +97,10 @@ class NewtonSolver(Solver):
         if unknown:
             raise TypeError(f"unknown newton options: {', '.join(unknown)}; valid: "
                             f"{', '.join(_OPTIONS)}")
+        if facts.curvature_sums is False:
+            raise TypeError(_NO_CURVATURE)
         opts = dict(facts.options)
+        opts.pop("horizon", None)  # NoisyGD's ridge horizon: Newton's steps are its own
         beta = facts.constants.smoothness
         curvature_clip = opts.pop("curvature_clip", None)
         if curvature_clip is None:
@@ -129,6 +139,12 @@ class NewtonSolver(Solver):
     #: The run's :math:`\mu` (``Budget.mu``, else the exact GDP :math:`\mu` less a prior
     #: Gaussian release's in quadrature): AdaSSP's rule, shared.
     _mu = staticmethod(SSPSolver._mu)
+
+    def check_oracle(self, oracle: GradientOracle) -> None:
+        """Refuse an oracle without curvature sums and a self-concordance constant (a loss
+        this method does not support) before anything is recorded or read."""
+        if oracle.self_concordance() is None:
+            raise TypeError(_NO_CURVATURE + f" ({type(oracle).__name__})")
 
     def planned_event(self, plan: NewtonPlan) -> Composed:
         """``plan.event``: one Gaussian per release, fixed by the plan."""
