@@ -230,7 +230,8 @@ from noisygd.objectives.base import ObjectiveConstants, Regime
 
 __all__ = ["DEFAULT_MAX_STEPS", "DEFAULT_MAX_STEPS_ACCELERATED", "DEFAULT_MOMENTUM",
            "EXACT_STEP_GRID", "MAX_STEPS_ACCELERATED", "MAX_STEPS_LIMIT",
-           "MIN_STEPS_ACCELERATED", "ComputeBudgetWarning", "NoisyGDPlan", "accelerated_steps",
+           "MIN_STEPS_ACCELERATED", "RIDGE_STATUS", "ComputeBudgetWarning", "NoisyGDPlan",
+           "accelerated_steps",
            "accelerated_t_star", "comparator_radius", "plan_noisy_gd", "ridge_horizon_steps",
            "ridge_strength", "unconstrained_steps"]
 
@@ -250,6 +251,10 @@ MAX_STEPS_ACCELERATED = 1000
 DEFAULT_MAX_STEPS_ACCELERATED = MIN_STEPS_ACCELERATED
 DEFAULT_MOMENTUM = 0.95
 DEFAULT_INIT_DISTANCE = 1.0
+#: How a fit labels a planned ridge (``info["plan"]["l2_planned_status"]``): the balance of
+#: :func:`ridge_strength` assumes a horizon the capped run does not reach.
+RIDGE_STATUS = ("heuristic balance (noisygd.planning.ridge_strength): it assumes a run of "
+                "beta_F / l2 plain steps, so no theorem covers this run's excess risk")
 
 
 class ComputeBudgetWarning(UserWarning):

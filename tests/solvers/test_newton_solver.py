@@ -226,6 +226,13 @@ def test_newton_estimator_plans_its_ridge_like_noisy_gd():
     plan = model.fit_info_["plans"][0]["plan"]
     assert plan["l2_planned"] > 0
     assert model.l2_ == pytest.approx(plan["l2_planned"], rel=1e-12)  # the objective's is 0
+    # labelled a heuristic: ridge_strength's horizon is not this run's (issue 19, item 3)
+    from noisygd.planning import RIDGE_STATUS
+
+    assert plan["l2_planned_status"] == RIDGE_STATUS and "heuristic" in RIDGE_STATUS
+    gd = DPLogisticRegression(epsilon=1.0, method="noisy_gd", classes=[0, 1],
+                              random_state=0).fit(X, y)
+    assert gd.fit_info_["plans"][0]["plan"]["l2_planned_status"] == RIDGE_STATUS
 
 
 def test_ledger_label_names_the_method_auto_ran(tmp_path):
