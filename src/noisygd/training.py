@@ -723,11 +723,9 @@ def fit_private(
                 with contextlib.suppress(Exception):
                     opened.settle(release, events[0])  # type: ignore[union-attr]
             raise
-        ran = solver.method_name(plan)  # the method that runs ("auto" chose one)
-        if ran != solver.name:
-            record["method_run"] = ran
-            if algorithm.endswith(f"/{solver.name}"):
-                algorithm = f"{algorithm[:-len(solver.name)]}{ran}"
+        # the method that runs ("auto" chose one): the ledger's label and parameters name it
+        algorithm = solver.release_label(plan, algorithm)
+        record["method_run"] = solver.method_name(plan)
         if opened is not None:  # recorded before the runs read any data (own part only)
             release = (spend(own_planned) if release is None
                        else opened.settle(release, own_planned, algorithm=algorithm))

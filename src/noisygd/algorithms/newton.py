@@ -109,7 +109,6 @@ from noisygd.algorithms.base import FitResult
 from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import RIDGE_STATUS
 
 __all__ = [
     "DAMPINGS",
@@ -341,8 +340,7 @@ class NewtonPlan:
             "mu": math.sqrt(math.fsum(g) + math.fsum(h)),
             "hessian_mu_share": math.fsum(h) / (math.fsum(g) + math.fsum(h)),
             "failure_probability": self.failure_probability, "secure": self.secure,
-            **({"l2_planned": self.ridge, "l2_planned_status": RIDGE_STATUS}
-               if self.ridge else {}),
+            **({"l2_planned": self.ridge} if self.ridge else {}),
             **({"step_scale": self.step_scale} if self.step_scale != 1.0 else {}),
             **self.details,
         }

@@ -371,8 +371,18 @@ class Solver(ABC):
 
     def method_name(self, plan: Any) -> str:
         """The name of the method ``plan`` runs (:attr:`name`; a solver that chooses between
-        methods names the chosen one): the privacy ledger's label of the fit."""
+        methods names the chosen one), recorded with the fit in a privacy ledger."""
+        del plan
         return self.name
+
+    def release_label(self, plan: Any, label: str) -> str:
+        """The privacy ledger's label of a fit of ``plan`` given the caller's ``label``
+        (``"<caller>/<method>"``): unchanged, unless the solver chose the method, whose
+        name then replaces :attr:`name` at the end of the label."""
+        ran = self.method_name(plan)
+        if ran != self.name and label.endswith(f"/{self.name}"):
+            return f"{label[:-len(self.name)]}{ran}"
+        return label
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -69,6 +69,7 @@ from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.newton import DEFAULT_STEPS, NewtonPlan, newton, plan_newton
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
+from noisygd.planning import RIDGE_STATUS
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 from noisygd.solvers.ridge import planned_ridge
 from noisygd.solvers.ssp import SSPSolver
@@ -161,5 +162,9 @@ class NewtonSolver(Solver):
 
     def run(self, plan: NewtonPlan, oracle: GradientOracle,
             rng: np.random.Generator) -> FitResult:
-        """:func:`~noisygd.algorithms.newton.newton` with the planned releases."""
-        return newton(oracle, plan, rng)
+        """:func:`~noisygd.algorithms.newton.newton` with the planned releases (a planned
+        ridge labelled :data:`~noisygd.planning.RIDGE_STATUS`: a heuristic balance)."""
+        result = newton(oracle, plan, rng)
+        if plan.ridge:
+            result.info["plan"]["l2_planned_status"] = RIDGE_STATUS
+        return result
