@@ -565,7 +565,7 @@ class _DPLinearModel(BaseEstimator):
             options=self._method_options(),
             ledger=self.ledger,
             dataset=self.dataset,
-            algorithm=f"{type(self).__name__}/{self._solver.name}",
+            algorithm=f"{type(self).__name__}/{solver.name}",  # "auto": the chosen one
             parameters=self._ledger_parameters() if self.ledger is not None else None,
             preplanned=previewed,
             secure=bool(self.secure),

@@ -230,7 +230,8 @@ from noisygd.objectives.base import ObjectiveConstants, Regime
 
 __all__ = ["DEFAULT_MAX_STEPS", "DEFAULT_MAX_STEPS_ACCELERATED", "DEFAULT_MOMENTUM",
            "EXACT_STEP_GRID", "MAX_STEPS_ACCELERATED", "MAX_STEPS_LIMIT",
-           "MIN_STEPS_ACCELERATED", "ComputeBudgetWarning", "NoisyGDPlan", "accelerated_steps",
+           "MIN_STEPS_ACCELERATED", "RIDGE_STATUS", "ComputeBudgetWarning", "NoisyGDPlan",
+           "accelerated_steps",
            "accelerated_t_star", "comparator_radius", "plan_noisy_gd", "ridge_horizon_steps",
            "ridge_strength", "unconstrained_steps"]
 
@@ -250,6 +251,10 @@ MAX_STEPS_ACCELERATED = 1000
 DEFAULT_MAX_STEPS_ACCELERATED = MIN_STEPS_ACCELERATED
 DEFAULT_MOMENTUM = 0.95
 DEFAULT_INIT_DISTANCE = 1.0
+#: How a fit labels a planned ridge (``info["plan"]["l2_planned_status"]``): the balance of
+#: :func:`ridge_strength` assumes a horizon the capped run does not reach.
+RIDGE_STATUS = ("heuristic balance (noisygd.planning.ridge_strength): it assumes a run of "
+                "beta_F / l2 plain steps, so no theorem covers this run's excess risk")
 
 
 class ComputeBudgetWarning(UserWarning):
@@ -658,6 +663,152 @@ def _steps_grid(max_steps: int) -> np.ndarray:
     return np.unique(grid)
 
 
+def _step_n(n_samples: float, n_step: float | None) -> float:
+    """The ``n`` of the step size: ``n_step`` (at least ``n_samples``), else ``n_samples``."""
+    n = check_positive("n_samples", n_samples)
+    n_eta = n if n_step is None else check_positive("n_step", n_step)
+    if n_eta < n:
+        raise ValueError(f"n_step must be at least n_samples, got {n_step!r} < {n_samples!r}")
+    return n_eta
+
+
+def _checked_max_steps(max_steps: int | None) -> int:
+    """``max_steps`` (default :data:`DEFAULT_MAX_STEPS`), at most :data:`MAX_STEPS_LIMIT`."""
+    steps = DEFAULT_MAX_STEPS if max_steps is None else check_positive_int("max_steps",
+                                                                            max_steps)
+    if steps > MAX_STEPS_LIMIT:
+        raise ValueError(
+            f"max_steps (an estimator's max_iter) must be at most {MAX_STEPS_LIMIT:,}: every "
+            f"NoisyGD step is a full pass over the data; got {steps:,}")
+    return steps
+
+
+def _clip_of(clip: float | None, constants: ObjectiveConstants) -> float:
+    """The clipping norm: ``clip``, else the declared Lipschitz constant."""
+    if clip is None:
+        if constants.lipschitz is None:
+            raise AssumptionError("the objective states no Lipschitz constant: give clip=")
+        clip = constants.lipschitz
+    return check_positive("clip", clip)
+
+
+def _initial_distance(init_distance: float | None, radius: float | None) -> tuple[float, str]:
+    r"""``(D, source)``: the planner's :math:`D \ge \lVert x_1 - x^*\rVert` and where it
+    comes from: the given ``init_distance``, else the projection ``radius`` (:math:`x_1 = 0`
+    lies in the ball), else the nominal :data:`DEFAULT_INIT_DISTANCE` (the bound is then
+    conditional on :math:`\lVert x^*\rVert \le 1`)."""
+    if init_distance is not None:
+        return check_positive("init_distance", init_distance), "given"
+    if radius is not None:
+        return radius, "radius"
+    return DEFAULT_INIT_DISTANCE, "nominal default 1.0 (bound assumes ||x*|| <= 1)"
+
+
+def _checked_momentum(momentum: float | None) -> float | None:
+    """``momentum`` in ``[0, 1)``, or None (chosen by :func:`auto_momentum`)."""
+    if momentum is None:
+        return None
+    m = check_real("momentum", momentum)
+    if not 0.0 <= m < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    return m
+
+
+def _plan_mu(epsilon: float, delta: float, mu: float | None) -> float:
+    """The run's Gaussian-DP :math:`\\mu`: the given one, else ``calibrate_mu(eps, delta)``."""
+    if mu is not None:
+        return check_positive("mu", mu)
+    from noisygd.accounting.calibration import calibrate_mu
+
+    return calibrate_mu(epsilon, delta)
+
+
+def _best_candidate(cands: dict[str, dict[str, Any]], n: float, T: np.ndarray,
+                    constants: ObjectiveConstants, clip: float
+                    ) -> tuple[str, int, float, dict[str, dict[str, float]]]:
+    """``(section, index of T, bound, summary)``: the textbook candidate with the smallest
+    finite bound (per ``n``) over the grid ``T``; ``ValueError`` when none is finite."""
+    if not cands:
+        raise AssumptionError(
+            f"no section-12.2 bound applies to regime {constants.regime.value} with these "
+            "constants (need smoothness, or a Lipschitz constant, or loss_gap for nonconvex "
+            "losses, or a radius for 12.2.4)")
+    best_name, best_t, best_val = None, 0, math.inf
+    summary: dict[str, dict[str, float]] = {}
+    for name, cand in cands.items():
+        vals = np.asarray(cand["bound"] / cand.get("per_n", n))
+        vals = np.where(np.isfinite(vals), vals, np.inf)  # out of float range: not a bound
+        i = int(np.argmin(vals))
+        summary[name] = {"steps": int(T[i]), "bound": float(vals[i])}
+        if "closed_form_T" in cand:
+            summary[name]["closed_form_T"] = float(cand["closed_form_T"])
+        if vals[i] < best_val:
+            best_name, best_t, best_val = name, i, float(vals[i])
+    if best_name is None:
+        raise ValueError(
+            "the public constants are out of floating-point range for NoisyGD's planner: no "
+            f"section-12.2 bound is finite with clip={clip:.3g} (the clipping norm: an "
+            "estimator's clip, or the Lipschitz constant its row_norm_bound gives), "
+            f"smoothness={constants.smoothness!r}, strong convexity (the l2 penalty) "
+            f"l2={constants.strong_convexity:.3g}; rescale the features and choose "
+            "row_norm_bound, clip and l2 within about 1e-100 .. 1e100")
+    return best_name, best_t, best_val, summary
+
+
+def _compute_budget(step_budget: int | None) -> int:
+    """The accelerated plan's :math:`T_{\\max}` (module doc, "The compute budget")."""
+    budget = (MAX_STEPS_ACCELERATED if step_budget is None
+              else check_positive_int("step_budget", step_budget))
+    if budget > MAX_STEPS_LIMIT:
+        raise ValueError(f"step_budget must be at most {MAX_STEPS_LIMIT:,}, got {budget:,}")
+    return budget
+
+
+def _accelerated_plan(constants: ObjectiveConstants, bounds: dict[str, Any], *, n_eta: float,
+                      sens: float, C: float, fixed_steps: int | None,
+                      step_budget: int | None, momentum: float | None,
+                      quadratic: bool) -> dict[str, Any]:
+    """The accelerated run (module doc, "T in the accelerated plan"): its steps, noise,
+    step size, momentum, averaging and the ``details`` it records."""
+    beta = constants.smoothness
+    if beta is None:
+        raise AssumptionError("accelerate=True needs a smoothness constant "
+                              "(use accelerate=False for Lipschitz-only objectives)")
+    beta_f = beta + constants.strong_convexity
+    n, d, mu = bounds["n"], bounds["d"], bounds["mu"]
+    t_star = accelerated_t_star(n=n, smoothness=beta_f, init_distance=bounds["D"], mu=mu,
+                                n_params=d, clip=C, sensitivity=sens)
+    budget = _compute_budget(step_budget)
+    if fixed_steps is not None:
+        steps, averaged = fixed_steps, False
+    else:
+        steps, averaged = accelerated_steps(t_star, budget)
+    z = math.sqrt(steps) * sens / mu
+    if momentum is None:
+        momentum = auto_momentum(math.sqrt(d) * z / n)
+    details: dict[str, Any] = {"accelerated_T": t_star}
+    if fixed_steps is None:
+        wanted = unconstrained_steps(t_star)
+        details.update(compute_budget=budget, unconstrained_steps=wanted,
+                       compute_budget_binds=bool(wanted > budget))
+    details["steps_rule"] = ("fixed by max_steps" if fixed_steps is not None else
+                             "min(T_max, max(T_min, 2 ceil(T*))), suffix average when "
+                             "2 ceil(T*) > T_min")
+    details["note"] = ("Nesterov momentum is post-processing (privacy unchanged) but the "
+                       "12.2 bound is proved for plain NoisyGD: bound_value is that of the "
+                       "textbook run with the same noise and T, for reference")
+    return {"steps": steps, "z": z, "eta": 1.0 / (n_eta * beta_f), "momentum": float(momentum),
+            "averaging": "suffix" if (quadratic or averaged) else "last", "details": details}
+
+
+def _reference_bound(constants: ObjectiveConstants, bounds: dict[str, Any], name: str,
+                     steps: int) -> float:
+    """Section ``name``'s bound (per ``n``) for plain NoisyGD with ``steps`` steps."""
+    ref = _candidates(constants, T=np.array([float(steps)]), **bounds)[name]
+    return float(ref["bound"][0] / ref.get("per_n", bounds["n"]))
+
+
+
 def plan_noisy_gd(
     epsilon: float,
     delta: float,
@@ -762,76 +913,28 @@ def plan_noisy_gd(
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     n = check_positive("n_samples", n_samples)
-    n_eta = n if n_step is None else check_positive("n_step", n_step)
-    if n_eta < n:
-        raise ValueError(f"n_step must be at least n_samples, got {n_step!r} < {n_samples!r}")
+    n_eta = _step_n(n_samples, n_step)
     d = check_positive_int("n_params", n_params)
     if not isinstance(constants, ObjectiveConstants):
         raise TypeError(f"constants must be ObjectiveConstants, got {type(constants).__name__}")
     fixed_steps = max_steps is not None
-    max_steps = (DEFAULT_MAX_STEPS if max_steps is None
-                 else check_positive_int("max_steps", max_steps))
-    if max_steps > MAX_STEPS_LIMIT:
-        raise ValueError(
-            f"max_steps (an estimator's max_iter) must be at most {MAX_STEPS_LIMIT:,}: every "
-            f"NoisyGD step is a full pass over the data; got {max_steps:,}")
+    max_steps = _checked_max_steps(max_steps)
     accelerate = check_bool("accelerate", accelerate)
     rel = Neighbouring(relation)
     sens = rel.clipped_sum_sensitivity
-    if clip is None:
-        if constants.lipschitz is None:
-            raise AssumptionError("the objective states no Lipschitz constant: give clip=")
-        clip = constants.lipschitz
-    C = check_positive("clip", clip)
+    C = _clip_of(clip, constants)
     radius = None if radius is None else check_positive("radius", radius)
-    if init_distance is not None:
-        D, d_source = check_positive("init_distance", init_distance), "given"
-    elif radius is not None:
-        D, d_source = radius, "radius"
-    else:
-        D, d_source = DEFAULT_INIT_DISTANCE, "nominal default 1.0 (bound assumes ||x*|| <= 1)"
-    if momentum is not None:
-        momentum = check_real("momentum", momentum)
-        if not (0.0 <= momentum < 1.0):
-            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    D, d_source = _initial_distance(init_distance, radius)
+    momentum = _checked_momentum(momentum)
     loss_gap = None if loss_gap is None else check_positive("loss_gap", loss_gap)
-
-    if mu is None:
-        from noisygd.accounting.calibration import calibrate_mu
-
-        mu = calibrate_mu(eps, dlt)
-    else:
-        mu = check_positive("mu", mu)
-    regime = constants.regime
+    mu = _plan_mu(eps, dlt, mu)
     T = _steps_grid(max_steps)
     # The bounds are stated for the (clipped) sum gradient with sensitivity L; with
     # clipping at C the per-step sensitivity is sens * C.
-    cands = _candidates(constants, n=n, d=d, sens_l=sens * C, mu=mu, T=T, D=D,
-                        radius=radius, loss_gap=loss_gap)
-    if not cands:
-        raise AssumptionError(
-            f"no section-12.2 bound applies to regime {regime.value} with these constants "
-            "(need smoothness, or a Lipschitz constant, or loss_gap for nonconvex losses, "
-            "or a radius for 12.2.4)")
-    best_name, best_t, best_val = None, 0, math.inf
-    summary: dict[str, dict[str, float]] = {}
-    for name, cand in cands.items():
-        vals = np.asarray(cand["bound"] / cand.get("per_n", n))
-        vals = np.where(np.isfinite(vals), vals, np.inf)  # out of float range: not a bound
-        i = int(np.argmin(vals))
-        summary[name] = {"steps": int(T[i]), "bound": float(vals[i])}
-        if "closed_form_T" in cand:
-            summary[name]["closed_form_T"] = float(cand["closed_form_T"])
-        if vals[i] < best_val:
-            best_name, best_t, best_val = name, i, float(vals[i])
-    if best_name is None:
-        raise ValueError(
-            "the public constants are out of floating-point range for NoisyGD's planner: no "
-            f"section-12.2 bound is finite with clip={C:.3g} (the clipping norm: an "
-            "estimator's clip, or the Lipschitz constant its row_norm_bound gives), "
-            f"smoothness={constants.smoothness!r}, strong convexity (the l2 penalty) "
-            f"l2={constants.strong_convexity:.3g}; rescale the features and choose "
-            "row_norm_bound, clip and l2 within about 1e-100 .. 1e100")
+    bounds = {"n": n, "d": d, "sens_l": sens * C, "mu": mu, "D": D, "radius": radius,
+              "loss_gap": loss_gap}
+    cands = _candidates(constants, T=T, **bounds)
+    best_name, best_t, best_val, summary = _best_candidate(cands, n, T, constants, C)
     chosen = cands[best_name]
     steps = int(T[best_t])
     z = math.sqrt(steps) * sens / mu
@@ -844,77 +947,27 @@ def plan_noisy_gd(
     # The textbook bound covers the run when the run is the textbook one and clipping never
     # changes a gradient (otherwise the run descends the clipped field, not F).
     covers = clip_covers
-    if accelerate:
-        beta = constants.smoothness
-        if beta is None:
-            raise AssumptionError("accelerate=True needs a smoothness constant "
-                                  "(use accelerate=False for Lipschitz-only objectives)")
-        beta_f = beta + constants.strong_convexity
-        t_star = accelerated_t_star(n=n, smoothness=beta_f, init_distance=D, mu=mu,
-                                    n_params=d, clip=C, sensitivity=sens)
-        budget_steps = (MAX_STEPS_ACCELERATED if step_budget is None
-                        else check_positive_int("step_budget", step_budget))
-        if budget_steps > MAX_STEPS_LIMIT:
-            raise ValueError(f"step_budget must be at most {MAX_STEPS_LIMIT:,}, got "
-                             f"{budget_steps:,}")
-        if fixed_steps:
-            steps, averaged = max_steps, False
-        else:
-            steps, averaged = accelerated_steps(t_star, budget_steps)
-        z = math.sqrt(steps) * sens / mu
-        eta = 1.0 / (n_eta * beta_f)
-        if momentum is None:
-            momentum = auto_momentum(math.sqrt(d) * z / n)
-        averaging = "suffix" if (quadratic or averaged) else "last"
-        schedule, mom, covers = "constant", float(momentum), False
     details = {
-        "epsilon": eps,
-        "delta": dlt,
-        "rho": mu**2 / 2,
-        "sensitivity": sens,
-        "clip": C,
-        "sigma": z * C,
-        "n_signal": n,
-        "n_step": n_eta,
-        "init_distance": D,
-        "init_distance_source": d_source,
-        "candidates": summary,
-        "bound_covers_run": covers,
-        "clip_covers_lipschitz": clip_covers,
-        "accelerate": bool(accelerate),
-        "regime_section": _SECTION[regime],
-        "textbook": {"steps": int(T[best_t]), "learning_rate": (
+        "epsilon": eps, "delta": dlt, "rho": mu**2 / 2, "sensitivity": sens, "clip": C,
+        "sigma": z * C, "n_signal": n, "n_step": n_eta, "init_distance": D,
+        "init_distance_source": d_source, "candidates": summary,
+        "bound_covers_run": covers, "clip_covers_lipschitz": clip_covers,
+        "accelerate": bool(accelerate), "regime_section": _SECTION[constants.regime],
+        "textbook": {"steps": steps, "learning_rate": (
             None if chosen["eta"] is None else float(chosen["eta"][best_t])),
-            "schedule": chosen["schedule"], "averaging": chosen["averaging"]},
+            "schedule": schedule, "averaging": averaging},
     }
     if accelerate:
-        details["accelerated_T"] = t_star
-        if not fixed_steps:
-            wanted = unconstrained_steps(t_star)
-            details["compute_budget"] = budget_steps
-            details["unconstrained_steps"] = wanted
-            details["compute_budget_binds"] = bool(wanted > budget_steps)
-        details["steps_rule"] = ("fixed by max_steps" if fixed_steps else
-                                 "min(T_max, max(T_min, 2 ceil(T*))), suffix average when "
-                                 "2 ceil(T*) > T_min")
-        # The reference bound for plain NoisyGD with the same (z, T) and textbook step.
-        ref_c = _candidates(constants, n=n, d=d, sens_l=sens * C, mu=mu,
-                            T=np.array([float(steps)]), D=D, radius=radius, loss_gap=loss_gap)
-        ref = ref_c[best_name]["bound"][0] / ref_c[best_name].get("per_n", n)
-        best_val = float(ref)
-        details["note"] = ("Nesterov momentum is post-processing (privacy unchanged) but the "
-                           "12.2 bound is proved for plain NoisyGD: bound_value is that of the "
-                           "textbook run with the same noise and T, for reference")
+        acc = _accelerated_plan(constants, bounds, n_eta=n_eta, sens=sens, C=C,
+                                fixed_steps=max_steps if fixed_steps else None,
+                                step_budget=step_budget, momentum=momentum,
+                                quadratic=quadratic)
+        steps, z, eta, mom = acc["steps"], acc["z"], acc["eta"], acc["momentum"]
+        schedule, averaging = "constant", acc["averaging"]
+        details.update(acc["details"], bound_covers_run=False, sigma=z * C)
+        # the reference bound: plain NoisyGD with the same (z, T) and textbook step
+        best_val = _reference_bound(constants, bounds, best_name, steps)
     return NoisyGDPlan(
-        noise_multiplier=z,
-        steps=steps,
-        learning_rate=eta,
-        schedule=schedule,
-        averaging=averaging,
-        regime=regime,
-        bound_name=best_name,
-        bound_value=best_val,
-        mu=math.sqrt(steps) * sens / z,
-        momentum=mom,
-        details=details,
-    )
+        noise_multiplier=z, steps=steps, learning_rate=eta, schedule=schedule,
+        averaging=averaging, regime=constants.regime, bound_name=best_name,
+        bound_value=best_val, mu=math.sqrt(steps) * sens / z, momentum=mom, details=details)

@@ -712,7 +712,7 @@ class _LedgerRecords:
             if self.main is None:
                 self.spend(own)
             else:
-                settled = self.ledger.settle(self.main, own)
+                settled = self.ledger.settle(self.main, own, algorithm=self.algorithm)
                 self.made = [settled if r.id == settled.id else r for r in self.made]
                 self.main = settled
             self.settled = True
@@ -953,6 +953,8 @@ def fit_private(
     run = {"clip": None if clip is None else check_positive("clip", clip),
            "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
            "options": options}
+    for oracle in oracles:  # a method that cannot run on it: refused before any record
+        setup.solver.check_oracle(oracle)
     record = _fit_record(setup, count_budget_fraction, run, n_problems, parameters)
     algorithm = f"fit_private/{setup.solver.name}" if algorithm is None else algorithm
     info: dict[str, Any] = {"method": setup.solver.name, "relation": setup.relation.value}
@@ -965,6 +967,9 @@ def fit_private(
             record["clip"] = prepared.clip
         count = _release_count(setup, oracles[0], rng, records)
         plan, own_parts = _plan(setup, oracles[0], count, run, preplanned, n_problems)
+        # the method that runs ("auto" chose one): the ledger's label and parameters name it
+        records.algorithm = setup.solver.release_label(plan, records.algorithm)
+        record["method_run"] = setup.solver.method_name(plan)
         records.commit(_compose(own_parts))  # before the runs read any data (own part only)
         with compute_context():  # the fit's threads and BLAS limit, entered once
             results = [setup.solver.run(plan, oracle, rng) for oracle in oracles]

@@ -181,9 +181,111 @@ def test_auto_choice_of_newton_keeps_noisy_gds_planned_ridge():
     from noisygd.solvers.auto import ChoosingSolver, SecondOrderPlan
 
     budget = Budget(200.0, 1e-5)
-    facts = _facts(n=3000, d=10, options={"l2": "auto"})
-    chosen = ChoosingSolver().plan(facts, budget)
+    facts = _facts(n=3000, d=10, options={"l2": "auto", "plan": {"step_budget": 100}})
+    chosen = ChoosingSolver().plan(facts, budget)  # NoisyGD's budget: 100 of 1,246 steps
     assert isinstance(chosen, SecondOrderPlan), chosen[0].details.get("method_choice")
     own = NewtonSolver().plan(_facts(n=3000, d=10, options={"l2": "auto"}), budget)
     assert chosen.plan.ridge > 0
     assert chosen.plan.ridge == pytest.approx(own.ridge, rel=1e-12)
+
+
+def test_auto_rule_compares_the_fractions_each_method_keeps():
+    # Newton iff NoisyGD's budget binds and T_max / T_want < mu_tail^2 / mu^2 (choose_method)
+    from noisygd.planning import NoisyGDPlan
+    from noisygd.solvers.auto import choose_method, gradient_share
+
+    newton_plan = NewtonSolver().plan(_facts(n=10_000, d=10), Budget(1.0, 1e-5))
+    g, h = newton_plan.mu_squares()
+    kept = gradient_share(newton_plan)
+    tail = sum(g[newton_plan.steps - newton_plan.tail:])
+    assert kept == pytest.approx(tail / (sum(g) + sum(h)), rel=1e-12)
+    assert 0 < kept < 1
+
+    def gd(wanted, budget=1000):
+        details = {"unconstrained_steps": float(wanted), "compute_budget": budget,
+                   "compute_budget_binds": wanted > budget}
+        return NoisyGDPlan(1.0, min(wanted, budget), 1.0, "constant", "last",
+                           newton_plan.relation and _facts().constants.regime, "12.2.2", 1.0,
+                           1.0, details=details)
+
+    facts = _facts()
+    assert choose_method(gd(900), facts, newton_plan)[0] == "noisy_gd"  # within its budget
+    edge = 1000 / kept  # T_max / T_want == kept: NoisyGD keeps as much, NoisyGD stays
+    assert choose_method(gd(edge * 0.99), facts, newton_plan)[0] == "noisy_gd"
+    method, why = choose_method(gd(edge * 1.01), facts, newton_plan)
+    assert method == "newton" and f"{kept:.3g}" in why
+    assert choose_method(gd(10**6), facts, None)[0] == "noisy_gd"  # no Newton plan
+
+
+def test_newton_estimator_plans_its_ridge_like_noisy_gd():
+    # l2=None with method="newton" is the planned ridge (method_options {"l2": "auto"}), not
+    # the estimators' fixed 1e-4 on top of it
+    X, y = _well_specified(n=3000, d=4)
+    model = DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert plan["l2_planned"] > 0
+    assert model.l2_ == pytest.approx(plan["l2_planned"], rel=1e-12)  # the objective's is 0
+    # labelled a heuristic: ridge_strength's horizon is not this run's (issue 19, item 3)
+    from noisygd.planning import RIDGE_STATUS
+
+    assert plan["l2_planned_status"] == RIDGE_STATUS and "heuristic" in RIDGE_STATUS
+    gd = DPLogisticRegression(epsilon=1.0, method="noisy_gd", classes=[0, 1],
+                              random_state=0).fit(X, y)
+    assert gd.fit_info_["plans"][0]["plan"]["l2_planned_status"] == RIDGE_STATUS
+
+
+def test_ledger_label_names_the_method_auto_ran(tmp_path):
+    from noisygd.ledger import Ledger
+
+    X, y = _well_specified(n=3000, d=4)
+    with Ledger(str(tmp_path / "l.db")) as ledger:
+        ledger.set_budget("d", 400.0, 1e-5)
+        # a large budget: NoisyGD's rule wants far more steps than its budget; Newton runs
+        model = DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0,
+                                     ledger=ledger, dataset="d").fit(X, y)
+        assert model.fit_info_["method"] == "newton", model.fit_info_["method_choice"]
+        small = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0,
+                                     ledger=ledger, dataset="d").fit(X, y)
+        assert small.fit_info_["method"] == "noisy_gd"
+        releases = ledger.releases("d")
+        assert [r.algorithm for r in releases] == ["DPLogisticRegression/newton",
+                                                   "DPLogisticRegression/noisy_gd"]
+        assert releases[0].settled_at is not None  # private n: the reservation, relabelled
+        DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0, ledger=ledger,
+                             dataset="d", n_samples_public=3000).fit(X, y)  # public n
+        last = ledger.releases("d")[-1]
+        assert last.algorithm == "DPLogisticRegression/newton"
+        assert last.parameters["method_run"] == "newton" and last.parameters["method"] == "auto"
+
+
+@pytest.mark.parametrize("public_n", [True, False])
+def test_unsupported_loss_is_refused_before_any_spend(tmp_path, public_n):
+    from noisygd.ledger import Ledger
+    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+    X, _ = _well_specified(n=300, d=3)
+    y = np.arange(300) % 3
+    with Ledger(str(tmp_path / "l.db")) as ledger:
+        ledger.set_budget("d", 2.0, 1e-5)
+        with pytest.raises(TypeError, match="curvature sums"):
+            DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1, 2],
+                                 n_samples_public=300 if public_n else None,
+                                 ledger=ledger, dataset="d").fit(X, y)
+        assert ledger.releases("d") == []
+        # fit_private itself: refused before the ledger's reservation (private n)
+        oracle = ArrayOracle(MultinomialLogisticLoss(n_classes=3), X, y.astype(float),
+                             row_norm_bound=1.0)
+        with pytest.raises(TypeError, match="curvature sums"):
+            fit_private([oracle], method="newton", epsilon=1.0, delta=1e-5,
+                        n_samples_public=300 if public_n else None,
+                        rng=np.random.default_rng(0), ledger=ledger, dataset="d")
+        assert ledger.releases("d") == []
+    facts = PublicFacts.from_oracle(oracle, n_samples=300, relation="add_remove")
+    assert facts.curvature_sums is False
+    assert PublicFacts.from_objective(MultinomialLogisticLoss(n_classes=3), 3,
+                                      row_norm_bound=1.0, n_samples=300,
+                                      relation="add_remove").curvature_sums is False
+    with pytest.raises(TypeError, match="curvature sums"):
+        NewtonSolver().plan(facts, Budget(1.0, 1e-5))
+    assert _facts().curvature_sums is True

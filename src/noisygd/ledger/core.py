@@ -443,7 +443,8 @@ class Ledger:
             new_id = conn.execute(sa.insert(releases).values(**row)).inserted_primary_key[0]
         return _release_from_row({"id": new_id, **row})
 
-    def settle(self, release: Release | int, event: DpEvent) -> Release:
+    def settle(self, release: Release | int, event: DpEvent, *,
+               algorithm: str | None = None) -> Release:
         r"""Replace a release's recorded event (a reservation) by the event of the run.
 
         For a fit that must read the data once before its own event is known (a noisy row
@@ -472,6 +473,9 @@ class Ledger:
             The reservation (or its id), as returned by :meth:`spend`.
         event : DpEvent
             The event of the whole fit.
+        algorithm : str, optional
+            A new label for the release (e.g. the method a choosing solver picked once the
+            count was known); default: the reservation's label is kept.
 
         Returns
         -------
@@ -531,6 +535,7 @@ class Ledger:
                 "reserved_event": json.dumps(target.event_data, sort_keys=True,
                                              allow_nan=False),
                 "settled_at": _now(),
+                **({"algorithm": str(algorithm)} if algorithm is not None else {}),
             }
             conn.execute(sa.update(releases).where(releases.c.id == release_id).values(**values))
             row = conn.execute(sa.select(releases).where(releases.c.id == release_id)).mappings()

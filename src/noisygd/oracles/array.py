@@ -127,6 +127,23 @@ _CURVATURES = {"logistic": _logistic_curvature, "squared": _squared_curvature,
 _SELF_CONCORDANCE = {"logistic": 1.0, "squared": 0.0}
 
 
+def curvature_kind(model: MarginModel | None) -> tuple[str, float] | None:
+    """The ``compiled_residual`` ``(name, parameter)`` of a :class:`MarginModel` whose
+    :math:`\\phi''` the curvature sums implement, else None (no model, a multi-margin one,
+    or a residual without curvature)."""
+    if model is None or isinstance(model, MultiMarginModel) or model.compiled_residual is None:
+        return None
+    named = model.compiled_residual
+    return named if named[0] in _CURVATURES else None
+
+
+def has_self_concordance(model: MarginModel | None) -> bool:
+    """Whether an :class:`ArrayOracle` over ``model`` states a self-concordance constant
+    (:meth:`ArrayOracle.self_concordance` is not None): what ``method="newton"`` needs."""
+    kind = curvature_kind(model)
+    return kind is not None and kind[0] in _SELF_CONCORDANCE
+
+
 def _syrk(R: np.ndarray) -> np.ndarray:
     r"""The upper triangle of :math:`R^\top R` (diagonal included; zeros below) by BLAS
     ``dsyrk``, half the work of a general product. Sums of these are symmetrised once
@@ -443,12 +460,8 @@ class ArrayOracle(ObjectiveOracle):
 
     def _curvature_kind(self) -> tuple[str, float] | None:
         """The ``compiled_residual`` name whose derivative is :math:`\\phi''` (None: no
-        curvature for this loss)."""
-        model = self._model
-        if model is None or self._multi or model.compiled_residual is None:
-            return None
-        named = model.compiled_residual
-        return named if named[0] in _CURVATURES else None
+        curvature for this loss): :func:`curvature_kind`."""
+        return curvature_kind(self._model)
 
     def _curvature(self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None,
                    *, diagonal: bool) -> np.ndarray:

@@ -168,6 +168,10 @@ class PublicFacts:
         Hessian may depend on the rows). The NoisyGD planner then releases a tail average.
     options : dict
         Method-specific options the user passed (``method_options``).
+    curvature_sums : bool or None
+        Whether the oracle serves curvature sums with a stated self-concordance constant
+        (:meth:`~noisygd.oracles.base.GradientOracle.self_concordance` not None: what
+        ``method="newton"`` needs); None when unknown.
     """
 
     n_samples: float
@@ -186,6 +190,7 @@ class PublicFacts:
     options: dict[str, Any] = field(default_factory=dict)
     n_samples_high: float | None = None
     quadratic_loss: bool = False
+    curvature_sums: bool | None = None
 
     def n_step(self) -> float:
         """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
@@ -203,6 +208,8 @@ class PublicFacts:
         of ``objective`` over ``n_features`` columns with ``row_norm_bound``, read from the
         objective alone (no rows): for planning, or for the privacy ledger's check, before
         any data is read."""
+        from noisygd.oracles.array import has_self_concordance
+
         B = check_positive("row_norm_bound", row_norm_bound)
         return cls(
             n_samples=float(n_samples),
@@ -221,6 +228,7 @@ class PublicFacts:
             quadratic_loss=bool(objective.quadratic_loss),
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
+            curvature_sums=has_self_concordance(objective.margin_model()),
         )
 
     @classmethod
@@ -247,6 +255,7 @@ class PublicFacts:
             quadratic_loss=bool(oracle.quadratic_loss),
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
+            curvature_sums=oracle.self_concordance() is not None,
         )
 
     def clip_norm(self) -> float:
@@ -353,6 +362,27 @@ class Solver(ABC):
     @abstractmethod
     def run(self, plan: Any, oracle: GradientOracle, rng: np.random.Generator) -> FitResult:
         """Run ``plan`` against ``oracle``; return parameters and the event of the run."""
+
+    def check_oracle(self, oracle: GradientOracle) -> None:
+        """Refuse an oracle this method cannot run on, from its declarations only (no row
+        read): :func:`noisygd.training.fit_private` calls it before anything is recorded
+        or read. The default accepts every oracle."""
+        del oracle
+
+    def method_name(self, plan: Any) -> str:
+        """The name of the method ``plan`` runs (:attr:`name`; a solver that chooses between
+        methods names the chosen one), recorded with the fit in a privacy ledger."""
+        del plan
+        return self.name
+
+    def release_label(self, plan: Any, label: str) -> str:
+        """The privacy ledger's label of a fit of ``plan`` given the caller's ``label``
+        (``"<caller>/<method>"``): unchanged, unless the solver chose the method, whose
+        name then replaces :attr:`name` at the end of the label."""
+        ran = self.method_name(plan)
+        if ran != self.name and label.endswith(f"/{self.name}"):
+            return f"{label[:-len(self.name)]}{ran}"
+        return label
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -34,7 +34,9 @@ confidence bound (``PublicFacts.n_samples``), ``d`` the parameters, ``C`` the cl
 strong convexity ``oracle.l2 + lambda*`` and :math:`D = \sqrt{2F_0/(\text{l2} +
 \lambda^*)}` (the bound on the regularised optimum's norm), and the run descends that
 objective (:class:`RidgedOracle`). The ridge is a function of public quantities only, so
-privacy is unchanged; it is recorded as ``info["plan"]["l2_planned"]``.
+privacy is unchanged; it is recorded as ``info["plan"]["l2_planned"]``, with
+``info["plan"]["l2_planned_status"]`` = :data:`noisygd.planning.RIDGE_STATUS` (a heuristic
+balance: no theorem covers the capped run).
 
 The ridge's horizon (``"horizon": "ridge"``)
 --------------------------------------------
@@ -93,6 +95,7 @@ from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import (
     MAX_STEPS_ACCELERATED,
+    RIDGE_STATUS,
     ComputeBudgetWarning,
     NoisyGDPlan,
     plan_noisy_gd,
@@ -187,6 +190,7 @@ class NoisyGDSolver(Solver):
             plan.details["noise_dimension"] = dim
         if ridge:
             plan.details["l2_planned"] = ridge
+            plan.details["l2_planned_status"] = RIDGE_STATUS
             run_kwargs["_ridge"] = ridge  # for run; not passed to noisy_gd
         if budget.secure:
             run_kwargs["_secure_dim"] = facts.n_params  # for planned_event; not passed to run
@@ -276,6 +280,7 @@ class NoisyGDSolver(Solver):
             summary["noise_dimension"] = gd_plan.details["noise_dimension"]
         if ridge:
             summary["l2_planned"] = ridge
+            summary["l2_planned_status"] = RIDGE_STATUS
             summary["l2"] = oracle.l2
         result.info["plan"] = summary
         if "method_choice" in gd_plan.details:
