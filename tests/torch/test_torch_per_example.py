@@ -82,6 +82,10 @@ def _models():
                                 channels_last=False), torch.randn(6, 2, 34, 34, generator=g)),
         "conv2d_ghost": (Pool(nn.Conv2d(16, 16, 3), 16, channels_last=False),
                          torch.randn(6, 16, 4, 4, generator=g)),
+        # ghost norm with stride, dilation, padding and a rectangular kernel
+        "conv2d_ghost_strided": (Pool(nn.Conv2d(16, 16, (3, 2), stride=(2, 1), padding=(1, 2),
+                                                dilation=(1, 2)), 16, channels_last=False),
+                                 torch.randn(6, 16, 3, 2, generator=g)),
         "embedding": (Pool(nn.Embedding(11, 4, padding_idx=0), 4), seq),
         "layernorm": (Pool(nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)), 6),
                       torch.randn(6, 5, 4, generator=g)),
@@ -94,9 +98,9 @@ def _models():
     }
 
 
-MODELS = ["conv2d", "conv2d_ghost", "conv2d_grouped", "embedding", "groupnorm", "layernorm",
-          "linear", "linear_sequence", "linear_sequence_ghost", "torch_transformer_layer",
-          "transformer_block"]
+MODELS = ["conv2d", "conv2d_ghost", "conv2d_ghost_strided", "conv2d_grouped", "embedding",
+          "groupnorm", "layernorm", "linear", "linear_sequence", "linear_sequence_ghost",
+          "torch_transformer_layer", "transformer_block"]
 
 
 def _setup(name):
