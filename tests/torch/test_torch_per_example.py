@@ -75,10 +75,11 @@ def _models():
         "conv2d": (Pool(nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, stride=2), nn.ReLU(),
                                       nn.Conv2d(4, 3, 2, dilation=2)), 3,
                         channels_last=False), torch.randn(6, 2, 9, 9, generator=g)),
-        # >= 256 output positions: per-example gradients by a batch-grouped convolution
-        "conv2d_grouped": (Pool(nn.Sequential(nn.Conv2d(2, 3, 3, stride=2, padding=2,
+        # >= 256 output positions: per-example gradients by unfold (2 input channels), then
+        # by a batch-grouped convolution (8 input channels)
+        "conv2d_grouped": (Pool(nn.Sequential(nn.Conv2d(2, 8, 3, stride=2, padding=2,
                                                         dilation=2), nn.Tanh(),
-                                              nn.Conv2d(3, 2, 3, padding=1)), 2,
+                                              nn.Conv2d(8, 2, 3, padding=1)), 2,
                                 channels_last=False), torch.randn(6, 2, 34, 34, generator=g)),
         "conv2d_ghost": (Pool(nn.Conv2d(16, 16, 3), 16, channels_last=False),
                          torch.randn(6, 16, 4, 4, generator=g)),
