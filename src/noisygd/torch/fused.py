@@ -346,13 +346,12 @@ class FusedPlan:
             h.remove()
         self._handles = []
 
-    def clipped_sum(
-        self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor,
-        clips: float | Sequence[float],
-    ) -> tuple[list[torch.Tensor], torch.Tensor] | None:
-        r""":math:`\sum_i c_i g_i` for each trained parameter (order of ``names``) and the
-        summed loss, or None when this forward pass did not call each covered layer exactly
-        once (the caller then uses the ``torch.func`` path)."""
+    def _backward(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
+                  ) -> tuple[list, tuple[torch.Tensor, ...], torch.Tensor] | None:
+        """Steps 1 and 2 of the module doc: one forward pass recording the covered layers'
+        inputs and outputs, one backward pass for the outputs' gradients. Returns the
+        records, the output gradients and the per-example losses, or None when this forward
+        pass did not call each covered layer exactly once."""
         self._records = []
         self._active = True
         try:
@@ -366,44 +365,52 @@ class FusedPlan:
                              f"({x.shape[0]},), got {tuple(losses.shape)}: use reduction='none'")
         if records is None:
             return None
-        outs = [r[2] for r in records]
-        bs = torch.autograd.grad(losses.sum(), outs, allow_unused=True, materialize_grads=True)
-        with torch.no_grad():  # the rest records no graph
-            norms: dict[str, torch.Tensor] = {}
-            caches = []
-            for layer, rec, b in zip(self.layers, records, bs, strict=True):
-                n, cache = layer.norms(rec[1], b)
-                caches.append(cache)
-                for attr, v in n.items():
-                    norms[layer.names[attr]] = v
-            sq = [norms[k] for k in self.names]
+        bs = torch.autograd.grad(losses.sum(), [r[2] for r in records], allow_unused=True,
+                                 materialize_grads=True)
+        return records, bs, losses.detach()
+
+    def _norms(self, records: list, bs: tuple[torch.Tensor, ...]
+               ) -> tuple[list[torch.Tensor], list[Any]]:
+        """Step 3: per-example squared norms of each trained parameter's gradient (order of
+        ``names``) and each layer's cache for step 4."""
+        norms: dict[str, torch.Tensor] = {}
+        caches = []
+        for layer, rec, b in zip(self.layers, records, bs, strict=True):
+            n, cache = layer.norms(rec[1], b)
+            caches.append(cache)
+            for attr, v in n.items():
+                norms[layer.names[attr]] = v
+        return [norms[k] for k in self.names], caches
+
+    def clipped_sum(
+        self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor,
+        clips: float | Sequence[float],
+    ) -> tuple[list[torch.Tensor], torch.Tensor] | None:
+        r""":math:`\sum_i c_i g_i` for each trained parameter (order of ``names``) and the
+        summed loss, or None when this forward pass did not call each covered layer exactly
+        once (the caller then uses the ``torch.func`` path)."""
+        done = self._backward(module, loss, x, y)
+        if done is None:
+            return None
+        records, bs, losses = done
+        with torch.no_grad():  # steps 3 and 4 record no graph
+            sq, caches = self._norms(records, bs)
             factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
             grads: dict[str, torch.Tensor] = {}
             for layer, rec, b, cache in zip(self.layers, records, bs, caches, strict=True):
                 f = {attr: factors[name] for attr, name in layer.names.items()}
                 for attr, g in layer.grads(rec[1], b, cache, f).items():
                     grads[layer.names[attr]] = g
-            return [grads[k] for k in self.names], losses.detach().sum()
+            return [grads[k] for k in self.names], losses.sum()
 
     def sq_norms(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
                  ) -> list[torch.Tensor] | None:
         """Per-example squared norms of each trained parameter's gradient (for tests)."""
-        self._records = []
-        self._active = True
-        try:
-            out = module(x)
-        finally:
-            self._active = False
-        records = self._take()
-        if records is None:
+        done = self._backward(module, loss, x, y)
+        if done is None:
             return None
-        bs = torch.autograd.grad(loss(out, y).sum(), [r[2] for r in records],
-                                 allow_unused=True, materialize_grads=True)
-        norms = {}
-        for layer, rec, b in zip(self.layers, records, bs, strict=True):
-            for attr, v in layer.norms(rec[1], b)[0].items():
-                norms[layer.names[attr]] = v
-        return [norms[k] for k in self.names]
+        with torch.no_grad():
+            return self._norms(done[0], done[1])[0]
 
 
 def fused_plan(module: nn.Module, names: Sequence[str]) -> FusedPlan | None:
