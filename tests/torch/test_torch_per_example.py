@@ -75,13 +75,18 @@ def _models():
         "conv2d": (Pool(nn.Sequential(nn.Conv2d(2, 4, 3, padding=1, stride=2), nn.ReLU(),
                                       nn.Conv2d(4, 3, 2, dilation=2)), 3,
                         channels_last=False), torch.randn(6, 2, 9, 9, generator=g)),
-        # >= 256 output positions: per-example gradients by a batch-grouped convolution
-        "conv2d_grouped": (Pool(nn.Sequential(nn.Conv2d(2, 3, 3, stride=2, padding=2,
+        # >= 256 output positions: per-example gradients by unfold (2 input channels), then
+        # by a batch-grouped convolution (8 input channels)
+        "conv2d_grouped": (Pool(nn.Sequential(nn.Conv2d(2, 8, 3, stride=2, padding=2,
                                                         dilation=2), nn.Tanh(),
-                                              nn.Conv2d(3, 2, 3, padding=1)), 2,
+                                              nn.Conv2d(8, 2, 3, padding=1)), 2,
                                 channels_last=False), torch.randn(6, 2, 34, 34, generator=g)),
         "conv2d_ghost": (Pool(nn.Conv2d(16, 16, 3), 16, channels_last=False),
                          torch.randn(6, 16, 4, 4, generator=g)),
+        # ghost norm with stride, dilation, padding and a rectangular kernel
+        "conv2d_ghost_strided": (Pool(nn.Conv2d(16, 16, (3, 2), stride=(2, 1), padding=(1, 2),
+                                                dilation=(1, 2)), 16, channels_last=False),
+                                 torch.randn(6, 16, 3, 2, generator=g)),
         "embedding": (Pool(nn.Embedding(11, 4, padding_idx=0), 4), seq),
         "layernorm": (Pool(nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)), 6),
                       torch.randn(6, 5, 4, generator=g)),
@@ -94,9 +99,9 @@ def _models():
     }
 
 
-MODELS = ["conv2d", "conv2d_ghost", "conv2d_grouped", "embedding", "groupnorm", "layernorm",
-          "linear", "linear_sequence", "linear_sequence_ghost", "torch_transformer_layer",
-          "transformer_block"]
+MODELS = ["conv2d", "conv2d_ghost", "conv2d_ghost_strided", "conv2d_grouped", "embedding",
+          "groupnorm", "layernorm", "linear", "linear_sequence", "linear_sequence_ghost",
+          "torch_transformer_layer", "transformer_block"]
 
 
 def _setup(name):

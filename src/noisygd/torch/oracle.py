@@ -297,7 +297,8 @@ class TorchOracle(GradientOracle):
 
     def _check_fused(self, x: torch.Tensor, y: torch.Tensor) -> None:
         """Once, on the first batch's first :data:`_CHECK_EXAMPLES` examples: the fused norms
-        (1) against ``torch.func``'s (each example alone), and example ``i``'s fused norm
+        (1) against one backward pass per example (each example alone, batch size 1: no
+        ``torch.func`` set-up in a run the fused path serves), and example ``i``'s fused norm
         unchanged (2) when its batch-mates are permuted (the batch reversed) and (3) when
         they are replaced (each half of the batch alone), all within relative
         :data:`_CHECK_RTOL`. A module that mixes the examples of a batch, or whose
@@ -310,8 +311,7 @@ class TorchOracle(GradientOracle):
         fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
         if fused is None:
             return  # this forward pass did not fit the plan: clipped_sum falls back anyway
-        alone = [g.flatten(1).pow(2).sum(1) for g in
-                 per_example_gradients(self.module, self.loss, x, y, self._names)]
+        alone = self._alone_sq_norms(x, y)
         k = x.shape[0]
         checks: list[tuple[list[torch.Tensor] | None, list[torch.Tensor]]] = [(fused, alone)]
         rev = self._fused.sq_norms(  # type: ignore[union-attr]
@@ -331,6 +331,17 @@ class TorchOracle(GradientOracle):
                       RuntimeWarning, stacklevel=4)
         self.close()
         self._fused = None
+
+    def _alone_sq_norms(self, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
+        """Per-example squared gradient norms from one backward pass per example (batch size
+        1: each example alone), per trained tensor."""
+        rows = []
+        for i in range(x.shape[0]):
+            loss = self._losses(x[i:i + 1], y[i:i + 1]).sum()
+            grads = torch.autograd.grad(loss, self._params, allow_unused=True,
+                                        materialize_grads=True)
+            rows.append(torch.stack([g.detach().pow(2).sum() for g in grads]))
+        return list(torch.stack(rows).T)
 
     def _losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         losses = self.loss(self.module(x), y)
