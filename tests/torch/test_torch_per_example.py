@@ -292,3 +292,118 @@ def test_loss_must_be_per_example():
         warnings.simplefilter("error")  # refused, not sent to torch.func with a warning
         with pytest.raises(ValueError, match="reduction='none'"):
             oracle.clipped_sum(None, 1.0)
+
+
+class Siamese(nn.Module):
+    """Two views of every example on the batch axis of one Linear (contrastive style)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.enc(torch.cat([x, -x]))
+        return h[:x.shape[0]] - h[x.shape[0]:]
+
+
+class Tied(nn.Module):
+    """An embedding whose weight is also the decoder's (tied weights)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(7, 4)
+        self.dec = nn.Linear(4, 7, bias=False)
+        self.dec.weight = self.emb.weight
+
+    def forward(self, tokens):
+        return self.dec(self.emb(tokens).mean(1))
+
+
+def _clipped_reference(per, clip):
+    """The clipped sum of per-example gradients (a list of (B, ...) tensors), flat."""
+    flat = torch.cat([g.flatten(1) for g in per], 1)
+    return (flat * torch.clamp(clip / flat.norm(dim=1), max=1.0)[:, None]).sum(0)
+
+
+@pytest.mark.parametrize("first", [1, 5])
+def test_views_on_the_batch_axis_are_clipped_per_example(first):
+    """T1: a module with two rows per example on a covered layer's batch axis is not served
+    by per-row (per-view) norms, whose clipped contribution per example could reach 2C:
+    the plan declines it, and each example's contribution to the clipped sum is at most C,
+    from a first batch of one example or of several."""
+    torch.manual_seed(0)
+    model = Siamese()
+    x, y = 10 * torch.randn(6, 4), 10 * torch.randn(6, 3)
+    mse = lambda out, t: ((out - t) ** 2).sum(1)  # noqa: E731
+    names = [k for k, _ in model.named_parameters()]
+    assert fused_plan(model, names).sq_norms(model, mse, x, y) is None
+    oracle = TorchOracle(model, mse, x, y)
+    clip = 1.0
+    rows = torch.arange(first)
+    got = oracle.clipped_sum(rows, clip)[0]  # the first batch
+    assert not oracle.fused
+    ref = _clipped_reference(per_example_gradients(model, mse, x[rows], y[rows], names), clip)
+    torch.testing.assert_close(got, ref, atol=1e-10, rtol=1e-10)
+    for i in range(first):  # the sensitivity: removing example i moves the sum by <= C
+        rest = rows[rows != i]
+        without = oracle.clipped_sum(rest, clip)[0]
+        assert float((got - without).norm()) <= clip * (1 + 1e-9)
+    if first == 1:  # per-view clipping gave 1.98 here (review demo torch_siamese.py)
+        assert float(got.norm()) == pytest.approx(clip)
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_tied_weights_take_the_exact_path(n):
+    """T2: a parameter shared by two modules would be counted under one only by the plan:
+    refused, and the clipped sum equals the one from batch-size-1 backward passes."""
+    torch.manual_seed(0)
+    model = Tied()
+    x, y = torch.randint(0, 7, (n, 5)), torch.arange(n) % 7
+    names = [k for k, _ in model.named_parameters()]
+    assert fused_plan(model, names) is None
+    oracle = TorchOracle(model, CE, x, y)
+    assert not oracle.fused
+    ref = _reference(model, x, y)
+    for g, r in zip(per_example_gradients(model, CE, x, y, names), ref, strict=True):
+        torch.testing.assert_close(g, r, atol=1e-12, rtol=0)
+    clip = 0.5 * float(_clipped_reference(ref, float("inf")).norm()) / n
+    torch.testing.assert_close(oracle.clipped_sum(None, clip)[0], _clipped_reference(ref, clip),
+                               atol=1e-12, rtol=1e-10)
+
+
+def test_first_batch_of_one_example_is_checked_and_the_check_repeats():
+    """A first batch of one example is checked against its own backward pass (exact for one
+    example) and cannot show mixing: the check runs again on the next batch, which catches a
+    batch-mixing module."""
+
+    class Mixing(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.lin(x - 0.5 * x.mean(0, keepdim=True))
+
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 4), torch.arange(8) % 3
+    model = Mixing()
+    oracle = TorchOracle(model, CE, x, y)
+    one = torch.tensor([2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = oracle.clipped_sum(one, 0.1)[0]
+    assert oracle.fused
+    ref = _clipped_reference(per_example_gradients(model, CE, x[one], y[one],
+                                                   oracle.parameter_names), 0.1)
+    torch.testing.assert_close(got, ref, atol=1e-12, rtol=1e-10)
+    with pytest.warns(RuntimeWarning, match="disagree"):
+        oracle.clipped_sum(None, 0.1)
+    assert not oracle.fused
+
+
+def test_check_treats_a_shape_mismatch_as_disagreement():
+    from noisygd.torch.oracle import _agree
+
+    assert not _agree([torch.ones(2)], [torch.ones(3)])
+    assert not _agree([torch.ones(2)], [torch.ones(2), torch.ones(2)])
+    assert _agree([torch.ones(2)], [torch.ones(2) * (1 + 1e-6)])

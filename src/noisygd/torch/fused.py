@@ -28,14 +28,15 @@ output pixels of a convolution after ``unfold``):
   :math:`\sum_t b_{i,t}\odot\hat a_{i,t}` and :math:`\sum_t b_{i,t}` with :math:`\hat a` the
   normalised input, are as small as the parameters: materialised.
 
-:class:`FusedPlan` applies when every trained parameter belongs to one of these layers, each
-called once per forward pass with batch-first input and output, neither modified in place
-later (``ReLU(inplace=True)``: checked by the tensors' version counters); otherwise (or for a
-layer configuration not covered, e.g. a grouped convolution) the oracle uses the
-``torch.func`` path (:mod:`noisygd.torch.per_example`). Both give the same clipped sum
-(tests/torch). The path assumes what every per-example method assumes, that the module treats
-the examples of a batch independently; :class:`~noisygd.torch.oracle.TorchOracle` checks it
-once, on its first batch, against ``torch.func`` (which runs each example alone).
+:class:`FusedPlan` applies when every trained parameter belongs to one of these layers and to
+no other module, each layer called once per forward pass with batch-first input and output
+(first dimension the number of examples), neither modified in place later
+(``ReLU(inplace=True)``: checked by the tensors' version counters); otherwise (or for a layer
+configuration not covered, e.g. a grouped convolution) the oracle uses the ``torch.func``
+path (:mod:`noisygd.torch.per_example`). Both give the same clipped sum (tests/torch). The
+path assumes what every per-example method assumes, that the module treats the examples of a
+batch independently; :class:`~noisygd.torch.oracle.TorchOracle` checks it before the first
+fused step, on its first batch, against one backward pass per example (each example alone).
 """
 
 from __future__ import annotations
@@ -323,17 +324,20 @@ class FusedPlan:
             self._records.append((module, inputs[0], output, inputs[0]._version,
                                   output._version))
 
-    def _take(self) -> list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] | None:
+    def _take(self, batch: int
+              ) -> list[tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] | None:
         """The records of the last forward pass in the order of :attr:`layers`, or None
-        unless each covered layer was called exactly once and none of the recorded inputs
-        and outputs was modified in place afterwards."""
+        unless each covered layer was called exactly once, with input and output of
+        ``batch`` rows (the number of examples: a module that puts several views of an
+        example on the batch axis, ``enc(torch.cat([x, x2]))``, or a sequence-first
+        activation would otherwise get one norm per view or position, not per example),
+        and none of the recorded inputs and outputs was modified in place afterwards."""
         records, self._records = self._records, []
         by_layer: dict[int, tuple[nn.Module, torch.Tensor, torch.Tensor, int, int]] = {}
-        batch = records[0][1].shape[0] if records else 0
         for rec in records:
             if (id(rec[0]) in by_layer or rec[1]._version != rec[3]
-                    or rec[2]._version != rec[4] or rec[1].shape[0] != batch
-                    or rec[2].shape[0] != batch):
+                    or rec[2]._version != rec[4] or rec[1].dim() == 0 or rec[2].dim() == 0
+                    or rec[1].shape[0] != batch or rec[2].shape[0] != batch):
                 return None
             by_layer[id(rec[0])] = rec
         if len(by_layer) != len(self.layers):
@@ -351,14 +355,15 @@ class FusedPlan:
         """Steps 1 and 2 of the module doc: one forward pass recording the covered layers'
         inputs and outputs, one backward pass for the outputs' gradients. Returns the
         records, the output gradients and the per-example losses, or None when this forward
-        pass did not call each covered layer exactly once."""
+        pass did not call each covered layer exactly once on ``x.shape[0]`` rows
+        (:meth:`_take`)."""
         self._records = []
         self._active = True
         try:
             out = module(x)
         finally:
             self._active = False
-        records = self._take()
+        records = self._take(x.shape[0])
         losses = loss(out, y)
         if losses.shape != (x.shape[0],):
             raise ValueError("the loss must return one value per example, shape "
@@ -415,7 +420,8 @@ class FusedPlan:
 
 def fused_plan(module: nn.Module, names: Sequence[str]) -> FusedPlan | None:
     """A :class:`FusedPlan` when every parameter in ``names`` belongs to a covered layer
-    (module doc), else None.
+    (module doc) and to no other module (tied weights, e.g. an embedding shared with the
+    decoder, would be counted under one module only), else None.
 
     Parameters
     ----------
@@ -424,6 +430,11 @@ def fused_plan(module: nn.Module, names: Sequence[str]) -> FusedPlan | None:
         The trained parameters (``module.named_parameters()`` names).
     """
     wanted = set(names)
+    trained = {id(p) for k, p in module.named_parameters() if k in wanted}
+    reached = [id(p) for _, p in module.named_parameters(remove_duplicate=False)
+               if id(p) in trained]
+    if len(reached) != len(set(reached)):
+        return None  # a trained parameter reachable from two modules (tied weights)
     layers: list[_Layer] = []
     seen: set[str] = set()
     for prefix, sub in module.named_modules():

@@ -94,6 +94,16 @@ _CHECK_EXAMPLES = 8
 #: Relative tolerance of that check (float32 norms from two computations agree far closer).
 _CHECK_RTOL = 1e-4
 
+
+def _agree(got: list[torch.Tensor], want: list[torch.Tensor]) -> bool:
+    """Whether two lists of per-example squared norms have equal shapes and agree within
+    relative :data:`_CHECK_RTOL` (a shape mismatch is a disagreement, not an error)."""
+    return len(got) == len(want) and all(
+        a.shape == b.shape and torch.allclose(
+            a, b, rtol=_CHECK_RTOL, atol=1e-6 * max(1.0, float(b.max()) if b.numel() else 1.0))
+        for a, b in zip(got, want, strict=True))
+
+
 class TorchOracle(GradientOracle):
     """Private examples, a module and a per-example loss behind the oracle interface.
 
@@ -282,7 +292,7 @@ class TorchOracle(GradientOracle):
             losses = self._losses(x, y)
             return list(torch.autograd.grad(losses.sum(), self._params)), losses.detach().sum()
         clips = self.clips(clip)
-        if self._fused is not None and not self._checked and x.shape[0] >= 2:
+        if self._fused is not None and not self._checked:
             self._check_fused(x[:_CHECK_EXAMPLES], y[:_CHECK_EXAMPLES])
         if self._fused is not None:
             done = self._fused.clipped_sum(self.module, self.loss, x, y, clips)
@@ -296,41 +306,52 @@ class TorchOracle(GradientOracle):
         return grads, total
 
     def _check_fused(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        """Once, on the first batch's first :data:`_CHECK_EXAMPLES` examples: the fused norms
-        (1) against one backward pass per example (each example alone, batch size 1: no
-        ``torch.func`` set-up in a run the fused path serves), and example ``i``'s fused norm
-        unchanged (2) when its batch-mates are permuted (the batch reversed) and (3) when
-        they are replaced (each half of the batch alone), all within relative
-        :data:`_CHECK_RTOL`. A module that mixes the examples of a batch, or whose
-        activations are not batch-first, fails it and is served by ``torch.func`` from then
-        on (with a warning). A heuristic guard, not a proof (docs/torch.md, "The fused
-        path's assumption")."""
-        self._checked = True
+        """Before the first fused step, on the first batch's first :data:`_CHECK_EXAMPLES`
+        examples: the fused norms (1) against one backward pass per example (each example
+        alone, batch size 1: no ``torch.func`` set-up in a run the fused path serves), and,
+        for two examples or more, example ``i``'s fused norm unchanged (2) when its
+        batch-mates are permuted (the batch reversed) and (3) when they are replaced (each
+        half of the batch alone), all within relative :data:`_CHECK_RTOL`, with the shapes
+        equal. A module that mixes the examples of a batch, or whose activations are not
+        batch-first, fails it and is served by ``torch.func`` from then on (with a warning);
+        so is one whose forward pass on these examples does not fit the plan
+        (:meth:`FusedPlan._take`: a covered layer called twice or on more rows than
+        examples, an output changed in place). A batch of one example is checked by (1)
+        alone, which is exact for it, and the check runs again on the next batch, until one
+        of two examples or more passes it. A heuristic guard, not a proof (docs/torch.md,
+        "The fused path's assumption")."""
+        k = x.shape[0]
         with torch.no_grad():
             self._losses(x, y)  # a loss that is not per-example is refused, not compared
         fused = self._fused.sq_norms(self.module, self.loss, x, y)  # type: ignore[union-attr]
         if fused is None:
-            return  # this forward pass did not fit the plan: clipped_sum falls back anyway
-        alone = self._alone_sq_norms(x, y)
-        k = x.shape[0]
-        checks: list[tuple[list[torch.Tensor] | None, list[torch.Tensor]]] = [(fused, alone)]
-        rev = self._fused.sq_norms(  # type: ignore[union-attr]
-            self.module, self.loss, x.flip(0), y.flip(0))
-        checks.append((None if rev is None else [r.flip(0) for r in rev], fused))
-        for part in (slice(0, k // 2), slice(k // 2, k)):
-            got = self._fused.sq_norms(  # type: ignore[union-attr]
-                self.module, self.loss, x[part], y[part])
-            checks.append((got, [f[part] for f in fused]))
-        if all(got is None or all(
-                torch.allclose(a, b, rtol=_CHECK_RTOL, atol=1e-6 * max(1.0, float(b.max())))
-                for a, b in zip(got, want, strict=True)) for got, want in checks):
+            self._decline_fused(None)  # this forward pass does not fit the plan
             return
-        warnings.warn("the fused per-example norms disagree with torch.func's on the first "
-                      "batch (does the module mix the examples of a batch, or hold "
-                      "activations that are not batch-first?); using torch.func",
-                      RuntimeWarning, stacklevel=4)
+        checks: list[tuple[list[torch.Tensor] | None, list[torch.Tensor]]] = [
+            (fused, self._alone_sq_norms(x, y))]
+        if k >= 2:
+            rev = self._fused.sq_norms(  # type: ignore[union-attr]
+                self.module, self.loss, x.flip(0), y.flip(0))
+            checks.append((None if rev is None else [r.flip(0) for r in rev], fused))
+            for part in (slice(0, k // 2), slice(k // 2, k)):
+                got = self._fused.sq_norms(  # type: ignore[union-attr]
+                    self.module, self.loss, x[part], y[part])
+                checks.append((got, [f[part] for f in fused]))
+        if all(got is None or _agree(got, want) for got, want in checks):
+            self._checked = k >= 2
+            return
+        self._decline_fused(
+            "the fused per-example norms disagree with those of one backward pass per "
+            "example on the first batch (does the module mix the examples of a batch, or "
+            "hold activations that are not batch-first?); using torch.func")
+
+    def _decline_fused(self, message: str | None) -> None:
+        """Serve every later batch by ``torch.func`` (warning ``message`` unless None)."""
+        if message is not None:
+            warnings.warn(message, RuntimeWarning, stacklevel=5)
         self.close()
         self._fused = None
+        self._checked = True
 
     def _alone_sq_norms(self, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
         """Per-example squared gradient norms from one backward pass per example (batch size
