@@ -65,10 +65,20 @@ def test_public_n_and_replace_one_release_no_count():
     X, y = _binary()
     m1 = DPLogisticRegression(classes=[0, 1], n_samples_public=len(y), random_state=0).fit(X, y)
     m2 = DPLogisticRegression(classes=[0, 1], neighbouring="replace_one", random_state=0).fit(X, y)
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.gdp import gaussian_mu
+
+    mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        assert not isinstance(m.privacy_.event, Composed)
+        # the default's private conditioning at sqrt(0.1) mu, then the run: no count
+        conditioning, run = m.privacy_.event.events
+        assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
+        assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
+    for m in (DPLogisticRegression(classes=[0, 1], n_samples_public=len(y),
+                                   conditioning_share=0, random_state=0).fit(X, y),):
+        assert not isinstance(m.privacy_.event, Composed)  # one release: the run
 
 
 def test_accuracy_well_above_chance_on_easy_data():
@@ -89,7 +99,9 @@ def test_multiclass_one_vs_rest_splits_the_budget():
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
-    assert len(model.privacy_.event.events) == 4  # count + 3 problems
+    # the private conditioning (one release, shared by the 3 problems) + count + 3 problems
+    assert len(model.privacy_.event.events) == 5
+    assert model.conditioning_["release"]["event"] == model.privacy_.event.events[0].describe()
     assert model.score(X, y) > 0.8
 
 
@@ -235,8 +247,9 @@ def test_predict_scores_rows_scaled_into_the_training_domain():
     X, y = _binary(n=800)
     model = DPLogisticRegression(classes=[0, 1], row_norm_bound=0.5, random_state=0).fit(X, y)
     X2 = X * 3.0
-    norms = np.linalg.norm(X2, axis=1)
-    scaled = X2 * np.minimum(1.0, 0.5 / norms)[:, None]
+    c = model.conditioning_["centre"]  # the private centre: rows mapped onto its ball
+    norms = np.linalg.norm(X2 - c, axis=1)
+    scaled = c + (X2 - c) * np.minimum(1.0, 0.5 / norms)[:, None]
     expect = scaled @ model.coef_ + model.intercept_
     np.testing.assert_allclose(model.decision_function(X2), expect, rtol=1e-12, atol=1e-12)
 
@@ -697,9 +710,12 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], n_samples_public=800,
                                  random_state=0).fit(X, y)
     plan = model.fit_info_["plans"][0]
-    # n public: no count, the whole budget on the run; d = 5 features + intercept
+    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2) on
+    # the run; d = 5 features + intercept
+    share = model.conditioning_["release"]["share"]
     lam = ridge_strength(n=800.0, n_params=6, clip=plan["clip"],
-                         mu=calibrate_mu(1.0, 1e-5), loss_at_zero=math.log(2))
+                         mu=math.sqrt(1.0 - share) * calibrate_mu(1.0, 1e-5),
+                         loss_at_zero=math.log(2))
     assert model.l2_ == pytest.approx(lam, rel=1e-9)
     assert plan["plan"]["l2_planned"] == pytest.approx(lam, rel=1e-9)
     # multinomial: F0 = log K and d = (K - 1) (p + 1), the noise dimension
@@ -888,8 +904,11 @@ def test_private_conditioning_composes_records_first_and_reports():
     y = (rng.random(3000) < 1 / (1 + np.exp(-(X @ np.full(8, 4.0) - 4.5)))).astype(int)
     kw = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0}
     on = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
-    off = DPLogisticRegression(**kw).fit(X, y)
+    off = DPLogisticRegression(conditioning_share=0, **kw).fit(X, y)
     assert "release" not in off.conditioning_ and off.conditioning_["centre"] is None
+    default = DPLogisticRegression(**kw).fit(X, y)  # "auto": on, at CONDITIONING_SHARE
+    assert default.conditioning_["release"]["share"] == CONDITIONING_SHARE
+    np.testing.assert_array_equal(default.coef_, on.coef_)
     rel = on.conditioning_["release"]
     first = on.privacy_.event.events[0]  # the release comes first, at sqrt(f) mu
     assert gaussian_mu(first) == pytest.approx(np.sqrt(0.1) * gaussian_mu(on.privacy_.event),
@@ -922,3 +941,24 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
         assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
                                                    "DPLogisticRegression/noisy_gd"]
         assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)
+
+
+def test_conditioning_share_auto_pays_only_what_the_budget_admits_and_checks_its_value():
+    """``"auto"`` (the default) skips the release where epsilon cannot pay for it and the fit
+    (public facts), and the fit then spends its whole budget on the run; a number outside
+    [0, 0.5] or another string is refused before any read."""
+    rng = np.random.default_rng(3)
+    X = rng.random((40, 3)) / 2
+    y = (rng.random(40) < 0.5).astype(int)
+    kw = {"classes": [0, 1], "n_samples_public": 40, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tiny = DPLogisticRegression(epsilon=1e-9, **kw).fit(X, y)
+    assert "release" not in tiny.conditioning_ and tiny.conditioning_["centre"] is None
+    assert not isinstance(tiny.privacy_.event, Composed)  # the run alone
+    with pytest.raises(ValueError, match="epsilon"):  # a declared share is used as given
+        DPLogisticRegression(epsilon=1e-9, conditioning_share=0.1, **kw).fit(X, y)
+    for bad, exc in ((0.7, ValueError), (-0.1, ValueError), (float("nan"), ValueError),
+                     ("on", ValueError), (True, TypeError)):
+        with pytest.raises(exc, match="conditioning_share"):
+            DPLogisticRegression(conditioning_share=bad, **kw).fit(X, y)
