@@ -328,10 +328,11 @@ def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_sca
     row = np.sqrt(1.0 + 1.0 / X.shape[1])  # sqrt(R^2 + s^2), R = 1, s = 1/sqrt(d)
     # scale_share=0: the public-bound clip (the private residual scale is tested below)
     ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0,
-                                scale_share=0.0).fit(X, y)
+                                scale_share=0.0, conditioning_share=0).fit(X, y)
     assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
     assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * row)
-    symmetric = DPLinearRegression(random_state=0, scale_share=0.0).fit(X, y)  # h = 1
+    symmetric = DPLinearRegression(random_state=0, scale_share=0.0,
+                                   conditioning_share=0).fit(X, y)  # h = 1
     assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * row)
     box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
                              intercept_scale=0.2, random_state=0, scale_share=0.0).fit(X, y)
@@ -358,8 +359,8 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
     X, y = _regression()
     y = (y - y.min()) / (y.max() - y.min())
     model = DPLinearRegression(target_range=(0.0, 1.0), n_samples_public=600, l2=1e-3,
-                               intercept_scale=1.0, random_state=4,
-                               scale_share=0.0).fit(X, y)  # l2 given, s = 1: c = 0, v = theta
+                               intercept_scale=1.0, random_state=4, scale_share=0.0,
+                               conditioning_share=0).fit(X, y)  # l2, s = 1: c = 0, v = theta
     plan = model.fit_info_["plans"][0]
     clip = 1.345 * 0.5 * np.sqrt(2.0)  # h = 1/2, R = s = 1 (c = 0: unconditioned coords)
     assert plan["clip"] == pytest.approx(clip)
@@ -490,7 +491,8 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
 
     X, y = _regression()
     y = 0.5 + 0.1 * y  # targets near the midpoint: M is small
-    kw = {"target_range": (0.0, 1.0), "random_state": 3}
+    # conditioning_share=0: the scale in the public coordinates (c = 0, s = R/sqrt(d))
+    kw = {"target_range": (0.0, 1.0), "random_state": 3, "conditioning_share": 0}
     root_d = np.sqrt(X.shape[1])
     off = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
     assert off.target_scale_ == 1.0 and off.row_scale_ == 1.0
@@ -563,8 +565,11 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     assert DPLinearRegression().get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
     on = DPLinearRegression(**kw).fit(X, y)
-    scale, count, _ = on.privacy_.event.events  # the scale's release comes first
+    # the private centre's release first (the default without bounds), then the scale's
+    centre, scale, count, _ = on.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
+    assert on.conditioning_["release"]["event"] == centre.describe()
+    assert gaussian_mu(centre) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(count) == pytest.approx(np.sqrt(0.01) * mu, rel=1e-9)  # unchanged
     assert gaussian_mu(on.privacy_.event) == pytest.approx(mu, rel=1e-9)

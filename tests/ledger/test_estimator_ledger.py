@@ -403,9 +403,10 @@ def _regression_data(n=600, d=3, seed=0):
 
 
 def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, monkeypatch):
-    """The scale's release is recorded first, then read; the fit's own release is recorded
-    before its run reads the data; the ledger composes the two to ``privacy_.epsilon``; and
-    the model is the one fitted without a ledger (same seed)."""
+    """The private centre's release (the default without bounds) is recorded first, then
+    the scale's, before the targets and the rows' norms are read; the fit's own release is
+    recorded before its run reads the data; the ledger composes the three to
+    ``privacy_.epsilon``; and the model is the one fitted without a ledger (same seed)."""
     import noisygd.estimators as est_mod
 
     _budget(sqlite_path)
@@ -433,14 +434,18 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
     at_rows, at_scale = seen
-    scale_event = model.privacy_.event.events[0]
+    centre_event, scale_event = model.privacy_.event.events[:2]
     assert at_rows == at_scale
-    assert len(at_scale) == 1 and at_scale[0].event == scale_event
-    assert at_scale[0].algorithm == "DPLinearRegression/target_scale"
+    assert [r.algorithm for r in at_scale] == ["DPLinearRegression/conditioning",
+                                               "DPLinearRegression/target_scale"]
+    assert at_scale[0].event == centre_event and at_scale[1].event == scale_event
+    assert gaussian_mu(centre_event) == pytest.approx(
+        math.sqrt(0.1) * calibrate_mu(1.0, DELTA), rel=1e-9)
     (at_run,) = solver.seen
-    assert len(at_run) == 2 and at_run[1].event == Composed(model.privacy_.event.events[1:])
-    scale_release, fit_release = _releases(sqlite_path)
+    assert len(at_run) == 3 and at_run[2].event == Composed(model.privacy_.event.events[2:])
+    centre_release, scale_release, fit_release = _releases(sqlite_path)
     assert fit_release.id == model.ledger_release_.id
+    assert model.conditioning_["release"]["ledger_release"] == centre_release.id
     assert model.fit_info_["target_scale_release"] == scale_release.id
     # the ledger's composed spend is the fit's epsilon (one budget, two releases)
     assert fit_release.spent_epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
@@ -484,7 +489,9 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
     with pytest.raises(BudgetExceededError):
         clone(make).fit(X, y)
     releases = _releases(sqlite_path)
-    assert len(releases) == 4  # scale, fit, scale, fit
-    assert releases[1].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
+    # each fit: its private centre, its scale, its run
+    assert [r.algorithm.split("/")[1] for r in releases] == [
+        "conditioning", "target_scale", "noisy_gd"] * 2
+    assert releases[2].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
     assert releases[-1].spent_epsilon == pytest.approx(
         best(Composed((first.privacy_.event, second.privacy_.event)), DELTA).epsilon, rel=1e-9)
