@@ -27,12 +27,12 @@ Problems:
 For each problem, epsilon in {0.5, 1, 2, 8} and seed: noisygd's ``DPLogisticRegression`` /
 ``DPLinearRegression`` with ``method="auto"`` (the default) and each other method that runs
 with its defaults under add/remove (``noisy_sgd``, ``dp_ftrl``, ``dynamic``), each **plain**
-(no ``feature_bounds``: what a user gets; for classifiers this includes the private centre
-and row scale of ``DPLogisticRegression``, on by default, ``conditioning_share=0.1``) and
+(no ``feature_bounds``: what a user gets, including the private centre, and for
+classifiers the row scale, on by default, ``conditioning_share="auto"``, share 0.1) and
 with the **declared box** (``feature_bounds`` the public box; regressors always get
-``target_range=(0, 1)``, public by construction), and for classifiers also **uncond** (no
-bounds, ``conditioning_share=0``: the fit without the private conditioning, the comparison
-the default was decided on). The metric is the share of the non-private gain:
+``target_range=(0, 1)``, public by construction), and **uncond** (no bounds,
+``conditioning_share=0``: the fit without the private conditioning, the comparison the
+default was decided on). The metric is the share of the non-private gain:
 ``(AUC - 0.5) / (AUC_np - 0.5)`` for binary problems, ``R^2 / R^2_np`` for regression (the
 constant predictor is 0), on the test split, with scikit-learn's ``LogisticRegression()`` /
 ``LinearRegression()`` as the non-private model. Opacus's fixed recipe
@@ -150,12 +150,12 @@ def fit_noisygd(prob: dict[str, Any], method: str, declared: str, eps: float,
         kw["method"] = method
     if declared == "box":
         kw["feature_bounds"] = (prob["lo"], prob["hi"])
+    if declared == "uncond":
+        kw["conditioning_share"] = 0.0
     if prob["task"] == "regression":
         est = DPLinearRegression(target_range=(0.0, 1.0), **kw).fit(prob["X"], prob["y"])
         scores = est.predict(prob["Xt"])
     else:
-        if declared == "uncond":
-            kw["conditioning_share"] = 0.0
         est = DPLogisticRegression(classes=[0, 1], **kw).fit(prob["X"], prob["y"])
         scores = est.decision_function(prob["Xt"])
     return _metric(prob["task"], prob["yt"], scores), str(est.fit_info_.get("method"))
@@ -168,8 +168,6 @@ def run_problem(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], se
     n, p = prob["X"].shape
     for method in methods:
         for declared in DECLARED:
-            if declared == "uncond" and prob["task"] == "regression":
-                continue  # the private conditioning is DPLogisticRegression's
             for eps in epsilons:
                 vals, chosen, status = [], set(), "ok"
                 for seed in range(seeds):
