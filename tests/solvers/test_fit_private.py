@@ -77,7 +77,7 @@ def test_noisy_gd_reports_a_bound_as_covering_only_the_run_it_is_about():
 
     def plan_of(options):
         model = DPLogisticRegression(n_samples_public=2000, classes=[-1, 1], random_state=0,
-                                     method_options=options).fit(X, y)
+                                     method_options=options, conditioning_share=0).fit(X, y)
         return model.fit_info_["plans"][0]["plan"]
 
     textbook = plan_of({"plan": {"accelerate": False}})
