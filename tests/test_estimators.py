@@ -997,3 +997,49 @@ def test_conditioning_share_auto_pays_only_what_the_budget_admits_and_checks_its
                      ("on", ValueError), (True, TypeError)):
         with pytest.raises(exc, match="conditioning_share"):
             DPLogisticRegression(conditioning_share=bad, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2], np.array([3, 4]), 7, None])
+def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
+    """Review C3/U1: for every seed that is not a generator the pre-releases' streams
+    (child 0: the scale or the classifier's conditioning; child 1: the regressor's centre)
+    are spawned children of the fit's root SeedSequence, never the fit's own stream; the
+    same seed gives the same streams, and a given SeedSequence is not advanced."""
+    from noisygd.estimators import _DPLinearModel
+
+    draws = [_DPLinearModel._release_rng(seed, 0).random(8),
+             _DPLinearModel._release_rng(seed, 1).random(8),
+             np.random.default_rng(seed).random(8)]
+    for i in range(3):
+        for j in range(i):
+            assert not np.any(draws[i] == draws[j])
+    if seed is not None:
+        np.testing.assert_array_equal(_DPLinearModel._release_rng(seed, 0).random(8), draws[0])
+        np.testing.assert_array_equal(np.random.default_rng(seed).random(8), draws[2])
+    if isinstance(seed, np.random.SeedSequence):
+        assert seed.n_children_spawned == 0
+
+
+@pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
+def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
+                                                                               monkeypatch):
+    """The three noise draws of a default DPLinearRegression fit (centre, scale, count) start
+    from three different generator states, and the same seed gives the same model."""
+    import noisygd.training as training
+
+    real, states = training.add_gaussian_noise, []
+
+    def watching(values, sd, rng):
+        states.append(repr(rng.bit_generator.state["state"]))
+        return real(values, sd, rng)
+
+    monkeypatch.setattr(training, "add_gaussian_noise", watching)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 2 + 0.3
+    y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
+    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
+    first = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    assert len(first.privacy_.event.events) == 4 and len(states) == 3  # and the run's
+    assert len(set(states)) == 3  # centre, scale, count: three streams
+    again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    np.testing.assert_array_equal(first.coef_, again.coef_)

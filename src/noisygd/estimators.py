@@ -527,15 +527,23 @@ class _DPLinearModel(BaseEstimator):
 
     @staticmethod
     def _release_rng(random_state: Any, child: int = 0) -> np.random.Generator:
-        """A generator independent of the fit's own ``default_rng(random_state)`` stream (a
-        spawned child seed, ``child`` 0 or 1 for two releases), so the same ``random_state``
-        still gives the same model."""
-        if isinstance(random_state, np.random.Generator):
-            return random_state.spawn(1)[0]  # each call a new child
-        if random_state is None or isinstance(random_state, int | np.integer):
-            seed = None if random_state is None else int(random_state)
-            return np.random.default_rng(np.random.SeedSequence(seed).spawn(child + 1)[child])
-        return np.random.default_rng(random_state)
+        """A generator independent of the fit's own ``default_rng(random_state)`` stream, so
+        the same ``random_state`` still gives the same model.
+
+        For every seed that is not a generator (None, an int, a
+        :class:`~numpy.random.SeedSequence`, a list or array of ints) the fit's own stream is
+        that of the root :class:`~numpy.random.SeedSequence` ``S`` (``default_rng`` builds
+        it from the seed; a given ``SeedSequence`` is ``S`` itself), and a release's stream is
+        ``S``'s spawned child number ``child`` (0: the scale or the classifier's
+        conditioning, 1: the regressor's centre), from a copy of ``S`` so that the caller's
+        sequence is not advanced: distinct spawn keys, hence streams independent of the
+        fit's and of each other (NumPy's SeedSequence design). A
+        :class:`~numpy.random.Generator` or ``BitGenerator`` gives a new spawned child on
+        each call."""
+        if isinstance(random_state, np.random.Generator | np.random.BitGenerator):
+            return np.random.default_rng(random_state.spawn(1)[0])  # each call a new child
+        root = _seed_sequence(random_state)
+        return np.random.default_rng(root.spawn(child + 1)[child])
 
     def _release_rest(self, release_event: Any) -> Any:
         """The first event the rest of the fit (count and run) records after a release made
@@ -2058,6 +2066,18 @@ class DPLinearRegression(_DPRegressor):
         if scales is not None:
             self.target_scale_, self.row_scale_ = scales.target_scale, scales.row_scale
         return fit
+
+
+def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
+    """The root :class:`~numpy.random.SeedSequence` of ``default_rng(random_state)`` for a
+    seed that is not a generator (None: fresh entropy), as a new object (a given
+    ``SeedSequence`` is copied, so spawning from the result never changes it)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
+                                      pool_size=random_state.pool_size)
+    if random_state is None or isinstance(random_state, int | np.integer):
+        return np.random.SeedSequence(None if random_state is None else int(random_state))
+    return np.random.SeedSequence(random_state)  # a list or array of ints, as default_rng
 
 
 @dataclasses.dataclass(frozen=True)
