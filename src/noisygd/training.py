@@ -153,7 +153,7 @@ from noisygd.mechanisms.noise import (
 )
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles._parallel import compute_context
-from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.base import ROW_SUMS, GradientOracle
 from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 
 if TYPE_CHECKING:
@@ -775,6 +775,52 @@ def _check_stages(pre_release: PreRelease | Sequence[PreRelease] | None
     return stages
 
 
+def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) -> None:
+    r"""Refuse a stage whose declared event does not cover the mechanism run for it (before
+    anything is recorded or read; review C4): the Gaussian noise of standard deviation
+    :math:`\sigma` (``noise_std``) on :math:`k` stacked :class:`~noisygd.oracles.base.
+    RowSums` (``sums``), each moved by at most :math:`\Delta` (``relation``'s
+    ``clipped_sum_sensitivity``) by one row, is :math:`\sqrt k\,\Delta/\sigma`-GDP
+    (Dong, Roth and Su 2022, Thm 2.7); secure mode: the discrete Gaussian on the grid,
+    :math:`(\kappa\sqrt k\,\Delta/\sigma)^2/2`-zCDP with :math:`\kappa` =
+    :func:`~noisygd.mechanisms.noise.sensitivity_inflation` ``(rng, sigma, k, sqrt(k)
+    Delta)``. The event must be ``Gaussian`` under ``relation`` (secure:
+    ``DiscreteGaussianNoise`` of one, drawn by a ``SecureRandom``) with
+    :math:`\kappa_{\rm declared}\,\Delta_{\rm declared}/z_{\rm declared}` at least that
+    (to :math:`10^{-12}` relative, the rounding of :math:`\sqrt k`)."""
+    sums = tuple(stage.sums)
+    unknown = sorted(set(sums) - set(ROW_SUMS))
+    if not sums or unknown:
+        raise ValueError(f"pre-release {stage.name!r}: sums must be a non-empty tuple of "
+                         f"{list(ROW_SUMS)}, got {list(sums)}")
+    sigma = check_positive("noise_std", stage.noise_std)
+    if is_secure(stage.rng) != secure:
+        raise TypeError(f"pre-release {stage.name!r}: a secure fit's stages draw their noise "
+                        "with a SecureRandom, and only a secure fit's")
+    if secure and stage.rng.grid_bits != DEFAULT_GRID_BITS:
+        raise ValueError(f"pre-release {stage.name!r}: secure stages are planned for "
+                         f"SecureRandom(grid_bits={DEFAULT_GRID_BITS})")
+    if not secure:
+        check_generator("rng", stage.rng)
+    sensitivity = float(np.sqrt(len(sums))) * relation.clipped_sum_sensitivity
+    performed = sensitivity_inflation(stage.rng, sigma, len(sums), sensitivity) \
+        * sensitivity / sigma
+    event, declared_inflation = stage.event, 1.0
+    if secure and isinstance(event, DiscreteGaussianNoise):
+        event, declared_inflation = event.event, float(event.sensitivity_inflation)
+    if not isinstance(event, Gaussian) or event.relation is not relation:
+        raise ValueError(f"pre-release {stage.name!r}: its event must be the Gaussian "
+                         f"mechanism under {relation.value} neighbours"
+                         f"{' (DiscreteGaussianNoise in secure mode)' if secure else ''}, "
+                         f"got {stage.event.describe()}")
+    declared = declared_inflation * event.sensitivity / event.noise_multiplier
+    if not declared >= performed * (1.0 - 1e-12):
+        raise ValueError(
+            f"pre-release {stage.name!r}: its event ({stage.event.describe()}) is "
+            f"{declared:.6g}-GDP but the noise it draws ({len(sums)} sums, noise_std "
+            f"{sigma:.6g}) is {performed:.6g}-GDP: the event must cover the mechanism")
+
+
 def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
                      records: _LedgerRecords, info: dict[str, Any],
                      later: Sequence[DpEvent] = ()) -> PreparedFit:
@@ -975,6 +1021,8 @@ def fit_private(
     pre_events = tuple(stage.event for stage in stages)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
                    n_problems, secure, (*_check_prior_events(prior_events), *pre_events))
+    for stage in stages:  # each event covers the noise it draws (before anything is read)
+        _check_stage_event(stage, setup.relation, setup.secure)
     run = {"clip": None if clip is None else check_positive("clip", clip),
            "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
            "options": options}
