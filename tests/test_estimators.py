@@ -1043,3 +1043,24 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     assert len(set(states)) == 3  # centre, scale, count: three streams
     again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
+
+
+def test_auto_centre_is_skipped_when_the_budget_pays_for_it_but_not_with_the_scale():
+    """Review U3: ``"auto"`` decides on the centre, the scale after it and the rest together.
+    With prior releases of 0.45 mu^2 and scale_share 0.5, the centre (0.1) and the rest fit
+    the budget, the centre, the scale and the rest do not (0.45 + 0.1 + 0.5 + 0.01 > 1): the
+    fit skips the centre and spends the scale and the rest, instead of being refused."""
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.events import Gaussian
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3)) / 2 + 0.3
+    y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=400), 0.0, 1.0)
+    prior = Gaussian(1.0 / (0.45 ** 0.5 * calibrate_mu(1.0, 1e-5)))
+    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5, "delta": 1e-5,
+          "scale_share": 0.5, "random_state": 0}
+    model = DPLinearRegression(**kw).fit(X, y, prior_events=[prior])
+    assert "release" not in model.conditioning_
+    assert model.privacy_.event.events[0] == prior and len(model.privacy_.event.events) == 4
+    with pytest.raises(ValueError, match="too small"):  # a declared share is used as given
+        DPLinearRegression(conditioning_share=0.1, **kw).fit(X, y, prior_events=[prior])

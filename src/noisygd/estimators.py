@@ -505,11 +505,19 @@ class _DPLinearModel(BaseEstimator):
         events; no data is read)."""
         if not isinstance(self.conditioning_share, str):
             return True
-        try:
-            self._release_rest(self._conditioning_event()[1])
-        except ValueError:  # an epsilon too small for the release and the fit: none
+        from noisygd.accounting.events import Composed
+
+        events = (self._conditioning_event()[1], *self._releases_after_conditioning())
+        try:  # the conditioning, every later release and the fit, together (review U3)
+            self._release_rest(events[0] if len(events) == 1 else Composed(events))
+        except ValueError:  # an epsilon too small for the releases and the fit: none
             return False
         return True
+
+    def _releases_after_conditioning(self) -> tuple[Any, ...]:
+        """The events of the releases this fit makes after the private conditioning and
+        before its run (public facts only); none here."""
+        return ()
 
     def _pre_release(self) -> Any:
         """The event of the private release this fit makes before its run (the regressor's
@@ -1763,14 +1771,14 @@ class DPLinearRegression(_DPRegressor):
         rule with the released trace); the residual scale is then released in those
         coordinates. Recorded first in the ledger (``DPLinearRegression/conditioning``),
         composed first into ``privacy_``; ``conditioning_["release"]`` reports it. ``"auto"``
-        is :data:`CONDITIONING_SHARE` (0.1) where the budget pays for it and the fit, else
-        0; 0 turns it off. Why: uncentred rows make the intercept and the mean row nearly
-        collinear, so a noisy run with few steps leaves the prediction's mean where the
-        coefficients' noise puts it; on seven of ``bench_conditioning``'s off-centre problems
-        (500 x 5, 500 x 20, 2000 x 5/20/100, 10 000 x 5/100; epsilon 0.5, 1, 8; 2 seeds) the
-        centre raised DP-FTRL's mean share of the non-private R^2 from -10.6..0.88 to
-        -0.12..0.998, and the default's at epsilon 1 from 0.02..1.00 to 0.45..1.00 (no
-        cell lower by more than 0.01; 2000 x 100 at epsilon 8: 0.798 -> 0.789).
+        is :data:`CONDITIONING_SHARE` (0.1) where the budget pays for it, the residual scale's
+        release and the fit together, else 0; 0 turns it off. Why: uncentred rows make the intercept
+        and the mean row nearly collinear, so a noisy run with few steps leaves the prediction's
+        mean where the coefficients' noise puts it; on seven of ``bench_conditioning``'s off-centre
+        problems (500 x 5, 500 x 20, 2000 x 5/20/100, 10 000 x 5/100; epsilon 0.5, 1, 8; 2 seeds)
+        the centre raised DP-FTRL's mean share of the non-private R^2 from -10.6..0.88 to
+        -0.12..0.998, and the default's at epsilon 1 from 0.02..1.00 to 0.45..1.00 (no cell lower by
+        more than 0.01; 2000 x 100 at epsilon 8: 0.798 -> 0.789).
 
     Attributes
     ----------
@@ -1977,18 +1985,23 @@ class DPLinearRegression(_DPRegressor):
         from noisygd.accounting.events import Composed
 
         events = [self._conditioning_event()[1]] if self._uses_private_conditioning() else []
-        if self._uses_private_scale():
-            from noisygd.mechanisms.secure import SecureRandom
-
-            events.append(self._scale_event(SecureRandom() if self.secure else None)[1])
+        events.extend(self._releases_after_conditioning())
         return None if not events else events[0] if len(events) == 1 else Composed(
             tuple(events))
+
+    def _releases_after_conditioning(self) -> tuple[Any, ...]:
+        """The private scale's event when it is released (after the centre's)."""
+        if not self._uses_private_scale():
+            return ()
+        from noisygd.mechanisms.secure import SecureRandom
+
+        return (self._scale_event(SecureRandom() if self.secure else None)[1],)
 
     def _uses_private_conditioning(self) -> bool:
         """Whether this fit first releases the private centre (class doc, "Private
         centre"): no ``feature_bounds``, an intercept, conditioned coordinates, a method
         that clips and composes with a prior release, not tuned, not secure; with
-        ``"auto"`` only where the budget pays for it and the fit (public facts)."""
+        ``"auto"`` only where the budget pays for it, the scale and the fit (public facts)."""
         solver = self._solver
         return (self._share_of_conditioning() > 0.0 and self.feature_bounds is None
                 and bool(self.fit_intercept) and self._conditioned() and not self.secure
