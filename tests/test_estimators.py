@@ -65,10 +65,20 @@ def test_public_n_and_replace_one_release_no_count():
     X, y = _binary()
     m1 = DPLogisticRegression(classes=[0, 1], n_samples_public=len(y), random_state=0).fit(X, y)
     m2 = DPLogisticRegression(classes=[0, 1], neighbouring="replace_one", random_state=0).fit(X, y)
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.gdp import gaussian_mu
+
+    mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        assert not isinstance(m.privacy_.event, Composed)
+        # the default's private conditioning at sqrt(0.1) mu, then the run: no count
+        conditioning, run = m.privacy_.event.events
+        assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
+        assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
+    for m in (DPLogisticRegression(classes=[0, 1], n_samples_public=len(y),
+                                   conditioning_share=0, random_state=0).fit(X, y),):
+        assert not isinstance(m.privacy_.event, Composed)  # one release: the run
 
 
 def test_accuracy_well_above_chance_on_easy_data():
@@ -89,7 +99,9 @@ def test_multiclass_one_vs_rest_splits_the_budget():
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
-    assert len(model.privacy_.event.events) == 4  # count + 3 problems
+    # the private conditioning (one release, shared by the 3 problems) + count + 3 problems
+    assert len(model.privacy_.event.events) == 5
+    assert model.conditioning_["release"]["event"] == model.privacy_.event.events[0].describe()
     assert model.score(X, y) > 0.8
 
 
@@ -235,8 +247,9 @@ def test_predict_scores_rows_scaled_into_the_training_domain():
     X, y = _binary(n=800)
     model = DPLogisticRegression(classes=[0, 1], row_norm_bound=0.5, random_state=0).fit(X, y)
     X2 = X * 3.0
-    norms = np.linalg.norm(X2, axis=1)
-    scaled = X2 * np.minimum(1.0, 0.5 / norms)[:, None]
+    c = model.conditioning_["centre"]  # the private centre: rows mapped onto its ball
+    norms = np.linalg.norm(X2 - c, axis=1)
+    scaled = c + (X2 - c) * np.minimum(1.0, 0.5 / norms)[:, None]
     expect = scaled @ model.coef_ + model.intercept_
     np.testing.assert_allclose(model.decision_function(X2), expect, rtol=1e-12, atol=1e-12)
 
@@ -247,14 +260,19 @@ def test_fit_does_not_copy_a_float64_X():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100_000, 20))  # 16 MB, dense: no CSR conversion
     y = (X[:, 0] > 0).astype(int)
-    model = DPLogisticRegression(delta=1e-6, classes=[0, 1], max_iter=5, random_state=0)
-    tracemalloc.start()
-    try:
-        model.fit(X, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 0.5 * X.nbytes  # a copy of X (or of a scaled X) would exceed X.nbytes
+    for share, limit in ((0, 0.5), ("auto", 0.75)):
+        model = DPLogisticRegression(delta=1e-6, classes=[0, 1], max_iter=5, random_state=0,
+                                     conditioning_share=share)
+        tracemalloc.start()
+        try:
+            model.fit(X, y)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        # a copy of X (or of a scaled X) would exceed X.nbytes; with the default private
+        # conditioning two oracles' per-row vectors (O(n), the uncentred one its stage read
+        # and the centred one) are held while the second is built
+        assert peak < limit * X.nbytes
 
 
 def test_method_accepts_a_solver_instance():
@@ -315,10 +333,11 @@ def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_sca
     row = np.sqrt(1.0 + 1.0 / X.shape[1])  # sqrt(R^2 + s^2), R = 1, s = 1/sqrt(d)
     # scale_share=0: the public-bound clip (the private residual scale is tested below)
     ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0,
-                                scale_share=0.0).fit(X, y)
+                                scale_share=0.0, conditioning_share=0).fit(X, y)
     assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
     assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * row)
-    symmetric = DPLinearRegression(random_state=0, scale_share=0.0).fit(X, y)  # h = 1
+    symmetric = DPLinearRegression(random_state=0, scale_share=0.0,
+                                   conditioning_share=0).fit(X, y)  # h = 1
     assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * row)
     box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
                              intercept_scale=0.2, random_state=0, scale_share=0.0).fit(X, y)
@@ -345,8 +364,8 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
     X, y = _regression()
     y = (y - y.min()) / (y.max() - y.min())
     model = DPLinearRegression(target_range=(0.0, 1.0), n_samples_public=600, l2=1e-3,
-                               intercept_scale=1.0, random_state=4,
-                               scale_share=0.0).fit(X, y)  # l2 given, s = 1: c = 0, v = theta
+                               intercept_scale=1.0, random_state=4, scale_share=0.0,
+                               conditioning_share=0).fit(X, y)  # l2, s = 1: c = 0, v = theta
     plan = model.fit_info_["plans"][0]
     clip = 1.345 * 0.5 * np.sqrt(2.0)  # h = 1/2, R = s = 1 (c = 0: unconditioned coords)
     assert plan["clip"] == pytest.approx(clip)
@@ -477,7 +496,8 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
 
     X, y = _regression()
     y = 0.5 + 0.1 * y  # targets near the midpoint: M is small
-    kw = {"target_range": (0.0, 1.0), "random_state": 3}
+    # conditioning_share=0: the scale in the public coordinates (c = 0, s = R/sqrt(d))
+    kw = {"target_range": (0.0, 1.0), "random_state": 3, "conditioning_share": 0}
     root_d = np.sqrt(X.shape[1])
     off = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
     assert off.target_scale_ == 1.0 and off.row_scale_ == 1.0
@@ -550,8 +570,11 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     assert DPLinearRegression().get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
     on = DPLinearRegression(**kw).fit(X, y)
-    scale, count, _ = on.privacy_.event.events  # the scale's release comes first
+    # the private centre's release first (the default without bounds), then the scale's
+    centre, scale, count, _ = on.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
+    assert on.conditioning_["release"]["event"] == centre.describe()
+    assert gaussian_mu(centre) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(count) == pytest.approx(np.sqrt(0.01) * mu, rel=1e-9)  # unchanged
     assert gaussian_mu(on.privacy_.event) == pytest.approx(mu, rel=1e-9)
@@ -697,9 +720,12 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], n_samples_public=800,
                                  random_state=0).fit(X, y)
     plan = model.fit_info_["plans"][0]
-    # n public: no count, the whole budget on the run; d = 5 features + intercept
+    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2) on
+    # the run; d = 5 features + intercept
+    share = model.conditioning_["release"]["share"]
     lam = ridge_strength(n=800.0, n_params=6, clip=plan["clip"],
-                         mu=calibrate_mu(1.0, 1e-5), loss_at_zero=math.log(2))
+                         mu=math.sqrt(1.0 - share) * calibrate_mu(1.0, 1e-5),
+                         loss_at_zero=math.log(2))
     assert model.l2_ == pytest.approx(lam, rel=1e-9)
     assert plan["plan"]["l2_planned"] == pytest.approx(lam, rel=1e-9)
     # multinomial: F0 = log K and d = (K - 1) (p + 1), the noise dimension
@@ -890,8 +916,11 @@ def test_private_conditioning_composes_records_first_and_reports():
     y = (rng.random(3000) < 1 / (1 + np.exp(-(X @ np.full(8, 4.0) - 4.5)))).astype(int)
     kw = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0}
     on = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
-    off = DPLogisticRegression(**kw).fit(X, y)
+    off = DPLogisticRegression(conditioning_share=0, **kw).fit(X, y)
     assert "release" not in off.conditioning_ and off.conditioning_["centre"] is None
+    default = DPLogisticRegression(**kw).fit(X, y)  # "auto": on, at CONDITIONING_SHARE
+    assert default.conditioning_["release"]["share"] == CONDITIONING_SHARE
+    np.testing.assert_array_equal(default.coef_, on.coef_)
     rel = on.conditioning_["release"]
     first = on.privacy_.event.events[0]  # the release comes first, at sqrt(f) mu
     assert gaussian_mu(first) == pytest.approx(np.sqrt(0.1) * gaussian_mu(on.privacy_.event),
@@ -947,3 +976,91 @@ def test_an_epsilon_too_small_for_the_scale_release_and_the_fit_is_refused_befor
     assert est._release_rest(Gaussian(10.0)) is not None  # a small release: the rest pays
     with pytest.raises(ValueError, match="too small to pay for the prior releases"):
         est._release_rest(Gaussian(0.1))  # a release worth the whole budget: refused
+
+
+def test_conditioning_share_auto_pays_only_what_the_budget_admits_and_checks_its_value():
+    """``"auto"`` (the default) skips the release where epsilon cannot pay for it and the fit
+    (public facts), and the fit then spends its whole budget on the run; a number outside
+    [0, 0.5] or another string is refused before any read."""
+    rng = np.random.default_rng(3)
+    X = rng.random((40, 3)) / 2
+    y = (rng.random(40) < 0.5).astype(int)
+    kw = {"classes": [0, 1], "n_samples_public": 40, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tiny = DPLogisticRegression(epsilon=1e-9, **kw).fit(X, y)
+    assert "release" not in tiny.conditioning_ and tiny.conditioning_["centre"] is None
+    assert not isinstance(tiny.privacy_.event, Composed)  # the run alone
+    with pytest.raises(ValueError, match="epsilon"):  # a declared share is used as given
+        DPLogisticRegression(epsilon=1e-9, conditioning_share=0.1, **kw).fit(X, y)
+    for bad, exc in ((0.7, ValueError), (-0.1, ValueError), (float("nan"), ValueError),
+                     ("on", ValueError), (True, TypeError)):
+        with pytest.raises(exc, match="conditioning_share"):
+            DPLogisticRegression(conditioning_share=bad, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2], np.array([3, 4]), 7, None])
+def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
+    """Review C3/U1: for every seed that is not a generator the pre-releases' streams
+    (child 0: the scale or the classifier's conditioning; child 1: the regressor's centre)
+    are spawned children of the fit's root SeedSequence, never the fit's own stream; the
+    same seed gives the same streams, and a given SeedSequence is not advanced."""
+    from noisygd.estimators import _DPLinearModel
+
+    draws = [_DPLinearModel._release_rng(seed, 0).random(8),
+             _DPLinearModel._release_rng(seed, 1).random(8),
+             np.random.default_rng(seed).random(8)]
+    for i in range(3):
+        for j in range(i):
+            assert not np.any(draws[i] == draws[j])
+    if seed is not None:
+        np.testing.assert_array_equal(_DPLinearModel._release_rng(seed, 0).random(8), draws[0])
+        np.testing.assert_array_equal(np.random.default_rng(seed).random(8), draws[2])
+    if isinstance(seed, np.random.SeedSequence):
+        assert seed.n_children_spawned == 0
+
+
+@pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
+def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
+                                                                               monkeypatch):
+    """The three noise draws of a default DPLinearRegression fit (centre, scale, count) start
+    from three different generator states, and the same seed gives the same model."""
+    import noisygd.training as training
+
+    real, states = training.add_gaussian_noise, []
+
+    def watching(values, sd, rng):
+        states.append(repr(rng.bit_generator.state["state"]))
+        return real(values, sd, rng)
+
+    monkeypatch.setattr(training, "add_gaussian_noise", watching)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 2 + 0.3
+    y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
+    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
+    first = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    assert len(first.privacy_.event.events) == 4 and len(states) == 3  # and the run's
+    assert len(set(states)) == 3  # centre, scale, count: three streams
+    again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    np.testing.assert_array_equal(first.coef_, again.coef_)
+
+
+def test_auto_centre_is_skipped_when_the_budget_pays_for_it_but_not_with_the_scale():
+    """Review U3: ``"auto"`` decides on the centre, the scale after it and the rest together.
+    With prior releases of 0.45 mu^2 and scale_share 0.5, the centre (0.1) and the rest fit
+    the budget, the centre, the scale and the rest do not (0.45 + 0.1 + 0.5 + 0.01 > 1): the
+    fit skips the centre and spends the scale and the rest, instead of being refused."""
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.events import Gaussian
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3)) / 2 + 0.3
+    y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=400), 0.0, 1.0)
+    prior = Gaussian(1.0 / (0.45 ** 0.5 * calibrate_mu(1.0, 1e-5)))
+    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5, "delta": 1e-5,
+          "scale_share": 0.5, "random_state": 0}
+    model = DPLinearRegression(**kw).fit(X, y, prior_events=[prior])
+    assert "release" not in model.conditioning_
+    assert model.privacy_.event.events[0] == prior and len(model.privacy_.event.events) == 4
+    with pytest.raises(ValueError, match="too small"):  # a declared share is used as given
+        DPLinearRegression(conditioning_share=0.1, **kw).fit(X, y, prior_events=[prior])

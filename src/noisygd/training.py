@@ -83,17 +83,22 @@ what every private fit needs besides the algorithm:
    own part (the covering event becomes :math:`\mathrm{Gaussian}(1/\sqrt{\mu^2 -
    \mu_{\rm prior}^2})`): the prior events were performed before the call, and their
    performer recorded them before reading the data; the ledger composes the two releases.
-8. **Pre-release stages** (``pre_release``, a :class:`PreRelease`): a release the fit makes
-   before the count, on the oracle: the Gaussian mechanism on ``k`` of the oracle's bounded
-   row sums (:meth:`~noisygd.oracles.base.GradientOracle.bounded_row_sums`; each row adds at
-   most 1 in norm to each, so the stacked sums have sensitivity :math:`\sqrt k\,\Delta`).
+8. **Pre-release stages** (``pre_release``, a :class:`PreRelease` or a sequence of them, run
+   in order; each later stage reads the first oracle of the previous stage's
+   post-processing, so it may be built in the coordinates an earlier release chose, e.g.
+   ``DPLinearRegression``'s residual scale in those of its released centre): a release
+   the fit makes before the count, on the oracle: the Gaussian mechanism on ``k`` of the
+   oracle's bounded row sums
+   (:meth:`~noisygd.oracles.base.GradientOracle.bounded_row_sums`; each row adds at most
+   1 in norm to each, so the stacked sums have sensitivity :math:`\sqrt k\,\Delta`).
    Its event enters the budget split as a prior event does (the runs get what remains) and
-   the fit's event after them, ``Composed((*prior_events, pre, count, *runs))``; with a
-   ledger it is recorded as its own release (``"<estimator>/<name>"``), after checking that
-   the ledger admits it composed with the first record of the rest of the fit, before its
-   sums are read. Its post-processing (``then``, public) gives the oracles and the clip of
-   the runs. ``DPLinearRegression``'s residual scale and ``DPLogisticRegression``'s private
-   conditioning are such stages, so every release of every estimator takes this one path.
+   the fit's event after them, ``Composed((*prior_events, *pres, count, *runs))``; with a
+   ledger each is recorded as its own release (``"<estimator>/<name>"``), after checking
+   that the ledger admits it composed with every later stage and the first record of the
+   rest of the fit, before its sums are read. Its post-processing (``then``, public)
+   gives the oracles and the clip of the next stage or of the runs.
+   ``DPLinearRegression``'s private centre and residual scale and ``DPLogisticRegression``'s
+   private conditioning are such stages, so every release of every estimator takes this one path.
 9. **Failures** (docs/ledger.md, "A fit that fails"). If the fit raises before returning its
    model, its ledger records are withdrawn *only* when it failed before its first noise draw
    on the data (the pre-release's, the count's, or the runs', which start right after the
@@ -148,7 +153,7 @@ from noisygd.mechanisms.noise import (
 )
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles._parallel import compute_context
-from noisygd.oracles.base import GradientOracle
+from noisygd.oracles.base import ROW_SUMS, GradientOracle
 from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
 
 if TYPE_CHECKING:
@@ -756,14 +761,76 @@ def _release_count(setup: _Setup, oracle: GradientOracle, rng: Any,
         "confidence bounds"))
 
 
+def _check_stages(pre_release: PreRelease | Sequence[PreRelease] | None
+                  ) -> tuple[PreRelease, ...]:
+    """``pre_release`` as a tuple of stages, in order (checked before anything is read)."""
+    if pre_release is None:
+        return ()
+    stages = (pre_release,) if isinstance(pre_release, PreRelease) else tuple(pre_release)
+    if not all(isinstance(stage, PreRelease) for stage in stages):
+        raise TypeError("pre_release must be a PreRelease or a sequence of PreRelease")
+    names = [stage.name for stage in stages]
+    if len(set(names)) != len(names):
+        raise ValueError(f"pre-release stages need distinct names, got {names}")
+    return stages
+
+
+def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) -> None:
+    r"""Refuse a stage whose declared event does not cover the mechanism run for it (before
+    anything is recorded or read; review C4): the Gaussian noise of standard deviation
+    :math:`\sigma` (``noise_std``) on :math:`k` stacked :class:`~noisygd.oracles.base.
+    RowSums` (``sums``), each moved by at most :math:`\Delta` (``relation``'s
+    ``clipped_sum_sensitivity``) by one row, is :math:`\sqrt k\,\Delta/\sigma`-GDP
+    (Dong, Roth and Su 2022, Thm 2.7); secure mode: the discrete Gaussian on the grid,
+    :math:`(\kappa\sqrt k\,\Delta/\sigma)^2/2`-zCDP with :math:`\kappa` =
+    :func:`~noisygd.mechanisms.noise.sensitivity_inflation` ``(rng, sigma, k, sqrt(k)
+    Delta)``. The event must be ``Gaussian`` under ``relation`` (secure:
+    ``DiscreteGaussianNoise`` of one, drawn by a ``SecureRandom``) with
+    :math:`\kappa_{\rm declared}\,\Delta_{\rm declared}/z_{\rm declared}` at least that
+    (to :math:`10^{-12}` relative, the rounding of :math:`\sqrt k`)."""
+    sums = tuple(stage.sums)
+    unknown = sorted(set(sums) - set(ROW_SUMS))
+    if not sums or unknown:
+        raise ValueError(f"pre-release {stage.name!r}: sums must be a non-empty tuple of "
+                         f"{list(ROW_SUMS)}, got {list(sums)}")
+    sigma = check_positive("noise_std", stage.noise_std)
+    if is_secure(stage.rng) != secure:
+        raise TypeError(f"pre-release {stage.name!r}: a secure fit's stages draw their noise "
+                        "with a SecureRandom, and only a secure fit's")
+    if secure and stage.rng.grid_bits != DEFAULT_GRID_BITS:
+        raise ValueError(f"pre-release {stage.name!r}: secure stages are planned for "
+                         f"SecureRandom(grid_bits={DEFAULT_GRID_BITS})")
+    if not secure:
+        check_generator("rng", stage.rng)
+    sensitivity = float(np.sqrt(len(sums))) * relation.clipped_sum_sensitivity
+    performed = sensitivity_inflation(stage.rng, sigma, len(sums), sensitivity) \
+        * sensitivity / sigma
+    event, declared_inflation = stage.event, 1.0
+    if secure and isinstance(event, DiscreteGaussianNoise):
+        event, declared_inflation = event.event, float(event.sensitivity_inflation)
+    if not isinstance(event, Gaussian) or event.relation is not relation:
+        raise ValueError(f"pre-release {stage.name!r}: its event must be the Gaussian "
+                         f"mechanism under {relation.value} neighbours"
+                         f"{' (DiscreteGaussianNoise in secure mode)' if secure else ''}, "
+                         f"got {stage.event.describe()}")
+    declared = declared_inflation * event.sensitivity / event.noise_multiplier
+    if not declared >= performed * (1.0 - 1e-12):
+        raise ValueError(
+            f"pre-release {stage.name!r}: its event ({stage.event.describe()}) is "
+            f"{declared:.6g}-GDP but the noise it draws ({len(sums)} sums, noise_std "
+            f"{sigma:.6g}) is {performed:.6g}-GDP: the event must cover the mechanism")
+
+
 def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
-                     records: _LedgerRecords, info: dict[str, Any]) -> PreparedFit:
-    """Record ``stage`` (once the ledger admits it with the rest of the fit), then release
-    its noisy sums from ``oracle`` and post-process them (module doc, 8)."""
+                     records: _LedgerRecords, info: dict[str, Any],
+                     later: Sequence[DpEvent] = ()) -> PreparedFit:
+    """Record ``stage`` (once the ledger admits it with the ``later`` stages' events and the
+    rest of the fit), then release its noisy sums from ``oracle`` and post-process them
+    (module doc, 8)."""
     if not isinstance(stage, PreRelease):
         raise TypeError("pre_release must be a PreRelease")
     rest = setup.first_record()
-    records.check([stage.event, *([rest] if rest is not None else [])])
+    records.check([stage.event, *later, *([rest] if rest is not None else [])])
     release = records.spend(stage.event, name=stage.name,
                             extra={"release": stage.name, "sums": stage.description})
     if release is not None:
@@ -870,7 +937,7 @@ def fit_private(
     preplanned: PreviewedFit | None = None,
     secure: bool = False,
     prior_events: Sequence[DpEvent] | None = None,
-    pre_release: PreRelease | None = None,
+    pre_release: PreRelease | Sequence[PreRelease] | None = None,
 ) -> PrivateFit:
     """Fit one model per oracle under a total (epsilon, delta) budget.
 
@@ -878,8 +945,8 @@ def fit_private(
     ----------
     oracles : sequence of GradientOracle
         One per problem (one-vs-rest passes one per class), all over the same rows. With
-        ``pre_release``, the oracles the release reads (its first); the count and the runs
-        read those its post-processing returns.
+        ``pre_release``, the oracles the first release reads (its first); the count and the
+        runs read those the last one's post-processing returns.
     method : str or Solver
         A name in :data:`noisygd.solvers.SOLVERS` (or ``"auto"``), or a solver instance.
     epsilon, delta : float
@@ -923,10 +990,13 @@ def fit_private(
         noise is calibrated for what remains. With ``ledger=`` they are *not* recorded
         here: they were performed before this call, so their performer records them (before
         reading the data; :func:`noisygd.schema.paid.record_prior_events` does).
-    pre_release : PreRelease, optional
-        A release of noisy row sums made on the first oracle before the count (module doc,
-        8): composed after ``prior_events``, paid from the same budget and, with
-        ``ledger=``, recorded as its own release before its sums are read.
+    pre_release : PreRelease or sequence of PreRelease, optional
+        Releases of noisy row sums made before the count, in order (module doc, 8): the
+        first on the first oracle, each later one on the first oracle of the previous one's
+        post-processing (so it may be built in the coordinates an earlier release chose);
+        composed after ``prior_events`` in that order, paid from the same budget and, with
+        ``ledger=``, each recorded as its own release before its sums are read, once the
+        ledger admits it with every later stage and the rest of the fit.
 
     Returns
     -------
@@ -947,9 +1017,12 @@ def fit_private(
     """
     oracles, rng = _check_fit_inputs(oracles, rng, secure)
     n_problems = len(oracles)
-    pre_events = () if pre_release is None else (pre_release.event,)
+    stages = _check_stages(pre_release)
+    pre_events = tuple(stage.event for stage in stages)
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
                    n_problems, secure, (*_check_prior_events(prior_events), *pre_events))
+    for stage in stages:  # each event covers the noise it draws (before anything is read)
+        _check_stage_event(stage, setup.relation, setup.secure)
     run = {"clip": None if clip is None else check_positive("clip", clip),
            "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
            "options": options}
@@ -960,8 +1033,9 @@ def fit_private(
     info: dict[str, Any] = {"method": setup.solver.name, "relation": setup.relation.value}
     with _open_ledger(ledger, dataset) as opened, _LedgerRecords(
             opened, dataset, algorithm, record) as records:
-        if pre_release is not None:
-            prepared = _run_pre_release(pre_release, oracles[0], setup, records, info)
+        for k, stage in enumerate(stages):  # each reads the previous one's first oracle
+            prepared = _run_pre_release(stage, oracles[0], setup, records, info,
+                                        pre_events[k + 1:])
             oracles = _check_oracles(prepared.oracles, n_problems)
             run["clip"] = prepared.clip
             record["clip"] = prepared.clip

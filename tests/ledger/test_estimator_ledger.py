@@ -3,6 +3,12 @@
 Each fit is one release, recorded before the data is read and committed before the model is
 returned; a fit the budget cannot admit is refused before the data is read; ``clone``,
 ``cross_val_score`` and ``GridSearchCV`` spend against the same ledger.
+
+A default ``DPLogisticRegression`` without ``feature_bounds`` first releases its private
+conditioning (``conditioning_share="auto"``), recorded as its own release before the fit's:
+the tests of that pair say so; the tests of the ledger's mechanics of one fit (reservation,
+clone, pickle, meta-estimators) declare ``conditioning_share=0`` (:data:`ONE_RELEASE`), so
+that each fit is the one release they are about.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from noisygd.accounting import Composed, Gaussian, best
 from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.gdp import gaussian_mu
 from noisygd.accounting.serialization import event_to_dict
 from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
 from noisygd.exceptions import BudgetExceededError
@@ -32,6 +39,8 @@ from noisygd.solvers import NoisyGDSolver
 from noisygd.training import fit_private
 
 DELTA = 1e-5
+#: A classifier fit that makes one release (no private conditioning before its run).
+ONE_RELEASE = {"conditioning_share": 0.0}
 
 
 def _data(n=600, d=3, seed=0):
@@ -75,25 +84,36 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
     X, y = _data()
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
                                  random_state=0).fit(X, y)
-    (release,) = _releases(url)
-    assert release.event == model.privacy_.event
+    # the default without bounds: the private conditioning first, at sqrt(0.1) mu, then the
+    # fit's release (count + run); together they are the fit's event, and compose to epsilon
+    cond, release = _releases(url)
+    mu = calibrate_mu(1.0, DELTA)
+    assert cond.algorithm == "DPLogisticRegression/conditioning"
+    assert cond.id == model.conditioning_["release"]["ledger_release"]
+    assert gaussian_mu(cond.event) == pytest.approx(math.sqrt(0.1) * mu, rel=1e-12)
+    assert Composed((cond.event, *release.event.events)) == model.privacy_.event
+    assert best(Composed((cond.event, release.event)), DELTA).epsilon == pytest.approx(
+        1.0, rel=1e-6)
     assert release.id == model.ledger_release_.id == model.fit_info_["ledger_release"]
     assert release.algorithm == "DPLogisticRegression/noisy_gd"
     assert release.parameters["epsilon"] == 1.0 and "ledger" not in release.parameters
-    # add/remove with a private count: reserved as the covering Gaussian(1/mu), then
-    # settled to the exact composition (count + run) before training
-    assert release.reserved_event_data == event_to_dict(
-        Gaussian(1.0 / calibrate_mu(1.0, DELTA)))
+    # add/remove with a private count: the rest reserved as the covering Gaussian(1/mu_rest),
+    # mu_rest^2 = mu^2 - mu_c^2, then settled to the exact composition (count + run)
+    assert release.reserved_event_data["type"] == "Gaussian"
+    assert release.reserved_event_data["fields"]["noise_multiplier"] == pytest.approx(
+        1.0 / math.sqrt(0.9 * mu * mu), rel=1e-12)
     assert release.settled_at is not None
-    assert release.epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
+    with Ledger(url) as ledger:
+        assert ledger.spent("d").epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
 
 
 @pytest.mark.parametrize(("cls", "kwargs"), [
-    (DPLogisticRegression, {"classes": [0, 1], "n_samples_public": 600}),
+    (DPLogisticRegression, {"classes": [0, 1], "n_samples_public": 600, **ONE_RELEASE}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "noisy_sgd", "n_samples_public": 600,
-                            "method_options": {"expected_batch_size": 64, "epochs": 2}}),
+                            "method_options": {"expected_batch_size": 64, "epochs": 2},
+                            **ONE_RELEASE}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "dp_ftrl",
-                            "neighbouring": "replace_one"}),
+                            "neighbouring": "replace_one", **ONE_RELEASE}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "output_perturbation",
                             "neighbouring": "replace_one", "l2": 0.1}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "rrpsgd",
@@ -119,7 +139,8 @@ def test_noisy_sgd_with_a_private_count_reserves_the_count_then_settles(sqlite_p
     X, y = _data()
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], method="noisy_sgd",
                                  method_options={"expected_batch_size": 64, "epochs": 2},
-                                 ledger=sqlite_path, dataset="d", random_state=0).fit(X, y)
+                                 ledger=sqlite_path, dataset="d", random_state=0,
+                                 **ONE_RELEASE).fit(X, y)
     (release,) = _releases(sqlite_path)
     count, run = model.privacy_.event.events
     assert release.event == model.privacy_.event
@@ -134,7 +155,8 @@ def test_one_vs_rest_is_one_release(sqlite_path):
     X = np.vstack([c + 0.3 * rng.normal(size=(200, 3)) for c in np.eye(3) * 2]) / 3
     y = np.repeat([0, 1, 2], 200)
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], multiclass="ovr",
-                                 ledger=sqlite_path, dataset="d", random_state=0).fit(X, y)
+                                 ledger=sqlite_path, dataset="d", random_state=0,
+                                 **ONE_RELEASE).fit(X, y)
     (release,) = _releases(sqlite_path)
     assert release.event == model.privacy_.event and len(release.event.events) == 4
     assert release.epsilon == pytest.approx(1.0, rel=1e-6)
@@ -150,7 +172,7 @@ def test_a_ledger_object_is_accepted(sqlite_path):
     with Ledger(sqlite_path) as ledger:
         ledger.set_budget("d", 3.0, DELTA)
         DPLogisticRegression(classes=[0, 1], ledger=ledger, dataset="d",
-                             random_state=0).fit(X, y)
+                             random_state=0, **ONE_RELEASE).fit(X, y)
         assert len(ledger.releases("d")) == 1
 
 
@@ -179,7 +201,8 @@ def test_noisy_sgd_with_a_private_count_is_refused_after_the_count_which_stays_r
     _budget(sqlite_path, epsilon=0.5)
     X, y = _data()
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], method="noisy_sgd",
-                                 ledger=sqlite_path, dataset="d", random_state=0)
+                                 ledger=sqlite_path, dataset="d", random_state=0,
+                                 **ONE_RELEASE)
     with pytest.raises(BudgetExceededError, match="reservation stays recorded"):
         model.fit(X, y)
     (release,) = _releases(sqlite_path)
@@ -197,8 +220,8 @@ def test_the_budget_is_composed_and_the_release_that_does_not_fit_is_refused(sql
     clone(make).set_params(random_state=1).fit(X, y)
     with pytest.raises(BudgetExceededError):
         clone(make).fit(X, y)
-    releases = _releases(sqlite_path)
-    assert len(releases) == 2
+    releases = _releases(sqlite_path)  # each fit: its conditioning, then its run
+    assert [r.algorithm.split("/")[1] for r in releases] == ["conditioning", "noisy_gd"] * 2
     assert releases[-1].spent_epsilon == pytest.approx(two, rel=1e-9) and two < 2.0
 
 
@@ -243,8 +266,9 @@ def test_the_exact_event_is_recorded_before_the_run_reads_the_data(sqlite_path):
     solver = LedgerWatchingSolver(sqlite_path)
     model = DPLogisticRegression(classes=[0, 1], method=solver, ledger=sqlite_path,
                                  dataset="d", random_state=0).fit(X, y)
-    (before,) = solver.seen
-    assert len(before) == 1 and before[0].event == model.privacy_.event
+    (before,) = solver.seen  # the conditioning, then the fit's exact event, both recorded
+    cond, fit = before
+    assert Composed((cond.event, *fit.event.events)) == model.privacy_.event
 
 
 def test_a_process_killed_during_the_fit_leaves_the_spend_recorded(sqlite_path):
@@ -263,7 +287,7 @@ def test_a_process_killed_during_the_fit_leaves_the_spend_recorded(sqlite_path):
         X = np.random.default_rng(0).normal(size=(300, 3)) / 2
         y = (X[:, 0] > 0).astype(int)
         DPLogisticRegression(classes=[0, 1], method=Killed(), ledger={sqlite_path!r},
-                             dataset="d", random_state=0).fit(X, y)
+                             dataset="d", random_state=0, conditioning_share=0.0).fit(X, y)
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, check=False)
@@ -279,7 +303,7 @@ def test_cross_val_score_records_one_release_per_fold(sqlite_path):
     _budget(sqlite_path)
     X, y = _data()
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=sqlite_path, dataset="d",
-                                 random_state=0)
+                                 random_state=0, **ONE_RELEASE)
     scores = cross_val_score(model, X, y, cv=5)
     assert scores.shape == (5,)
     releases = _releases(sqlite_path)
@@ -296,7 +320,7 @@ def test_grid_search_records_one_release_per_setting_and_fold(sqlite_path):
     _budget(sqlite_path)
     X, y = _data()
     model = DPLogisticRegression(epsilon=0.5, classes=[0, 1], ledger=sqlite_path,
-                                 dataset="d", random_state=0)
+                                 dataset="d", random_state=0, **ONE_RELEASE)
     search = GridSearchCV(model, {"l2": [1e-3, 1e-2]}, cv=2, refit=False).fit(X, y)
     assert len(search.cv_results_["params"]) == 2
     releases = _releases(sqlite_path)
@@ -308,7 +332,7 @@ def test_clone_and_pickle_keep_the_ledger(sqlite_path):
     _budget(sqlite_path)
     X, y = _data()
     model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
-                                 random_state=0)
+                                 random_state=0, **ONE_RELEASE)
     twin = clone(model)
     assert twin.get_params()["ledger"] == sqlite_path and twin.dataset == "d"
     fitted = pickle.loads(pickle.dumps(twin.fit(X, y)))
@@ -340,8 +364,9 @@ def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlit
                                  method_options={"plan": {"no_such_option": 1}})
     with pytest.raises(TypeError):
         model.fit(X, y)
-    (release,) = _releases(sqlite_path)
-    # only the noisy count had touched the data when planning failed
+    cond, release = _releases(sqlite_path)
+    assert cond.algorithm == "DPLogisticRegression/conditioning"  # released before the count
+    # only the conditioning and the noisy count had touched the data when planning failed
     mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
     assert release.event == Gaussian(1.0 / mu_count)
 
@@ -358,7 +383,8 @@ def test_clone_of_an_estimator_holding_a_ledger_object_shares_it(sqlite_path):
 
     _budget(sqlite_path)
     with Ledger(sqlite_path) as ledger:
-        model = DPLogisticRegression(classes=[0, 1], ledger=ledger, dataset="d", random_state=0)
+        model = DPLogisticRegression(classes=[0, 1], ledger=ledger, dataset="d", random_state=0,
+                                     **ONE_RELEASE)
         twin = clone(model)
         assert twin.get_params()["ledger"] is ledger
         rng = np.random.default_rng(0)
@@ -377,10 +403,12 @@ def _regression_data(n=600, d=3, seed=0):
 
 
 def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, monkeypatch):
-    """The scale's release is recorded first, then its sums are read on the oracle (rows and
-    targets: ``bounded_row_sums``, a training pre-release stage); the fit's own release is
-    recorded before its run reads the data; the ledger composes the two to
-    ``privacy_.epsilon``; and the model is the one fitted without a ledger (same seed)."""
+    """The private centre's release (the default without bounds) is recorded first, then
+    its sums are read on the oracle (``bounded_row_sums``, a training pre-release stage);
+    then the scale's release is recorded, then its sums (rows centred at the released
+    centre, targets) are read; the fit's own release is recorded before its run reads the
+    data; the ledger composes the three to ``privacy_.epsilon``; and the model is the one
+    fitted without a ledger (same seed)."""
     _budget(sqlite_path)
     X, y = _regression_data()
     seen = []
@@ -398,14 +426,19 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     solver = Watching(sqlite_path)
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
-    (at_scale,) = seen
-    scale_event = model.privacy_.event.events[0]
-    assert len(at_scale) == 1 and at_scale[0].event == scale_event
-    assert at_scale[0].algorithm == "DPLinearRegression/target_scale"
+    at_centre, at_scale = seen
+    centre_event, scale_event = model.privacy_.event.events[:2]
+    assert [r.algorithm for r in at_centre] == ["DPLinearRegression/conditioning"]
+    assert [r.algorithm for r in at_scale] == ["DPLinearRegression/conditioning",
+                                               "DPLinearRegression/target_scale"]
+    assert at_scale[0].event == centre_event and at_scale[1].event == scale_event
+    assert gaussian_mu(centre_event) == pytest.approx(
+        math.sqrt(0.1) * calibrate_mu(1.0, DELTA), rel=1e-9)
     (at_run,) = solver.seen
-    assert len(at_run) == 2 and at_run[1].event == Composed(model.privacy_.event.events[1:])
-    scale_release, fit_release = _releases(sqlite_path)
+    assert len(at_run) == 3 and at_run[2].event == Composed(model.privacy_.event.events[2:])
+    centre_release, scale_release, fit_release = _releases(sqlite_path)
     assert fit_release.id == model.ledger_release_.id
+    assert model.conditioning_["release"]["ledger_release"] == centre_release.id
     assert model.fit_info_["target_scale_release"] == scale_release.id
     # the ledger's composed spend is the fit's epsilon (one budget, two releases)
     assert fit_release.spent_epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
@@ -458,7 +491,9 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
     with pytest.raises(BudgetExceededError):
         clone(make).fit(X, y)
     releases = _releases(sqlite_path)
-    assert len(releases) == 4  # scale, fit, scale, fit
-    assert releases[1].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
+    # each fit: its private centre, its scale, its run
+    assert [r.algorithm.split("/")[1] for r in releases] == [
+        "conditioning", "target_scale", "noisy_gd"] * 2
+    assert releases[2].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
     assert releases[-1].spent_epsilon == pytest.approx(
         best(Composed((first.privacy_.event, second.privacy_.event)), DELTA).epsilon, rel=1e-9)

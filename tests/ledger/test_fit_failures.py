@@ -207,10 +207,11 @@ def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch
         check_is_fitted(est)
 
 
-def test_a_regression_whose_run_loses_its_data_keeps_both_releases(path, monkeypatch):
-    """DPLinearRegression records its scale release, then its own; the store is lost at the
-    third gradient: the released scale and the noisy steps exist, so both records stay, and
-    the estimator holds neither coefficients nor the released target shift."""
+def test_a_regression_whose_run_loses_its_data_keeps_its_releases(path, monkeypatch):
+    """DPLinearRegression records its private centre's release, its scale's, then its own;
+    the store is lost at the third gradient: the released centre and scale and the noisy
+    steps exist, so the three records stay, and the estimator holds neither coefficients
+    nor the released target shift."""
     X, y = _regression_data()
     real, calls = ArrayOracle.clipped_gradient_sum, []
 
@@ -225,16 +226,17 @@ def test_a_regression_whose_run_loses_its_data_keeps_both_releases(path, monkeyp
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
-    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/target_scale",
+    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
+                                                      "DPLinearRegression/target_scale",
                                                       "DPLinearRegression/noisy_gd"]
     assert _fitted_state(est) == []
 
 
 def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, monkeypatch):
-    """The scale release is recorded, then the oracle cannot read its sums: no noise was
-    drawn, so the record is withdrawn and the estimator holds nothing of the fit (its
-    fitted attributes, the target shift and the scales included); the same fit without the
-    fault then records its two releases."""
+    """The private centre's release is recorded, then the oracle cannot read its sums: no
+    noise was drawn, so the record is withdrawn and the estimator holds nothing of the fit
+    (its fitted attributes, the target shift and the scales included); the same fit without
+    the fault then records its three releases."""
     X, y = _regression_data()
     real = ArrayOracle.bounded_row_sums
 
@@ -250,9 +252,35 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
     assert _fitted_state(est) == []
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", real)
     est.fit(X, y)
-    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/target_scale",
+    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
+                                                      "DPLinearRegression/target_scale",
                                                       "DPLinearRegression/noisy_gd"]
-    assert est.ledger_release_.id == _releases(path)[1].id
+    assert est.ledger_release_.id == _releases(path)[2].id
+
+
+def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkeypatch):
+    """Two pre-release stages (the private centre, then the scale in its coordinates): the
+    store is lost when the scale's sums are read, after the centre's noise was drawn, so
+    both stages' records stay (the scale's was recorded before its read; the centre's
+    release exists), the fit's own is never recorded, and the estimator holds nothing."""
+    X, y = _regression_data()
+    real, calls = ArrayOracle.bounded_row_sums, []
+
+    def lost(self, target_half_range=None):
+        calls.append(target_half_range)
+        if len(calls) >= 2:
+            raise DataAccessError("store lost")
+        return real(self, target_half_range)
+
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
+    est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+                             ledger=path, dataset="d", random_state=0, max_iter=10)
+    with pytest.raises(DataAccessError):
+        est.fit(X, y)
+    assert calls == [None, 0.5]  # the centre's sums (no targets), then the scale's
+    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
+                                                      "DPLinearRegression/target_scale"]
+    assert _fitted_state(est) == []
 
 
 def test_withdraw_refuses_an_unknown_release(path):

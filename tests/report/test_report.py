@@ -150,11 +150,14 @@ def test_step_grid_covers_one_to_total():
 # ---------------------------------------------------------------------- content
 def test_budget_parts_give_the_count_its_declared_share(fitted):
     r = build_report(fitted)
-    count, run = r.budget_parts
+    conditioning, count, run = r.budget_parts
     assert count["part"].startswith("the number of rows")
-    # training.py gives the noisy count 1% of the Gaussian-DP budget mu^2 by default
+    # the classifier's private conditioning (default without bounds) takes 10% of the
+    # Gaussian-DP budget mu^2, training.py gives the noisy count 1%, the run the rest
+    assert conditioning["mu2_share"] == pytest.approx(0.1, rel=1e-9)
+    assert conditioning["event"] == fitted.conditioning_["release"]["event"]
     assert count["mu2_share"] == pytest.approx(0.01, rel=1e-9)
-    assert run["mu2_share"] == pytest.approx(0.99, rel=1e-9)
+    assert run["mu2_share"] == pytest.approx(0.89, rel=1e-9)
     assert r.accounting.epsilon == pytest.approx(fitted.privacy_.epsilon, rel=1e-9)
     assert r.data_handling["paid_for"]
     statuses = {(c.topic, c.status) for c in r.checks}
@@ -220,7 +223,9 @@ def test_text_is_escaped(fitted):
 
 def test_page_reads_nothing_from_the_rows_but_the_released_coefficients():
     # Two different datasets of the same public size: with the coefficients left out, the
-    # pages are byte-identical (plots included): the page holds only public facts.
+    # pages are byte-identical (plots included): the page holds only public facts. (The
+    # private conditioning's centre and clip are released values too, so these fits declare
+    # conditioning_share=0: the coefficients are then the only released values.)
     from noisygd.estimators import DPLogisticRegression
 
     pages = []
@@ -228,7 +233,7 @@ def test_page_reads_nothing_from_the_rows_but_the_released_coefficients():
         X, y = _data(seed=seed)
         X[:5] *= 1 + seed  # different rows, same public facts
         est = DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=[0, 1], random_state=7,
-                                   n_samples_public=400).fit(X, y)
+                                   n_samples_public=400, conditioning_share=0).fit(X, y)
         report = build_report(est)
         report.coefficients = None
         pages.append(to_html(report))

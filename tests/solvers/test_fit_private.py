@@ -77,7 +77,7 @@ def test_noisy_gd_reports_a_bound_as_covering_only_the_run_it_is_about():
 
     def plan_of(options):
         model = DPLogisticRegression(n_samples_public=2000, classes=[-1, 1], random_state=0,
-                                     method_options=options).fit(X, y)
+                                     method_options=options, conditioning_share=0).fit(X, y)
         return model.fit_info_["plans"][0]["plan"]
 
     textbook = plan_of({"plan": {"accelerate": False}})
@@ -87,3 +87,107 @@ def test_noisy_gd_reports_a_bound_as_covering_only_the_run_it_is_about():
     last = plan_of({"plan": {"accelerate": False}, "averaging": "last"})
     assert last["bound_covers_run"] is False
     assert plan_of(None)["bound_covers_run"] is False  # accelerated default (momentum)
+
+
+# ------------------------------------------------ pre-release stages (training module doc, 8)
+def _stage(name, mu, seen, relation=None, next_oracles=None, k=2, noise_std=None):
+    """A stage releasing (count, rows) at GDP ``mu``; ``seen`` collects the oracle read."""
+    from noisygd.accounting.events import Gaussian, Neighbouring
+    from noisygd.training import PreparedFit, PreRelease
+
+    rel = relation or Neighbouring.ADD_REMOVE
+    delta = rel.clipped_sum_sensitivity
+    sigma = math.sqrt(k) * delta / mu if noise_std is None else noise_std
+
+    def then(noisy):
+        seen.append((name, noisy.size))
+        return PreparedFit(next_oracles, None)
+
+    return PreRelease(name, Gaussian(delta / mu, delta, rel), ("count", "rows")[:k], sigma,
+                      np.random.default_rng(len(seen) + 11), then)
+
+
+def test_pre_release_stages_run_in_order_each_on_the_previous_ones_oracle(tmp_path):
+    """A sequence of stages: the second reads the first oracle of the first's
+    post-processing; the events compose in order after none, before the count and the run;
+    the ledger records the stages in order, then the fit; each was checked with every later
+    stage and the rest, so a budget short of the whole refuses before any record or read."""
+    from noisygd.ledger import BudgetExceededError, Ledger
+
+    mu = calibrate_mu(1.0, 1e-5)
+    first, second = _oracle(), _oracle()
+    read = []
+
+    def watch(oracle, label):
+        real = oracle.bounded_row_sums
+
+        def watching(*args, **kwargs):
+            read.append(label)
+            return real(*args, **kwargs)
+
+        oracle.bounded_row_sums = watching
+
+    watch(first, "first")
+    watch(second, "second")
+    seen = []
+    stages = (_stage("a", 0.3 * mu, seen, next_oracles=[second]),
+              _stage("b", 0.2 * mu, seen, next_oracles=[second]))
+    path = str(tmp_path / "l.db")
+    with Ledger(path) as ledger:
+        ledger.set_budget("d", 1.0, 1e-5)
+    fit = fit_private([first], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                      rng=np.random.default_rng(0), pre_release=stages, ledger=path,
+                      dataset="d", algorithm="E/noisy_gd")
+    assert read == ["first", "second"] and seen == [("a", 4), ("b", 4)]
+    assert fit.event.events[:2] == (stages[0].event, stages[1].event)
+    assert gaussian_mu(fit.event) == pytest.approx(mu, rel=1e-9)
+    with Ledger(path) as ledger:
+        releases = ledger.releases("d")
+    assert [r.algorithm for r in releases] == ["E/a", "E/b", "E/noisy_gd"]
+    assert fit.info["a_release"] == releases[0].id and fit.info["b_release"] == releases[1].id
+    # a ledger with room for stage a and the rest (mu^2 - mu_b^2), not for a, b and the
+    # rest (mu^2): nothing recorded, nothing read
+    from noisygd.accounting.gdp import gdp_epsilon
+
+    path2 = str(tmp_path / "l2.db")
+    short = 0.5 * (gdp_epsilon(0.8 * mu, 1e-5) + 1.0)
+    with Ledger(path2) as ledger:
+        ledger.set_budget("d", short, 1e-5)
+    big = (_stage("a", 0.3 * mu, [], next_oracles=[second]),
+           _stage("b", 0.6 * mu, [], next_oracles=[second]))
+    read.clear()
+    with pytest.raises(BudgetExceededError):
+        fit_private([first], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                    rng=np.random.default_rng(0), pre_release=big, ledger=path2,
+                    dataset="d")
+    with Ledger(path2) as ledger:
+        assert ledger.releases("d") == []
+    assert read == []
+
+
+def test_a_stage_whose_event_does_not_cover_its_noise_is_refused_before_a_read():
+    """Review C4: the event recorded and composed must cover the noise drawn (sqrt(k) Delta /
+    sigma for k sums); a stage claiming 0.3 mu for almost no noise, a stage under another
+    relation and a stage with a SecureRandom in a plain fit are refused before any read."""
+    from noisygd.accounting.events import Neighbouring
+    from noisygd.mechanisms.secure import SecureRandom
+
+    oracle = _oracle()
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the rows were read")
+
+    oracle.bounded_row_sums = unread
+    mu = 0.3 * calibrate_mu(1.0, 1e-5)
+    cheat = _stage("cheat", mu, [], next_oracles=[oracle], noise_std=1e-9)
+    other = _stage("other", mu, [], relation=Neighbouring.REPLACE_ONE, next_oracles=[oracle])
+    fine = _stage("fine", mu, [], next_oracles=[oracle])
+    secure_rng = type(fine)(**{**fine.__dict__, "rng": SecureRandom()})
+    for stage, exc in ((cheat, ValueError), (other, ValueError), (secure_rng, TypeError)):
+        with pytest.raises(exc, match=r"pre-release|prior event"):
+            fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                        rng=np.random.default_rng(0), pre_release=stage)
+    # the honest stage's event is exactly sqrt(2) Delta / sigma: accepted (and then read)
+    with pytest.raises(AssertionError, match="the rows were read"):
+        fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                    rng=np.random.default_rng(0), pre_release=fine)

@@ -192,7 +192,7 @@ def test_linear_regression_default_ridges():
     kw = dict(target_range=(-1.0, 1.0), n_samples_public=600, random_state=0)
     ssp = DPLinearRegression(method="ssp", **kw).fit(X, y)
     assert ssp.l2_ == 0.0
-    gd = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
+    gd = DPLinearRegression(scale_share=0.0, conditioning_share=0, **kw).fit(X, y)
     # h = 1, R = 1, s = R/sqrt(d) (no feature_bounds: c = 0; the regression's default s)
     clip = huber_clip(1.0, 1.0, 1.0 / np.sqrt(X.shape[1]))
     expected = ridge_strength(n=600, n_params=4, clip=clip, mu=calibrate_mu(1.0, 1e-5),

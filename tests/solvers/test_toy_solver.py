@@ -70,9 +70,11 @@ def test_toy_method_fits_through_the_estimator_with_a_true_privacy_report():
     model = DPLogisticRegression(epsilon=1.0, delta=1e-5, method=NoisyMeanStep(),
                                  classes=[0, 1], random_state=0).fit(X, y)
     event = model.privacy_.event
-    # The count (paid for under add/remove) and the toy step, composed.
+    # The private conditioning (the default without bounds: a method that clips and is a
+    # Gaussian composition), the count (paid for under add/remove) and the toy step, composed.
     assert isinstance(event, Composed)
-    count, step = event.events
+    conditioning, count, step = event.events
+    assert model.conditioning_["release"]["event"] == conditioning.describe()
     assert isinstance(count, Gaussian) and isinstance(step, Gaussian)
     # Gaussian-DP composes exactly: the whole budget is spent and not exceeded.
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
@@ -88,7 +90,8 @@ def test_toy_method_under_replace_one_uses_the_doubled_sensitivity():
     model = DPLogisticRegression(epsilon=0.5, method=NoisyMeanStep(),
                                  neighbouring="replace_one", classes=[0, 1],
                                  random_state=1).fit(X, y)
-    step = model.privacy_.event
+    conditioning, step = model.privacy_.event.events  # the private conditioning first
+    assert conditioning.sensitivity == 2.0  # replace-one doubles every release's
     assert isinstance(step, Gaussian) and step.sensitivity == 2.0
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(0.5, rel=1e-6)
 
@@ -99,7 +102,8 @@ def test_one_vs_rest_splits_the_toy_budget():
     y = np.repeat([0, 1, 2], 300)
     model = DPLogisticRegression(epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
                                  multiclass="ovr", random_state=0).fit(X, y)
-    assert len(model.privacy_.event.events) == 4  # count + 3 problems
+    # the private conditioning (one, shared) + count + 3 problems
+    assert len(model.privacy_.event.events) == 5
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
 
 
