@@ -458,9 +458,8 @@ def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[s
             if frame.shape[0] == 0:
                 raise CLIError(f"{args.data} has no data rows")
         else:  # nothing read on the client but the first file's header and types
-            from noisygd.schema.partitionwise import read_raw_collection, refuse_paid
+            from noisygd.schema.partitionwise import read_raw_collection
 
-            refuse_paid(schema)  # before a cluster is started
             dask_session.open()
             frame = read_raw_collection(args.data, **schema.file.model_dump())
         stages.next("fit")

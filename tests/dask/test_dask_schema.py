@@ -145,8 +145,7 @@ def _schema_dict(tmp_path: Path) -> dict[str, Any]:
     return tomllib.loads(_schema(tmp_path / "d.toml").read_text())
 
 
-def test_undeclared_levels_and_paid_schemas_are_refused_as_in_memory(client, tmp_path
-                                                                     ) -> None:
+def test_undeclared_levels_are_refused_as_in_memory(client, tmp_path) -> None:
     table = _table(2)
     glob = _write_csv_parts(table, tmp_path / "parts", 2)
     strict = _schema_dict(tmp_path)
@@ -164,11 +163,6 @@ def test_undeclared_levels_and_paid_schemas_are_refused_as_in_memory(client, tmp
     assert str(on_dask.value) == str(in_memory.value)  # raised on a worker, names no cell
     with Ledger(ledger) as opened:  # refused while encoding: before the ledger's record
         assert opened.releases("d") == []
-    paid = _schema_dict(tmp_path)
-    paid["columns"]["age"].update(bounds="private", range=[0, 200])
-    paid["privacy"] = {"preprocessing_share": 0.1}
-    with pytest.raises(SchemaError, match="not supported on Dask"):
-        fit_table(parse_schema(paid), read_raw_collection(glob), params={"epsilon": 1.0})
     with pytest.raises(DataFileError, match="no file matches"):
         read_raw_collection(str(tmp_path / "none-*.csv"))
 

@@ -19,12 +19,17 @@ from noisygd.accounting.registry import best
 from noisygd.mechanisms.private_statistics import (
     DEFAULT_GRID_RATIO,
     bin_index,
+    clip_counts,
+    code_counts,
     geometric_grid,
     histogram_event,
     histogram_sensitivity,
+    noisy_clip_counts,
     noisy_histogram,
+    noisy_histogram_of_counts,
     private_bounds,
     private_levels,
+    private_levels_of_counts,
     quantile_bounds,
 )
 
@@ -168,3 +173,35 @@ def test_argument_checks():
         noisy_histogram(np.array([0, 5]), 2, mu=1.0, relation="add_remove", rng=rng)
     with pytest.raises(TypeError):
         noisy_histogram(np.zeros(3, dtype=int), 2.5, mu=1.0, relation="add_remove", rng=rng)
+
+
+def test_releases_from_counts_equal_those_from_codes_and_counts_add_over_parts():
+    """The exact-count entry points (used by the Dask reductions) make the same release as
+    the in-memory ones with the same generator: same noisy counts, same event; and the
+    counts of disjoint parts add up to those of all the rows (integers, exactly)."""
+    codes = np.random.default_rng(5).integers(-1, 9, size=1000)
+    parts = np.array_split(codes, 7)
+    summed = sum(code_counts(p, 9) for p in parts)
+    assert summed.dtype == np.int64 and np.array_equal(summed, code_counts(codes, 9))
+    assert np.array_equal(summed, [np.sum(codes == k) for k in range(9)])
+    a = noisy_histogram(codes, 9, mu=0.5, relation="replace_one", rng=np.random.default_rng(1))
+    b = noisy_histogram_of_counts(summed, mu=0.5, relation="replace_one",
+                                  rng=np.random.default_rng(1))
+    assert np.array_equal(a.counts, b.counts) and a.event == b.event
+    la = private_levels(codes, 9, mu=0.05, relation="add_remove", rng=np.random.default_rng(2))
+    lb = private_levels_of_counts(summed, mu=0.05, relation="add_remove",
+                                  rng=np.random.default_rng(2))
+    assert np.array_equal(la.kept, lb.kept) and la.event == lb.event
+    values = np.array([-3.0, 0.5, np.nan, 7.0, 9.0, 2.0])
+    assert clip_counts(values, 0.0, 5.0).tolist() == [1, 2]
+    ca = noisy_clip_counts(values, (0.0, 5.0), mu=1.0, relation="add_remove",
+                           rng=np.random.default_rng(3))
+    cb = noisy_histogram_of_counts(clip_counts(values[:3], 0.0, 5.0)
+                                   + clip_counts(values[3:], 0.0, 5.0), mu=1.0,
+                                   relation="add_remove", rng=np.random.default_rng(3))
+    assert np.array_equal(ca.counts, cb.counts) and ca.event == cb.event
+    rng = np.random.default_rng(0)
+    for bad in (np.array([1.0, 2.0]), np.array([1, -1]), np.zeros((2, 2), dtype=int),
+                np.zeros(0, dtype=int)):
+        with pytest.raises(ValueError, match="exact histogram"):
+            noisy_histogram_of_counts(bad, mu=1.0, relation="add_remove", rng=rng)

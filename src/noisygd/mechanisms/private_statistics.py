@@ -73,13 +73,17 @@ __all__ = [
     "PrivateLevels",
     "bin_index",
     "clip_codes",
+    "clip_counts",
+    "code_counts",
     "geometric_grid",
     "histogram_event",
     "histogram_sensitivity",
     "noisy_clip_counts",
     "noisy_histogram",
+    "noisy_histogram_of_counts",
     "private_bounds",
     "private_levels",
+    "private_levels_of_counts",
     "quantile_bounds",
     "released_counts",
 ]
@@ -205,6 +209,52 @@ def histogram_event(n_bins: int, *, mu: float, relation: Neighbouring | str,
     return float(sigma), event
 
 
+def code_counts(codes: np.ndarray, n_bins: int) -> np.ndarray:
+    r"""The exact histogram :math:`h(D) = \sum_{x \in D} e_{b(x)}` of ``codes`` over ``n_bins``
+    bins (int64; ``-1`` rows uncounted): what :func:`noisy_histogram` adds noise to.
+
+    Histograms of disjoint parts of the rows (e.g. a Dask DataFrame's partitions) add up to
+    the histogram of all of them, exactly (integers).
+
+    Raises
+    ------
+    ValueError
+        A code outside ``-1 .. n_bins - 1``.
+    """
+    n_bins = check_positive_int("n_bins", n_bins)
+    codes = np.asarray(codes, dtype=np.int64).ravel()
+    if codes.size and (codes.max(initial=-1) >= n_bins or codes.min(initial=0) < -1):
+        raise ValueError("codes must lie in -1 .. n_bins - 1")
+    return np.bincount(codes[codes >= 0], minlength=n_bins).astype(np.int64)
+
+
+def noisy_histogram_of_counts(counts: np.ndarray, *, mu: float, relation: Neighbouring | str,
+                              rng: Any) -> NoisyHistogram:
+    r"""The Gaussian mechanism on an exact histogram given as its counts.
+
+    ``counts`` must be a histogram (:func:`code_counts`, or a sum of such over disjoint
+    parts of the rows): each row adds at most one to one count, which is what the
+    sensitivity :func:`histogram_sensitivity` assumes. Releases
+    :math:`h + \mathcal N(0, \sigma^2 I)` with :math:`\sigma = \Delta_2/\mu` over
+    ``len(counts)`` public bins, exactly as :func:`noisy_histogram` (which calls this): the
+    same event, and the same draw from ``rng``.
+
+    Raises
+    ------
+    ValueError
+        ``counts`` is not a non-empty vector of non-negative integers.
+    """
+    true = np.asarray(counts)
+    if true.ndim != 1 or true.size == 0 or not np.issubdtype(true.dtype, np.integer) \
+            or (true < 0).any():
+        raise ValueError("counts must be a non-empty vector of non-negative integers (an "
+                         "exact histogram)")
+    sigma, event = histogram_event(true.size, mu=mu, relation=relation, rng=rng)
+    noisy = np.asarray(add_gaussian_noise(true.astype(np.float64), sigma, rng),
+                       dtype=np.float64)
+    return NoisyHistogram(noisy, sigma, event)
+
+
 def noisy_histogram(codes: np.ndarray, n_bins: int, *, mu: float,
                     relation: Neighbouring | str, rng: Any) -> NoisyHistogram:
     r"""The Gaussian mechanism on the histogram of ``codes`` over ``n_bins`` public bins.
@@ -225,15 +275,11 @@ def noisy_histogram(codes: np.ndarray, n_bins: int, *, mu: float,
     Returns
     -------
     NoisyHistogram
-        Its event is exactly :math:`\mu`-GDP (secure mode: at most :math:`\mu^2/2`-zCDP).
+        Its event is exactly :math:`\mu`-GDP (secure mode: at most :math:`\mu^2/2`-zCDP);
+        :func:`noisy_histogram_of_counts` of :func:`code_counts` ``(codes, n_bins)``.
     """
-    sigma, event = histogram_event(n_bins, mu=mu, relation=relation, rng=rng)
-    codes = np.asarray(codes, dtype=np.int64).ravel()
-    if codes.size and (codes.max(initial=-1) >= n_bins or codes.min(initial=0) < -1):
-        raise ValueError("codes must lie in -1 .. n_bins - 1")
-    true = np.bincount(codes[codes >= 0], minlength=n_bins).astype(np.float64)
-    noisy = np.asarray(add_gaussian_noise(true, sigma, rng), dtype=np.float64)
-    return NoisyHistogram(noisy, sigma, event)
+    return noisy_histogram_of_counts(code_counts(codes, n_bins), mu=mu, relation=relation,
+                                     rng=rng)
 
 
 def _thresholded(hist: NoisyHistogram, threshold: float) -> np.ndarray:
@@ -353,8 +399,19 @@ def private_levels(codes: np.ndarray, vocabulary_size: int, *, mu: float,
     histogram over the observed values, which needs a stability argument and a delta).
     """
     size = check_positive_int("vocabulary_size", vocabulary_size)
+    check_positive("threshold", threshold)
+    return private_levels_of_counts(code_counts(codes, size), mu=mu, relation=relation,
+                                    rng=rng, threshold=threshold)
+
+
+def private_levels_of_counts(counts: np.ndarray, *, mu: float, relation: Neighbouring | str,
+                             rng: Any, threshold: float = DEFAULT_LEVEL_THRESHOLD
+                             ) -> PrivateLevels:
+    r""":func:`private_levels` from the exact histogram of the codes (:func:`code_counts`,
+    or a sum of such over disjoint parts of the rows), one count per vocabulary level: the
+    same release (:func:`noisy_histogram_of_counts`) and the same kept levels."""
     tau = check_positive("threshold", threshold)
-    hist = noisy_histogram(codes, size, mu=mu, relation=relation, rng=rng)
+    hist = noisy_histogram_of_counts(counts, mu=mu, relation=relation, rng=rng)
     return PrivateLevels(hist.counts >= tau * hist.noise_std, hist, tau)
 
 
@@ -379,7 +436,15 @@ def noisy_clip_counts(values: np.ndarray, bounds: tuple[float, float], *, mu: fl
     ``(2, ...)``, known before the data is read.
     """
     lo, hi = bounds
-    return noisy_histogram(clip_codes(values, lo, hi), 2, mu=mu, relation=relation, rng=rng)
+    return noisy_histogram_of_counts(clip_counts(values, lo, hi), mu=mu, relation=relation,
+                                     rng=rng)
+
+
+def clip_counts(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """The exact numbers ``[below, above]`` of ``values`` below ``low`` and above ``high``
+    (int64; :func:`code_counts` of :func:`clip_codes`): what :func:`noisy_clip_counts` adds
+    noise to, additive over disjoint parts of the rows."""
+    return code_counts(clip_codes(values, low, high), 2)
 
 
 def released_counts(hist: NoisyHistogram) -> list[int]:

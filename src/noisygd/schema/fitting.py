@@ -149,8 +149,9 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
 
     ``frame`` may be a pandas DataFrame or a Dask DataFrame (e.g.
     :func:`noisygd.schema.partitionwise.read_raw_collection`): the encoding then runs partition-wise
-    and the fit on the cluster (docs/dask.md); a schema that pays for a statistic is refused
-    there.
+    and the fit on the cluster (docs/dask.md); paid statistics are distributed reductions
+    whose noise is drawn on the client, so the same seed resolves the same schema
+    (:func:`noisygd.schema.partitionwise.resolve_paid_partitionwise`).
     """
     from noisygd import estimators
     from noisygd.accounting.serialization import event_to_dict
@@ -216,8 +217,7 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
 
 def _encoders(schema: TableSchema, frame: Any) -> dict[str, Any]:
     """The encoders of :mod:`noisygd.schema.encode`, or for a Dask DataFrame their
-    partition-wise versions (:mod:`noisygd.schema.partitionwise`, which refuses a paid-for
-    schema)."""
+    partition-wise versions (:mod:`noisygd.schema.partitionwise`)."""
     from noisygd.oracles.dask import is_dask_collection
 
     if not is_dask_collection(frame):
@@ -225,7 +225,6 @@ def _encoders(schema: TableSchema, frame: Any) -> dict[str, Any]:
                 "features": encode_features}
     from noisygd.schema import partitionwise as on_dask
 
-    on_dask.refuse_paid(schema)
     return {"labels": on_dask.encode_labels_partitionwise,
             "targets": on_dask.encode_target_values_partitionwise,
             "features": on_dask.encode_features_partitionwise}
@@ -248,11 +247,15 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
     """Plan, record (ledger), release and resolve the paid statistics (module docstring)."""
     from noisygd import estimators
     from noisygd.accounting.events import DiscreteGaussianNoise, Gaussian, Neighbouring
+    from noisygd.oracles.dask import is_dask_collection
     from noisygd.schema.paid import paid_rng, plan_paid, planning_schema, resolve_paid
 
-    # every cell is checked (malformed values, undeclared missing ones) before anything is
-    # recorded or released: the widest public encoding refuses what the resolved one would
-    encode_features(planning_schema(schema), frame, source)
+    on_dask = is_dask_collection(frame)
+    if not on_dask:
+        # every cell is checked (malformed values, undeclared missing ones) before anything
+        # is recorded or released: the widest public encoding refuses what the resolved one
+        # would
+        encode_features(planning_schema(schema), frame, source)
     p = getattr(estimators, MODELS[model])(**kwargs).get_params()
     if p.get("tune"):
         raise SchemaError("tune=True cannot be combined with bounds or levels paid for "
@@ -263,6 +266,11 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
     rng = paid_rng(p.get("random_state"), secure)
     plan = plan_paid(schema, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
                      relation=relation, rng=rng, secure=secure)
+    counts = None
+    if on_dask:  # one pass: every cell checked and the exact histograms (no noise yet)
+        from noisygd.schema.partitionwise import paid_counts_partitionwise
+
+        counts = paid_counts_partitionwise(schema, frame, plan, source)
     release_record = None
     if p.get("ledger") is not None:
         from noisygd.schema.paid import record_prior_events
@@ -272,7 +280,13 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
             rest = Gaussian(1.0 / float(np.sqrt(rest2)), relation=relation)
             rest = DiscreteGaussianNoise(rest, 1.0) if secure else rest
         release_record = record_prior_events(p["ledger"], p["dataset"], plan, rest=rest)
-    resolved, release = resolve_paid(schema, frame, plan, rng=rng, source=source)
+    if on_dask:
+        from noisygd.schema.partitionwise import resolve_paid_partitionwise
+
+        resolved, release = resolve_paid_partitionwise(schema, frame, plan, rng=rng,
+                                                       source=source, counts=counts)
+    else:
+        resolved, release = resolve_paid(schema, frame, plan, rng=rng, source=source)
     return resolved, release, release_record
 
 

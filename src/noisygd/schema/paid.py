@@ -33,6 +33,7 @@ for them from the budget (docs/schema.md, "Paying for bounds and levels"):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,6 @@ from noisygd.mechanisms.private_statistics import (
     bin_index,
     geometric_grid,
     histogram_event,
-    private_levels,
     quantile_bounds,
 )
 from noisygd.schema.model import (
@@ -69,6 +69,9 @@ __all__ = [
     "PaidColumn",
     "PaidPlan",
     "PaidRelease",
+    "clip_bounds",
+    "paid_clip_counts",
+    "paid_histogram_counts",
     "paid_rng",
     "paid_spec",
     "plan_paid",
@@ -76,6 +79,7 @@ __all__ = [
     "preprocessing_mu",
     "record_prior_events",
     "resolve_paid",
+    "resolve_paid_counts",
 ]
 
 #: How the paid statistics are released (for reports).
@@ -433,12 +437,90 @@ def _resolved_column(spec: NumericColumn | CategoricalColumn | Target, col: Paid
     return base
 
 
+def paid_histogram_counts(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan,
+                          source: str = "the data") -> list[np.ndarray]:
+    """The exact histograms (int64) of ``plan``'s bounds and levels statistics over the rows
+    of ``frame``, in the plan's order (clipped-value counts excluded: :func:`paid_clip_counts`).
+
+    A numeric column or the target: the counts of :func:`~noisygd.mechanisms.
+    private_statistics.bin_index` of its values over its public grid; a categorical column:
+    the counts of its vocabulary levels. Nothing is released: these are what
+    :func:`resolve_paid_counts` adds noise to. Histograms of disjoint parts of the rows (a
+    Dask DataFrame's partitions: :func:`noisygd.schema.partitionwise.resolve_paid_partitionwise`)
+    add up to those of all of them.
+    """
+    from noisygd.mechanisms.private_statistics import code_counts
+    from noisygd.schema.encode import encode_target_values
+
+    out = []
+    for planned in plan.columns:
+        if planned.statistic == CLIP_COUNTS:
+            continue
+        spec = paid_spec(schema, planned.name)
+        if isinstance(spec, NumericColumn | Target):
+            values = (encode_target_values(schema, frame[planned.name], source)
+                      if isinstance(spec, Target)
+                      else _numeric_column_values(frame, planned.name, spec, source))
+            codes = bin_index(values, _grid(spec))
+        else:
+            assert isinstance(spec, CategoricalColumn)
+            codes = _level_codes(frame, planned.name, spec)
+        out.append(code_counts(codes, planned.n_bins))
+    return out
+
+
+def clip_bounds(resolved: TableSchema, plan: PaidPlan) -> list[tuple[float, float]]:
+    """The bounds each ``count_clipped`` column of ``plan`` is counted against: its bounds in
+    the resolved schema (declared, or just released), in the plan's order."""
+    out = []
+    for planned in plan.columns:
+        if planned.statistic == CLIP_COUNTS:
+            low, high = resolved.columns[planned.name].bounds  # type: ignore[union-attr,misc]
+            out.append((float(low), float(high)))
+    return out
+
+
+def paid_clip_counts(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan,
+                     bounds: list[tuple[float, float]], source: str = "the data"
+                     ) -> list[np.ndarray]:
+    """The exact numbers ``[below, above]`` (int64) of each ``count_clipped`` column of
+    ``plan`` against its ``bounds`` (:func:`clip_bounds`), in the plan's order; additive over
+    disjoint parts of the rows, as :func:`paid_histogram_counts`."""
+    from noisygd.mechanisms.private_statistics import clip_counts
+
+    names = [c.name for c in plan.columns if c.statistic == CLIP_COUNTS]
+    out = []
+    for name, (low, high) in zip(names, bounds, strict=True):
+        spec = schema.columns[name]
+        assert isinstance(spec, NumericColumn)
+        out.append(clip_counts(_numeric_column_values(frame, name, spec, source), low, high))
+    return out
+
+
 def resolve_paid(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan, *, rng: Any,
                  source: str = "the data") -> tuple[TableSchema, PaidRelease]:
     r"""Release the planned statistics and return the schema they resolve, and the release.
 
-    Each paid column's histogram is drawn with ``rng`` (the one ``plan`` was made for in
-    secure mode); its event is checked to be the planned one. Bounds: :func:`~noisygd.
+    :func:`resolve_paid_counts` of the exact counts of ``frame``'s rows
+    (:func:`paid_histogram_counts`, then :func:`paid_clip_counts` against the resolved
+    bounds).
+    """
+    return resolve_paid_counts(
+        schema, plan, paid_histogram_counts(schema, frame, plan, source),
+        lambda bounds: paid_clip_counts(schema, frame, plan, bounds, source), rng=rng)
+
+
+def resolve_paid_counts(schema: TableSchema, plan: PaidPlan, counts: list[np.ndarray],
+                        clipped: Callable[[list[tuple[float, float]]], list[np.ndarray]], *,
+                        rng: Any) -> tuple[TableSchema, PaidRelease]:
+    r"""Release the planned statistics from their exact counts; the resolved schema and the
+    release.
+
+    ``counts`` are :func:`paid_histogram_counts` (in memory, or summed over partitions);
+    ``clipped(bounds)`` returns :func:`paid_clip_counts` against the bounds of the resolved
+    schema (called once, only with ``count_clipped`` columns). Each paid column's histogram
+    is drawn with ``rng`` (the one ``plan`` was made for in secure mode), in the plan's
+    order; its event is checked to be the planned one. Bounds: :func:`~noisygd.
     mechanisms.private_statistics.quantile_bounds` of the noisy CDF (the declared ``range``
     when no count passes the threshold); a ``missing`` constant is clipped into them.
     Levels: the vocabulary levels whose noisy count passes ``threshold`` noise sd, plus the
@@ -451,34 +533,31 @@ def resolve_paid(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan, *, rn
     """
     from noisygd.mechanisms.private_statistics import (
         NoisyHistogram,
-        noisy_clip_counts,
-        noisy_histogram,
+        noisy_histogram_of_counts,
+        private_levels_of_counts,
         released_counts,
     )
-    from noisygd.schema.encode import encode_target_values
 
+    stats = [c for c in plan.columns if c.statistic != CLIP_COUNTS]
+    if len(counts) != len(stats):
+        raise ValueError(f"{len(stats)} histograms planned, {len(counts)} given")
     released: list[PaidColumn] = []
-    for planned in plan.columns:
-        if planned.statistic == CLIP_COUNTS:
-            continue  # after the bounds are resolved (below)
+    for planned, exact in zip(stats, counts, strict=True):
         spec = paid_spec(schema, planned.name)
+        if np.asarray(exact).shape != (planned.n_bins,):
+            raise ValueError(f"the counts of column {planned.name!r} must have the planned "
+                             f"{planned.n_bins} bins")
         if isinstance(spec, NumericColumn | Target):
-            edges = _grid(spec)
-            values = (encode_target_values(schema, frame[planned.name], source)
-                      if isinstance(spec, Target)
-                      else _numeric_column_values(frame, planned.name, spec, source))
-            hist: NoisyHistogram = noisy_histogram(bin_index(values, edges), planned.n_bins,
-                                                   mu=planned.mu, relation=plan.relation,
-                                                   rng=rng)
-            found = quantile_bounds(hist, edges, spec.quantiles or DEFAULT_QUANTILES,
+            hist: NoisyHistogram = noisy_histogram_of_counts(exact, mu=planned.mu,
+                                                             relation=plan.relation, rng=rng)
+            found = quantile_bounds(hist, _grid(spec), spec.quantiles or DEFAULT_QUANTILES,
                                     threshold=DEFAULT_LEVEL_THRESHOLD)
             value: Any = found if found is not None else tuple(spec.range or ())
             fallback = found is None
         else:
             assert isinstance(spec, CategoricalColumn)
-            levels = private_levels(_level_codes(frame, planned.name, spec), planned.n_bins,
-                                    mu=planned.mu, relation=plan.relation, rng=rng,
-                                    threshold=_threshold(spec))
+            levels = private_levels_of_counts(exact, mu=planned.mu, relation=plan.relation,
+                                              rng=rng, threshold=_threshold(spec))
             hist = levels.histogram
             value = [v for v, k in zip(spec.vocabulary or [], levels.kept, strict=True) if k]
             fallback = False
@@ -500,21 +579,23 @@ def resolve_paid(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan, *, rn
     if schema.target is not None and schema.target.paid:
         data["target"] = _resolved_column(schema.target, by_name[schema.target.name])
     resolved = parse_schema(data, "the schema resolved by the paid statistics")
-    for planned in plan.columns:
-        if planned.statistic != CLIP_COUNTS:
-            continue
-        spec = schema.columns[planned.name]
-        assert isinstance(spec, NumericColumn)
-        bounds = resolved.columns[planned.name].bounds  # type: ignore[union-attr]
-        hist = noisy_clip_counts(_numeric_column_values(frame, planned.name, spec, source),
-                                 bounds, mu=planned.mu, relation=plan.relation, rng=rng)
-        if hist.event != planned.event:
-            raise RuntimeError(f"internal error: the clipped-value counts of column "
-                               f"{planned.name!r} performed another event than the planned "
-                               "(and recorded) one")
-        released.append(PaidColumn(planned.name, CLIP_COUNTS, planned.mu, hist.noise_std, 2,
-                                   hist.event, tuple(released_counts(hist)),
-                                   against=(float(bounds[0]), float(bounds[1]))))
+    bounds = clip_bounds(resolved, plan)
+    if bounds:
+        counted = [c for c in plan.columns if c.statistic == CLIP_COUNTS]
+        exact_clipped = clipped(bounds)
+        if len(exact_clipped) != len(counted) or any(
+                np.asarray(e).shape != (2,) for e in exact_clipped):
+            raise ValueError(f"{len(counted)} pairs of clipped-value counts planned")
+        for planned, against, exact in zip(counted, bounds, exact_clipped, strict=True):
+            hist = noisy_histogram_of_counts(exact, mu=planned.mu, relation=plan.relation,
+                                             rng=rng)
+            if hist.event != planned.event:
+                raise RuntimeError(f"internal error: the clipped-value counts of column "
+                                   f"{planned.name!r} performed another event than the "
+                                   "planned (and recorded) one")
+            released.append(PaidColumn(planned.name, CLIP_COUNTS, planned.mu, hist.noise_std,
+                                       2, hist.event, tuple(released_counts(hist)),
+                                       against=against))
     order = {(c.name, c.statistic): i for i, c in enumerate(plan.columns)}
     released.sort(key=lambda c: order[(c.name, c.statistic)])
     release = PaidRelease(plan.share, plan.mu_total, plan.mu_paid, plan.relation, plan.secure,

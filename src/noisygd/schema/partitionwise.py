@@ -15,9 +15,17 @@ it, and nothing of the data is computed on the client.
 partition per file, each file read on a worker by
 :func:`~noisygd.data.io.read_raw_table` (the in-memory reader: the same cells).
 
-Not on Dask: bounds, levels or clipped-value counts paid for privately (``"private"``,
-``count_clipped``) need a noisy statistic resolved before the encoding is known; the
-encoders refuse such a schema (declare the bounds and levels, or fit in memory).
+Paid statistics (``"private"`` bounds or levels, ``count_clipped``;
+:mod:`noisygd.schema.paid`) are distributed reductions: each partition computes, on its
+worker and by the in-memory functions, the exact histograms of its rows
+(:func:`~noisygd.schema.paid.paid_histogram_counts`, after checking every cell against the
+widest public encoding, as in memory) and later its clipped-value counts against the
+resolved bounds (:func:`~noisygd.schema.paid.paid_clip_counts`); the client adds them up in
+partition order (integers: exactly the counts of all the rows) and draws the noise once, from
+the generator and by the functions the in-memory fit uses
+(:func:`~noisygd.schema.paid.resolve_paid_counts`). With the same seed the resolved schema,
+the release and its events are those of the in-memory fit, whatever the partitioning
+(:func:`resolve_paid_partitionwise`).
 """
 
 from __future__ import annotations
@@ -36,25 +44,21 @@ from noisygd.schema.encode import (
     encode_target_values,
     feature_names,
 )
-from noisygd.schema.model import SchemaError, TableSchema
+from noisygd.schema.model import TableSchema
+from noisygd.schema.paid import (
+    PaidPlan,
+    PaidRelease,
+    paid_clip_counts,
+    paid_histogram_counts,
+    planning_schema,
+    resolve_paid_counts,
+)
 
 __all__ = ["collection_files", "encode_features_partitionwise", "encode_labels_partitionwise",
-           "encode_target_values_partitionwise", "read_raw_collection", "refuse_paid"]
+           "encode_target_values_partitionwise", "paid_counts_partitionwise",
+           "read_raw_collection", "resolve_paid_partitionwise"]
 
 _PARQUET = (".parquet", ".pq")
-
-
-def refuse_paid(schema: TableSchema) -> None:
-    """Raise :class:`~noisygd.schema.SchemaError` if the schema pays for a statistic
-    (``"private"`` bounds or levels, ``count_clipped``): not supported on Dask."""
-    if schema.pays:
-        paid = schema.paid_columns + [c for c in schema.clip_count_columns
-                                      if c not in schema.paid_columns]
-        raise SchemaError(
-            f"the schema pays for statistics of column(s) {', '.join(map(repr, paid))} "
-            "(\"private\" bounds or levels, or count_clipped): this is not supported on Dask "
-            "(the paid release would need a pass over the data before the encoding is known); "
-            "declare those bounds and levels public in the schema, or fit in memory")
 
 
 def collection_files(path: str | Path) -> list[Path]:
@@ -137,10 +141,10 @@ def encode_features_partitionwise(schema: TableSchema, frame: Any,
     Raises
     ------
     SchemaError
-        At once: a paid-for schema, or a header without the schema's columns. When the
-        partitions are computed: a cell the schema refuses (as in memory).
+        At once: a paid-for schema (resolve it first: :func:`resolve_paid_partitionwise`),
+        or a header without the schema's columns. When the partitions are computed: a cell
+        the schema refuses (as in memory).
     """
-    refuse_paid(schema)
     schema.check_public("encoding")
     check_columns(schema, frame.columns, source, need_target=False)
     names = feature_names(schema)
@@ -159,7 +163,6 @@ def _targets_part(col: pd.Series, schema: TableSchema, source: str) -> pd.Series
 def encode_labels_partitionwise(schema: TableSchema, col: Any, source: str = "the data") -> Any:
     """:func:`~noisygd.schema.encode.encode_labels` (class codes ``0..K-1``) on every
     partition of a Dask Series."""
-    refuse_paid(schema)
     return col.map_partitions(_labels_part, schema, source,
                               meta=pd.Series(dtype=np.int64, name=col.name))
 
@@ -168,6 +171,90 @@ def encode_target_values_partitionwise(schema: TableSchema, col: Any,
                                        source: str = "the data") -> Any:
     """:func:`~noisygd.schema.encode.encode_target_values` (finite float64) on every
     partition of a Dask Series."""
-    refuse_paid(schema)
     return col.map_partitions(_targets_part, schema, source,
                               meta=pd.Series(dtype=np.float64, name=col.name))
+
+
+def _paid_part(part: pd.DataFrame, schema: TableSchema, plan: PaidPlan,
+               source: str) -> list[np.ndarray]:
+    """One partition's exact paid histograms, after checking its every cell (as in memory:
+    the widest public encoding refuses what the resolved one would)."""
+    check_columns(schema, part.columns, source, need_target=True)
+    encode_features(planning_schema(schema), part, source)
+    return paid_histogram_counts(schema, part, plan, source)
+
+
+def _clip_part(part: pd.DataFrame, schema: TableSchema, plan: PaidPlan,
+               bounds: list[tuple[float, float]], source: str) -> list[np.ndarray]:
+    return paid_clip_counts(schema, part, plan, bounds, source)
+
+
+def _summed(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """Per statistic, the sum of the partitions' exact counts, in partition order."""
+    total = [np.zeros_like(c) for c in parts[0]]
+    for part in parts:
+        for k, counts in enumerate(part):
+            total[k] = total[k] + counts
+    return total
+
+
+def _reduce_parts(frame: Any, what: str, func: Any, *args: Any) -> list[np.ndarray]:
+    """``func(partition, *args)`` on every partition of ``frame`` (one task each, on the
+    client of :func:`noisygd.oracles.dask.oracle_defaults` or the current one), gathered and
+    added in partition order. A lost worker or scheduler becomes a
+    :class:`~noisygd.oracles.dask.DaskFitError`; the data's own errors pass as raised."""
+    from distributed import TimeoutError as DaskTimeout
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    import dask
+    from noisygd.oracles.dask import _DEFAULTS, DaskFitError, _client
+
+    client = _client(dict(_DEFAULTS.get()).get("client"))
+    tasks = [dask.delayed(func, pure=False)(part, *args) for part in frame.to_delayed()]
+    lost = (KilledWorker, FutureCancelledError, DaskTimeout, CommClosedError,
+            ConnectionError, EOFError)
+    try:
+        parts = client.gather(client.compute(tasks))
+    except lost as exc:
+        raise DaskFitError(f"the Dask cluster failed while counting {what}: "
+                           f"{type(exc).__name__}; the fit stops and releases no "
+                           "model") from None
+    return _summed(parts)
+
+
+def paid_counts_partitionwise(schema: TableSchema, frame: Any, plan: PaidPlan,
+                              source: str = "the data") -> list[np.ndarray]:
+    """:func:`~noisygd.schema.paid.paid_histogram_counts` of a Dask DataFrame: each
+    partition's exact histograms (its cells checked first, as in memory), added in partition
+    order. Nothing is released (no noise is drawn).
+
+    Raises
+    ------
+    SchemaError
+        A header without the schema's columns, or a cell the schema refuses (on the worker
+        that meets it, as in memory).
+    """
+    check_columns(schema, frame.columns, source, need_target=True)
+    return _reduce_parts(frame, "the paid statistics", _paid_part, schema, plan, source)
+
+
+def resolve_paid_partitionwise(schema: TableSchema, frame: Any, plan: PaidPlan, *, rng: Any,
+                               source: str = "the data",
+                               counts: list[np.ndarray] | None = None
+                               ) -> tuple[TableSchema, PaidRelease]:
+    """:func:`~noisygd.schema.paid.resolve_paid` of a Dask DataFrame: the same resolved
+    schema and :class:`~noisygd.schema.paid.PaidRelease` as in memory with the same ``rng``
+    (module docstring).
+
+    ``counts`` are :func:`paid_counts_partitionwise` when already computed (the fit counts
+    before recording the release in a ledger, then draws); the clipped-value counts are a
+    second pass, against the resolved bounds.
+    """
+    if counts is None:
+        counts = paid_counts_partitionwise(schema, frame, plan, source)
+    return resolve_paid_counts(
+        schema, plan, counts,
+        lambda bounds: _reduce_parts(frame, "the clipped values", _clip_part, schema, plan,
+                                     bounds, source), rng=rng)
