@@ -1064,3 +1064,18 @@ def test_auto_centre_is_skipped_when_the_budget_pays_for_it_but_not_with_the_sca
     assert model.privacy_.event.events[0] == prior and len(model.privacy_.event.events) == 4
     with pytest.raises(ValueError, match="too small"):  # a declared share is used as given
         DPLinearRegression(conditioning_share=0.1, **kw).fit(X, y, prior_events=[prior])
+
+
+def test_targets_at_the_ends_of_a_target_range_are_never_refused_by_rounding():
+    """Targets equal to the declared range's ends are inside it: the fit shifts them by the
+    public midpoint m and clips to [-h, h] after the shift. Clipping to [m - h, m + h] first
+    and shifting after puts |y - m| one rounding above h for this range (checked below), and
+    the objective then refused the fit (found on paid [target] bounds)."""
+    lo, hi = 0.5510898747006757, 0.600967769754615
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    assert np.max(np.abs(np.clip([lo, hi], mid - half, mid + half) - mid)) > half
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 3))
+    y = np.where(rng.random(400) < 0.5, lo, hi)
+    est = DPLinearRegression(epsilon=1.0, target_range=(lo, hi), random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.target_centre_)

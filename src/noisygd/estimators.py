@@ -1486,9 +1486,10 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         check_data(X, y, y_numeric=True)  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
-        # Clipping each target to the declared public range and centring it at the range's
-        # public midpoint are per-row maps.
-        y = np.clip(np.asarray(y, dtype=np.float64), mid - half, mid + half) - mid
+        # Centring each target at the declared public range's midpoint and clipping it to
+        # the half-range are per-row maps (clipped after the shift, so that rounding can never
+        # put a target outside [-h, h]).
+        y = np.clip(np.asarray(y, dtype=np.float64) - mid, -half, half)
         self.__dict__.pop("_target_shift", None)
         self._store(self._fit_targets(X, [y], previewed))
         self._add_target_centre(mid)

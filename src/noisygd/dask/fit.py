@@ -150,7 +150,7 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
         return est
     mid, half = est._target_centre_half()
     # the declared range's clip and centring: per-row maps, as in memory
-    y = da.clip(y.astype(np.float64), mid - half, mid + half) - mid
+    y = da.clip(y.astype(np.float64) - mid, -half, half)  # shifted, then clipped (rounding)
     est.__dict__.pop("_target_shift", None)
     est._store(est._fit_targets(X, [y], previewed))
     est._add_target_centre(mid)  # the estimator's own map (with any released target shift)

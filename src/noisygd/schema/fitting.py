@@ -174,9 +174,8 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
     if schema.pays:
         schema, paid, paid_ledger = _pay(schema, frame, name, kwargs, source)
     assert schema.target is not None
-    if name != "logistic":  # the declared or the released bounds; targets clipped to them
-        lo, hi = kwargs["target_range"] = tuple(schema.target.bounds or ())  # type: ignore
-        y = y.clip(lo, hi)  # per row, public bounds (NumPy or Dask array alike)
+    if name != "logistic":  # the declared or the released bounds
+        kwargs["target_range"] = tuple(schema.target.bounds or ())  # type: ignore[arg-type]
     X = encoders["features"](schema, frame, source)
     kwargs.update(row_norm_bound=schema.row_norm_bound, feature_bounds=public_centring(schema))
     est = getattr(estimators, MODELS[name])(**kwargs)
