@@ -11,6 +11,8 @@ input :math:`a` and the gradient :math:`b = \partial \sum_i\ell_i/\partial s` of
    clipping factors :math:`c_i` (:func:`~noisygd.torch.per_example.clip_factors`);
 4. the clipped sum is one weighted contraction per layer, e.g. for a linear layer
    :math:`\sum_i c_i\, b_i^\top a_i`.
+   An example whose norm is not finite gets :math:`c_i = 0` and its :math:`a_i`, :math:`b_i`
+   and materialised terms are zeroed first (``torch.where``), so it contributes exactly 0.
 
 Per-example squared norms (:math:`a_i \in \mathbb R^{T\times d}`, :math:`b_i \in \mathbb R^{T\times
 p}` over :math:`T` positions: 1 for a plain linear layer, the sequence for a transformer, the
@@ -48,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from noisygd.torch.per_example import clip_factors
+from noisygd.torch.per_example import clip_factors, finite_rows, masked_rows
 
 __all__ = ["FUSED_LAYERS", "FusedPlan", "fused_plan"]
 
@@ -74,6 +76,16 @@ def _sq(t: torch.Tensor) -> torch.Tensor:
 def _scaled(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """``b`` with example ``i`` multiplied by ``c[i]``."""
     return b * c.view(-1, *([1] * (b.dim() - 1)))
+
+
+def _masked(cache: Any, keep: torch.Tensor) -> Any:
+    """A layer's cache (None, a ``(B, ...)`` tensor or a dict of them) with the rows where
+    ``keep`` is False set to zero (:func:`~noisygd.torch.per_example.masked_rows`)."""
+    if cache is None:
+        return None
+    if isinstance(cache, dict):
+        return {k: masked_rows(v, keep) for k, v in cache.items()}
+    return masked_rows(cache, keep)
 
 
 def _contraction_norm(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, Any]:
@@ -401,10 +413,14 @@ class FusedPlan:
         with torch.no_grad():  # steps 3 and 4 record no graph
             sq, caches = self._norms(records, bs)
             factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
+            keep = finite_rows(sq)
             grads: dict[str, torch.Tensor] = {}
             for layer, rec, b, cache in zip(self.layers, records, bs, caches, strict=True):
                 f = {attr: factors[name] for attr, name in layer.names.items()}
-                for attr, g in layer.grads(rec[1], b, cache, f).items():
+                # an example whose norm is not finite has factor 0; its terms are zeroed too,
+                # since 0 * inf = NaN would reach the sum (per_example module doc)
+                a, b, cache = masked_rows(rec[1], keep), masked_rows(b, keep), _masked(cache, keep)
+                for attr, g in layer.grads(a, b, cache, f).items():
                     grads[layer.names[attr]] = g
             return [grads[k] for k in self.names], losses.sum()
 

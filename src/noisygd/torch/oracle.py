@@ -45,7 +45,12 @@ from noisygd._checks import check_positive, check_positive_int
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 from noisygd.torch.fused import FusedPlan, fused_plan
-from noisygd.torch.per_example import clip_factors, per_example_gradients
+from noisygd.torch.per_example import (
+    clip_factors,
+    finite_rows,
+    masked_rows,
+    per_example_gradients,
+)
 
 __all__ = ["TorchOracle", "check_per_example"]
 
@@ -97,11 +102,19 @@ _CHECK_RTOL = 1e-4
 
 def _agree(got: list[torch.Tensor], want: list[torch.Tensor]) -> bool:
     """Whether two lists of per-example squared norms have equal shapes and agree within
-    relative :data:`_CHECK_RTOL` (a shape mismatch is a disagreement, not an error)."""
-    return len(got) == len(want) and all(
-        a.shape == b.shape and torch.allclose(
-            a, b, rtol=_CHECK_RTOL, atol=1e-6 * max(1.0, float(b.max()) if b.numel() else 1.0))
-        for a, b in zip(got, want, strict=True))
+    relative :data:`_CHECK_RTOL` (a shape mismatch is a disagreement, not an error); a norm
+    that is not finite (an example the clipped sum drops) agrees with one not finite."""
+    if len(got) != len(want) or any(a.shape != b.shape for a, b in zip(got, want, strict=True)):
+        return False
+    for a, b in zip(got, want, strict=True):
+        fa, fb = torch.isfinite(a), torch.isfinite(b)
+        if not torch.equal(fa, fb):
+            return False
+        a, b = a[fa], b[fb]
+        if not torch.allclose(a, b, rtol=_CHECK_RTOL,
+                              atol=1e-6 * max(1.0, float(b.max()) if b.numel() else 1.0)):
+            return False
+    return True
 
 
 class TorchOracle(GradientOracle):
@@ -299,8 +312,10 @@ class TorchOracle(GradientOracle):
             if done is not None:
                 return done
         per = per_example_gradients(self.module, self.loss, x, y, self._names)
-        factors = clip_factors([g.flatten(1).pow(2).sum(1) for g in per], clips)
-        grads = [torch.einsum("b,b...->...", c, g) for c, g in zip(factors, per, strict=True)]
+        sq = [g.flatten(1).pow(2).sum(1) for g in per]
+        factors, keep = clip_factors(sq, clips), finite_rows(sq)
+        grads = [torch.einsum("b,b...->...", c, masked_rows(g, keep))  # non-finite: exactly 0
+                 for c, g in zip(factors, per, strict=True)]
         with torch.no_grad():
             total = self._losses(x, y).sum()
         return grads, total

@@ -15,6 +15,12 @@ Clipping (Lecture 12, eq. 12.1), flat or per layer:
 
 where :math:`g_{i,k}` is the block of parameter tensor ``k``. Per layer, the clipped
 per-example gradient has norm at most :math:`\sqrt{\sum_k C_k^2}`, the sensitivity of the sum.
+
+An example whose gradient norm is not finite (an overflow to ``inf`` or a ``NaN`` in any block)
+gets factor 0 in every block and its gradient is masked to exactly zero before the sum
+(:func:`finite_rows`): clipped to 0, it contributes nothing, within every bound above. Without
+the mask, :math:`C/\infty = 0` and :math:`0\cdot\infty = \mathrm{NaN}` would make the sum NaN
+exactly when that example is in the batch, a noise-free distinguishing event.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch.func import functional_call, grad, vmap
 
-__all__ = ["clip_factors", "per_example_gradients"]
+__all__ = ["clip_factors", "finite_rows", "masked_rows", "per_example_gradients"]
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -67,6 +73,35 @@ def per_example_gradients(
     return [grads[k] for k in names]
 
 
+def finite_rows(sq_norms: Sequence[torch.Tensor]) -> torch.Tensor:
+    r"""Which examples have a finite gradient norm: :math:`\lVert g_{i,k}\rVert^2` finite for
+    every parameter tensor ``k``.
+
+    A finite squared norm implies finite entries (a NaN or an infinite entry makes it NaN or
+    ``inf``); an example whose squared norm overflows with finite entries is counted as not
+    finite too.
+
+    Parameters
+    ----------
+    sq_norms : sequence of Tensor of shape (B,)
+
+    Returns
+    -------
+    Tensor of bool, shape (B,)
+    """
+    return torch.stack([torch.isfinite(s) for s in sq_norms]).all(0)
+
+
+def masked_rows(t: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``t`` (shape ``(B, ...)``) with the rows where ``keep`` is False set to exactly zero
+    (``torch.where``, so a NaN or ``inf`` there does not survive); integer tensors (indices)
+    are returned unchanged."""
+    if not t.is_floating_point():
+        return t
+    return torch.where(keep.view(-1, *([1] * (t.dim() - 1))), t, torch.zeros((), dtype=t.dtype,
+                                                                             device=t.device))
+
+
 def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | float
                  ) -> list[torch.Tensor]:
     r"""Clipping factors from per-example squared norms (module doc).
@@ -81,13 +116,18 @@ def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | floa
     Returns
     -------
     list of Tensor of shape (B,)
-        The factor of each tensor (flat: the same tensor repeated). A zero gradient gets 1.
+        The factor of each tensor (flat: the same tensor repeated). A zero gradient gets 1;
+        an example whose norm is not finite in any tensor (:func:`finite_rows`) gets 0 in
+        all (the caller must also mask its gradient, :func:`masked_rows`: ``0 * inf`` is NaN).
     """
+    sq_norms = list(sq_norms)
+    keep = finite_rows(sq_norms)
+    zero = torch.zeros((), dtype=sq_norms[0].dtype, device=sq_norms[0].device)
     if isinstance(clips, int | float):
-        total = torch.stack(list(sq_norms)).sum(0).sqrt()
-        factor = torch.clamp(float(clips) / total, max=1.0)
+        total = torch.stack(sq_norms).sum(0).sqrt()
+        factor = torch.where(keep, torch.clamp(float(clips) / total, max=1.0), zero)
         return [factor] * len(sq_norms)
     if len(clips) != len(sq_norms):
         raise ValueError(f"{len(clips)} per-layer clips for {len(sq_norms)} parameter tensors")
-    return [torch.clamp(float(c) / s.sqrt(), max=1.0) for s, c in zip(sq_norms, clips,
-                                                                        strict=True)]
+    return [torch.where(keep, torch.clamp(float(c) / s.sqrt(), max=1.0), zero)
+            for s, c in zip(sq_norms, clips, strict=True)]
