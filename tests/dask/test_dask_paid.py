@@ -175,7 +175,9 @@ def test_cli_fit_with_a_paid_schema_on_a_csv_glob_equals_the_in_memory_fit(clien
 
 
 def test_a_refused_cell_records_nothing_on_dask(client, tmp_path) -> None:
-    """Every cell is checked before the paid release is recorded, as in memory."""
+    """A refused cell raises in the counting pass, before any noise is drawn: the paid
+    release recorded before it is withdrawn, leaving the ledger as in memory (where the
+    cells are checked before the record)."""
     _, glob = _files(tmp_path, 2)
     bad = read_raw_table(Path(glob).parent / "part-1.csv")
     bad.loc[bad.index[3], "age"] = "young"
@@ -189,3 +191,27 @@ def test_a_refused_cell_records_nothing_on_dask(client, tmp_path) -> None:
         fit_table(parse_schema(tomllib.loads(PAID)), read_raw_collection(glob),
                   params={"epsilon": 1.0, "ledger": str(ledger), "dataset": "d"})
     assert _ledger_rows(ledger) == []
+
+
+def test_the_paid_release_is_recorded_before_the_counting_pass_on_dask(client, tmp_path,
+                                                                       monkeypatch) -> None:
+    """docs/ledger.md: a release is recorded before the data it pays for is read."""
+    from noisygd.schema import partitionwise
+    from noisygd.schema.fitting import fit_table
+
+    _, glob = _files(tmp_path, 2)
+    ledger = tmp_path / "l.db"
+    with Ledger(ledger) as opened:
+        opened.set_budget("d", 5.0, 1e-5)
+    seen: list[list[str]] = []
+    counting = partitionwise.paid_counts_partitionwise
+
+    def count(*args: Any, **kwargs: Any) -> Any:
+        seen.append([r["algorithm"] for r in _ledger_rows(ledger)])
+        return counting(*args, **kwargs)
+
+    monkeypatch.setattr(partitionwise, "paid_counts_partitionwise", count)
+    with oracle_defaults(client=client):
+        fit_table(parse_schema(tomllib.loads(PAID)), read_raw_collection(glob),
+                  params={"epsilon": 1.0, "ledger": str(ledger), "dataset": "d"})
+    assert seen == [["schema/private_statistics"]]

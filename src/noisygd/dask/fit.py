@@ -187,15 +187,18 @@ def _class_index(block: np.ndarray, classes: np.ndarray) -> np.ndarray:
 def print_progress(stream: Any = None, *, show_rows: bool = False
                    ) -> Callable[[StepProgress], None]:
     """A progress printer for :class:`~noisygd.oracles.dask.DaskOracle`: one line per
-    distributed call (call, kind, partitions, seconds) on ``stream`` (default stderr).
+    distributed call (call number, kind, seconds) on ``stream`` (default stderr).
 
-    The rows scanned are private (they reveal ``n`` under add/remove, and partition sizes):
-    they are printed only with ``show_rows=True``, the operator's own view, never a release
-    (the CLI never sets it)."""
+    The partitions a call touched and the rows they hold are private (with an index
+    selection, e.g. a Poisson batch drawn on the client, the touched partitions say whether
+    a record alone in its partition was sampled; a full pass's count changes when an added
+    row has its own file; the rows reveal ``n`` and partition sizes): they are printed only
+    with ``show_rows=True``, the operator's own view, never a release (the CLI never sets
+    it)."""
     def show(step: StepProgress) -> None:
-        rows = f"{step.rows_scanned} rows, " if show_rows else ""
-        print(f"dask {step.kind} {step.call}: {step.partitions} partitions, "
-              f"{rows}{step.seconds:.3f} s",
+        private = (f"{step.partitions} partitions, {step.rows_scanned} rows, " if show_rows
+                   else "")
+        print(f"dask {step.kind} {step.call}: {private}{step.seconds:.3f} s",
               file=sys.stderr if stream is None else stream, flush=True)
 
     return show

@@ -105,10 +105,13 @@ class StepProgress:
     kind : str
         ``"gradient"``, ``"loss"`` or ``"build"``.
     partitions : int
-        Partitions that ran a task.
+        Partitions that ran a task. **Private** (for an index selection it says which
+        partitions hold the selected rows, e.g. whether a record alone in its partition is
+        in a Poisson batch; a full pass's count changes with a row in its own file): for the
+        operator's own view, never printed by the CLI nor part of a released result.
     rows_scanned : int
         Rows held by those partitions. **Private** (it reveals partition sizes and ``n``):
-        for the operator's terminal, never part of a released result.
+        for the operator's own view, never part of a released result.
     seconds : float
         Wall time of the call.
     """

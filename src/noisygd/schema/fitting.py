@@ -266,13 +266,8 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
     rng = paid_rng(p.get("random_state"), secure)
     plan = plan_paid(schema, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
                      relation=relation, rng=rng, secure=secure)
-    counts = None
-    if on_dask:  # one pass: every cell checked and the exact histograms (no noise yet)
-        from noisygd.schema.partitionwise import paid_counts_partitionwise
-
-        counts = paid_counts_partitionwise(schema, frame, plan, source)
     release_record = None
-    if p.get("ledger") is not None:
+    if p.get("ledger") is not None:  # recorded before the data it pays for is read
         from noisygd.schema.paid import record_prior_events
         rest2 = plan.mu_total ** 2 - plan.mu_events() ** 2
         rest: Any = None
@@ -281,13 +276,38 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
             rest = DiscreteGaussianNoise(rest, 1.0) if secure else rest
         release_record = record_prior_events(p["ledger"], p["dataset"], plan, rest=rest)
     if on_dask:
-        from noisygd.schema.partitionwise import resolve_paid_partitionwise
+        from noisygd.schema.partitionwise import (
+            paid_counts_partitionwise,
+            resolve_paid_partitionwise,
+        )
 
+        try:  # one pass: every cell checked and the exact histograms (no noise yet)
+            counts = paid_counts_partitionwise(schema, frame, plan, source)
+        except BaseException:  # before the first noise draw: no release exists
+            _withdraw(p["ledger"], release_record)
+            raise
         resolved, release = resolve_paid_partitionwise(schema, frame, plan, rng=rng,
                                                        source=source, counts=counts)
     else:
         resolved, release = resolve_paid(schema, frame, plan, rng=rng, source=source)
     return resolved, release, release_record
+
+
+def _withdraw(ledger: Any, release: Any) -> None:
+    """Withdraw the paid ``release`` (if recorded) of a fit that failed before its first
+    noise draw (docs/ledger.md, "A fit that fails"); a ledger error leaves it recorded."""
+    import contextlib
+
+    from noisygd.ledger import Ledger
+
+    if release is None:
+        return
+    with contextlib.suppress(Exception):
+        if isinstance(ledger, Ledger):
+            ledger.withdraw(release)
+        else:
+            with Ledger(ledger) as opened:
+                opened.withdraw(release)
 
 
 def _jsonable(value: Any) -> bool:

@@ -248,9 +248,9 @@ def resolve_paid_partitionwise(schema: TableSchema, frame: Any, plan: PaidPlan, 
     schema and :class:`~noisygd.schema.paid.PaidRelease` as in memory with the same ``rng``
     (module docstring).
 
-    ``counts`` are :func:`paid_counts_partitionwise` when already computed (the fit counts
-    before recording the release in a ledger, then draws); the clipped-value counts are a
-    second pass, against the resolved bounds.
+    ``counts`` are :func:`paid_counts_partitionwise` when already computed (the fit
+    records the release in a ledger, then counts, then draws); the clipped-value counts are
+    a second pass, against the resolved bounds.
     """
     if counts is None:
         counts = paid_counts_partitionwise(schema, frame, plan, source)
