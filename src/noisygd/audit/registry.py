@@ -111,6 +111,16 @@ AUDITS: dict[str, AuditEntry] = {
         "DPLogisticRegression(multiclass='multinomial') default, K = 3; white-box: every "
         "step, the canary's K x p clipped gradient at the clip (exactly Gaussian); the count "
         "is not observed", steps_option=None),
+    "logistic": AuditEntry(
+        "estimator_problems:logistic_problem", "noisy_gd",
+        "DPLogisticRegression() binary default, private conditioning released (rows of D at "
+        "-R, canary at +R); white-box: every step, canary at the clip (exactly Gaussian); "
+        "the conditioning and count releases are not observed", steps_option=None),
+    "linear_regression_centre": AuditEntry(
+        "estimator_problems:centred_linear_regression_problem", "noisy_gd",
+        "DPLinearRegression() default with its private centre released (rows of D at -R, "
+        "canary at +R); white-box: every step, canary at the clip (exactly Gaussian); the "
+        "centre, count and scale releases are not observed", steps_option=None),
 }
 
 

@@ -2,7 +2,9 @@
 
 :class:`StepRecorder` delegates every call to the oracle it wraps (a ridge-free
 :class:`~noisygd.solvers.noisy_gd.RidgedOracle`) and records, at each clipped-gradient call,
-the point, the ordinary rows' clipped sum there and the canary's clipped gradient there:
+the point, the ordinary rows' clipped sum there and the canary's clipped gradient there (the
+canary's row served as the oracle serves rows, projected onto the ball about a centred
+objective's centre):
 what an auditor who knows ``D`` and the canary computes from the iterates the white-box
 threat model grants (:mod:`noisygd.audit.estimator_problems`,
 :func:`noisygd.audit.problems.dynamic_problem`).
@@ -31,7 +33,7 @@ class StepRecorder(RidgedOracle):
                  canary_row: int | None) -> None:
         super().__init__(base, 0.0)
         self.objective = base.objective
-        self.canary_x = canary_x
+        self.canary_x = _as_served(base, canary_x)
         self.canary_y = base.objective.check_targets(canary_y)
         self.canary_row = canary_row
         self.records: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []
@@ -50,6 +52,21 @@ class StepRecorder(RidgedOracle):
         self.records.append((np.array(theta, dtype=float), ordinary,
                              c, float(clip if clip is not None else math.inf)))
         return total
+
+
+def _as_served(base: ArrayOracle, canary_x: np.ndarray) -> np.ndarray:
+    r"""The canary's row as ``base`` serves it: projected onto the ball of radius
+    ``base.row_norm_bound`` around its objective's public centre (the
+    :class:`~noisygd.objectives.centred.CentredGLM` map :math:`x \mapsto c + \min(1,
+    R_c/\lVert x - c\rVert)(x - c)`; a row inside the ball, or an objective without a
+    centre, unchanged bit for bit)."""
+    from noisygd.oracles.rows import row_scale
+
+    centre = getattr(base.objective, "centre", None)
+    if centre is None:
+        return canary_x
+    scale = float(row_scale(canary_x, float(base.row_norm_bound), centre=centre)[0])
+    return canary_x if scale == 1.0 else centre + scale * (canary_x - centre)
 
 
 def at_clip(c: np.ndarray, C: float, clip: float, t: int) -> float:
