@@ -499,13 +499,10 @@ def _open_ledger(ledger: LedgerLike | None, dataset: str | None) -> Iterator[Led
     if ledger is None and dataset is None:
         yield None
         return
-    from noisygd.ledger import Ledger, check_ledger_arguments
+    from noisygd.ledger import check_ledger_arguments, opened_ledger
 
     check_ledger_arguments(ledger, dataset)
-    if isinstance(ledger, Ledger):
-        yield ledger
-        return
-    with Ledger(ledger) as opened:  # type: ignore[arg-type]
+    with opened_ledger(ledger) as opened:  # type: ignore[arg-type]
         yield opened
 
 

@@ -396,3 +396,21 @@ def test_preview_records_nothing_and_check_refuses_like_spend(ledger):
         ledger.preview("adult", Gaussian(0.5), check=True)
     assert ledger.preview("adult", Gaussian(0.5)).epsilon > 3.0  # without check: a number
     assert len(ledger.releases("adult")) == 1
+
+
+def test_opened_ledger_keeps_an_open_ledger_open_and_closes_one_it_opened(tmp_path,
+                                                                           monkeypatch):
+    from noisygd.ledger import opened_ledger
+
+    closed: list[Ledger] = []
+    monkeypatch.setattr(Ledger, "close", lambda self: closed.append(self))
+    path = tmp_path / "l.db"
+    with Ledger(str(path)) as mine:
+        with opened_ledger(mine) as same:
+            assert same is mine
+        assert closed == []  # the caller's ledger is not closed by the helper
+        mine.set_budget("d", epsilon=1.0, delta=DELTA)
+    closed.clear()
+    with opened_ledger(str(path)) as fresh:
+        assert isinstance(fresh, Ledger) and fresh.show("d")["budget_epsilon"] == 1.0
+    assert closed == [fresh]

@@ -14,6 +14,7 @@ from noisygd.ledger.core import (
     LedgerError,
     Release,
     check_ledger_arguments,
+    opened_ledger,
     record_release,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "LedgerError",
     "Release",
     "check_ledger_arguments",
+    "opened_ledger",
     "record_release",
 ]

@@ -668,10 +668,19 @@ def record_release(
     planned event; a :class:`~noisygd.exceptions.BudgetExceededError` then stops the fit
     before any data is read.
     """
-    if isinstance(ledger, Ledger):
-        return ledger.spend(dataset, event, algorithm=algorithm, parameters=parameters)
-    with Ledger(ledger) as opened:
+    with opened_ledger(ledger) as opened:
         return opened.spend(dataset, event, algorithm=algorithm, parameters=parameters)
+
+
+@contextlib.contextmanager
+def opened_ledger(ledger: str | os.PathLike[str] | Ledger) -> Iterator[Ledger]:
+    """The ledger given as a path, URL or open :class:`Ledger`, open: an open one is used
+    as it is (and stays open), a path or URL is opened here and closed on exit."""
+    if isinstance(ledger, Ledger):
+        yield ledger
+        return
+    with Ledger(ledger) as opened:
+        yield opened
 
 
 # ------------------------------------------------------------------------ helpers

@@ -298,16 +298,12 @@ def _withdraw(ledger: Any, release: Any) -> None:
     noise draw (docs/ledger.md, "A fit that fails"); a ledger error leaves it recorded."""
     import contextlib
 
-    from noisygd.ledger import Ledger
+    from noisygd.ledger import opened_ledger
 
     if release is None:
         return
-    with contextlib.suppress(Exception):
-        if isinstance(ledger, Ledger):
-            ledger.withdraw(release)
-        else:
-            with Ledger(ledger) as opened:
-                opened.withdraw(release)
+    with contextlib.suppress(Exception), opened_ledger(ledger) as opened:
+        opened.withdraw(release)
 
 
 def _jsonable(value: Any) -> bool:

@@ -371,9 +371,9 @@ def record_prior_events(ledger: Any, dataset: str, plan: PaidPlan, *,
     the ledger is first asked whether it admits ``Composed((*paid, rest))``, so that a fit
     the budget cannot admit spends nothing. Returns the :class:`~noisygd.ledger.Release`.
     """
-    from noisygd.ledger import Ledger
+    from noisygd.ledger import opened_ledger
 
-    def _do(opened: Ledger) -> Any:
+    with opened_ledger(ledger) as opened:
         if rest is not None:
             opened.preview(dataset, Composed((*plan.events, rest)), check=True)
         return opened.spend(dataset, plan.event, algorithm="schema/private_statistics",
@@ -381,11 +381,6 @@ def record_prior_events(ledger: Any, dataset: str, plan: PaidPlan, *,
                                         "statistics": [c.statistic for c in plan.columns],
                                         "preprocessing_share": plan.share,
                                         **(parameters or {})})
-
-    if isinstance(ledger, Ledger):
-        return _do(ledger)
-    with Ledger(ledger) as opened:
-        return _do(opened)
 
 
 def _numeric_column_values(frame: pd.DataFrame, name: str, spec: NumericColumn,
