@@ -121,7 +121,9 @@ class ChoosingSolver(NoisyGDSolver):
 
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:
         """NoisyGD's plan, or :class:`SecondOrderPlan` when the rule chooses Newton."""
-        plan = self.plan_quietly(facts, budget)
+        # the choice is made at the public distance (declared, else the theorem's bound): a
+        # paid estimate is only made for the method that runs (noisygd.solvers.distance)
+        plan = self.plan_quietly(facts, budget, pilot=False)
         newton_plan, refusal = None, None
         if (facts.radius is None and facts.constants.smoothness
                 and facts.curvature_sums is not False):
@@ -139,8 +141,11 @@ class ChoosingSolver(NoisyGDSolver):
             why = f"NoisyGD: Newton cannot be planned from these public facts ({refusal})"
         if chosen == "newton":
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
-        plan[0].details["method_choice"] = {"method": "noisy_gd", "rule": why}
-        warn_if_budget_binds(plan[0])
+        choice = {"method": "noisy_gd", "rule": why}
+        plan = self.plan_quietly(facts, budget)  # with the distance pilot where it applies
+        plan[0].details["method_choice"] = choice
+        if "_pilot" not in plan[1]:
+            warn_if_budget_binds(plan[0])  # else the run warns, after the pilot
         return plan
 
     def method_name(self, plan: Any) -> str:

@@ -88,9 +88,10 @@ from typing import Any
 
 import numpy as np
 
-from noisygd._checks import check_choice, check_nonnegative, check_positive_int
+from noisygd._checks import check_choice, check_nonnegative, check_positive, check_positive_int
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
+from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import (
@@ -102,6 +103,18 @@ from noisygd.planning import (
     ridge_horizon_steps,
 )
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.distance import (
+    DECLARED,
+    GIVEN,
+    PAID,
+    PILOT_MIN_DISTANCE,
+    PILOT_SAFETY,
+    THEOREM,
+    paid_distance,
+    pilot_applies,
+    pilot_share,
+    piloted_event,
+)
 from noisygd.solvers.ridge import planned_ridge
 
 __all__ = ["NoisyGDSolver", "RidgedOracle", "warn_if_budget_binds"]
@@ -135,24 +148,29 @@ class NoisyGDSolver(Solver):
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,
         overrides); a :class:`~noisygd.planning.ComputeBudgetWarning` when its compute budget
-        binds."""
+        binds (with the distance pilot, after the pilot: the run warns)."""
         plan = self.plan_quietly(facts, budget)
-        warn_if_budget_binds(plan[0])
+        if "_pilot" not in plan[1]:
+            warn_if_budget_binds(plan[0])
         return plan
 
-    def plan_quietly(self, facts: PublicFacts,
-                     budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
-        """:meth:`plan` without the warning (for a caller that may not run this plan)."""
+    def plan_quietly(self, facts: PublicFacts, budget: Budget, *,
+                     pilot: bool = True) -> tuple[NoisyGDPlan, dict[str, Any]]:
+        """:meth:`plan` without the warning (for a caller that may not run this plan);
+        ``pilot=False``: never the distance pilot (the plan at the public distance)."""
         if budget.secure:
             return plan_secure_gaussian(
-                lambda mu: self._plan(facts, budget, mu), self.planned_event,
+                lambda mu: self._plan(facts, budget, mu, pilot=False), self.planned_event,
                 budget.secure_rho())
-        return self._plan(facts, budget, budget.mu)
+        return self._plan(facts, budget, budget.mu, pilot=pilot)
 
-    def _plan(self, facts: PublicFacts, budget: Budget,
-              mu: float | None) -> tuple[NoisyGDPlan, dict[str, Any]]:
+    def _plan(self, facts: PublicFacts, budget: Budget, mu: float | None, *,
+              pilot: bool = False, distance: tuple[float, str] | None = None
+              ) -> tuple[NoisyGDPlan, dict[str, Any]]:
         options = dict(facts.options)
         plan_kwargs: dict[str, Any] = {}
+        declared = options.pop("optimum_norm_bound", None)
+        share = pilot_share(options.pop("distance_pilot", None))
         dim = self._noise_dimension(facts, options.pop("noise_dimension", None))
         horizon = options.pop("horizon", None)
         if horizon is not None:
@@ -160,18 +178,31 @@ class NoisyGDSolver(Solver):
         ridge = self._ridge(facts, budget, mu, options.pop("l2", None),
                             options.pop("l2_factor", None), dim)
         constants = facts.constants
+        source = None  # where init_distance comes from (noisygd.solvers.distance)
         if ridge:
             l2 = facts.l2 + ridge
             constants = dataclasses.replace(constants, strong_convexity=l2)
             if facts.radius is None and facts.loss_at_zero_bound is not None:
                 plan_kwargs["init_distance"] = math.sqrt(2.0 * facts.loss_at_zero_bound / l2)
+                source = THEOREM
         elif facts.optimum_norm_bound is not None:
             plan_kwargs["init_distance"] = facts.optimum_norm_bound
+            source = "radius" if facts.radius is not None else THEOREM
+        theorem = plan_kwargs.get("init_distance")
+        if declared is not None:  # a public planning fact; the smaller of two valid bounds
+            declared = check_positive("method_options['optimum_norm_bound']", declared)
+            if theorem is None or declared < theorem:
+                plan_kwargs["init_distance"], source = declared, DECLARED
+        if distance is not None:  # the paid estimate (run, after the pilot)
+            plan_kwargs["init_distance"], source = distance
         if facts.radius is not None:
             plan_kwargs["radius"] = facts.radius
         if facts.max_iter is not None:
             plan_kwargs["max_steps"] = facts.max_iter
-        plan_kwargs.update(options.pop("plan", {}) or {})
+        user_plan = dict(options.pop("plan", {}) or {})
+        if "init_distance" in user_plan:
+            source = GIVEN
+        plan_kwargs.update(user_plan)
         clip = facts.clip_norm()
         plan = plan_noisy_gd(
             budget.epsilon, budget.delta, facts.n_samples, dim, constants,
@@ -192,9 +223,47 @@ class NoisyGDSolver(Solver):
             plan.details["l2_planned"] = ridge
             plan.details["l2_planned_status"] = RIDGE_STATUS
             run_kwargs["_ridge"] = ridge  # for run; not passed to noisy_gd
+        if source is not None:
+            plan.details["init_distance_source"] = source
         if budget.secure:
             run_kwargs["_secure_dim"] = facts.n_params  # for planned_event; not passed to run
+        if pilot and theorem is not None and pilot_applies(
+                facts, budget, share=share, source=source, horizon=horizon,
+                plan_kwargs=plan_kwargs, theorem_plan=plan):
+            piloted = self._with_pilot(facts, budget, mu, share)
+            if piloted is not None:
+                return piloted
         return plan, run_kwargs
+
+    def _with_pilot(self, facts: PublicFacts, budget: Budget, mu: float | None,
+                    share: float) -> tuple[NoisyGDPlan, dict[str, Any]] | None:
+        r"""The plan with the distance pilot (:mod:`noisygd.solvers.distance`): NoisyGD at
+        :math:`\mu\sqrt{1 - s}` and the theorem's distance (the preview; the run re-plans
+        with the paid estimate), and Newton's pilot at :math:`\mu\sqrt s`; None when the
+        pilot cannot be planned from these facts."""
+        from noisygd.accounting.gdp import calibrate_mu, gdp_epsilon
+        from noisygd.solvers.newton import NewtonSolver
+
+        mu_full = calibrate_mu(budget.epsilon, budget.delta) if mu is None else float(mu)
+        mu_rest, mu_pilot = mu_full * math.sqrt(1.0 - share), mu_full * math.sqrt(share)
+        plan, kwargs = self._plan(facts, budget, mu_rest)
+        ridge = float(kwargs.get("_ridge", 0.0))
+        try:  # e.g. extreme constants: then no pilot
+            pilot_plan = NewtonSolver().plan(
+                dataclasses.replace(facts, options={"l2": ridge} if ridge else {}),
+                dataclasses.replace(budget, mu=mu_pilot,
+                                    epsilon=gdp_epsilon(mu_pilot, budget.delta)))
+        except (AssumptionError, ValueError, TypeError, ArithmeticError):
+            return None
+        plan.details["distance_pilot"] = {
+            "share": share, "mu": mu_pilot, "mu_rest": mu_rest,
+            "steps": pilot_plan.steps, "safety": PILOT_SAFETY,
+            "theorem_bound": plan.details["init_distance"],
+            "rule": "init_distance = min(theorem bound, max(safety * ||pilot||, "
+                    f"{PILOT_MIN_DISTANCE:g})), set by the run after the pilot"}
+        kwargs["_pilot"] = {"plan": pilot_plan, "mu_rest": mu_rest, "facts": facts,
+                            "budget": budget}
+        return plan, kwargs
 
     @staticmethod
     def _to_ridge_horizon(plan: NoisyGDPlan, facts: PublicFacts, budget: Budget,
@@ -249,6 +318,9 @@ class NoisyGDSolver(Solver):
         sensitivity: the event :func:`~noisygd.algorithms.noisy_gd.noisy_gd` returns."""
         _, kwargs = plan
         relation = Neighbouring(kwargs["relation"])
+        if "_pilot" in kwargs:  # the pilot, then NoisyGD's T steps at mu_rest, T after it
+            pilot = kwargs["_pilot"]
+            return piloted_event(pilot["plan"].event, pilot["mu_rest"], relation)
         sens = relation.clipped_sum_sensitivity
         event = SelfComposed(
             Gaussian(kwargs["noise_multiplier"], sensitivity=sens, relation=relation),
@@ -268,6 +340,8 @@ class NoisyGDSolver(Solver):
         from noisygd.algorithms.noisy_gd import noisy_gd
 
         gd_plan, kwargs = plan
+        if "_pilot" in kwargs:
+            return self._run_piloted(plan, oracle, rng)
         ridge = float(kwargs.get("_ridge", 0.0))
         kwargs = {k: v for k, v in kwargs.items() if k not in ("_secure_dim", "_ridge")}
         if ridge:
@@ -285,6 +359,37 @@ class NoisyGDSolver(Solver):
         result.info["plan"] = summary
         if "method_choice" in gd_plan.details:
             result.info["method_choice"] = dict(gd_plan.details["method_choice"])
+        return result
+
+    def _run_piloted(self, plan: tuple[NoisyGDPlan, dict[str, Any]], oracle: GradientOracle,
+                     rng: np.random.Generator) -> FitResult:
+        """The distance pilot, NoisyGD re-planned with the paid estimate (post-processing of
+        the pilot's release), and its run; the event is :meth:`planned_event`'s
+        (:mod:`noisygd.solvers.distance`)."""
+        from noisygd.accounting.gdp import gaussian_mu
+        from noisygd.algorithms.newton import newton
+
+        gd_plan, kwargs = plan
+        pilot = kwargs["_pilot"]
+        released = newton(oracle, pilot["plan"], rng)
+        norm = float(np.linalg.norm(released.theta))
+        theorem = float(gd_plan.details["distance_pilot"]["theorem_bound"])
+        paid = paid_distance(norm, theorem)
+        replanned = self._plan(pilot["facts"], pilot["budget"], pilot["mu_rest"],
+                               distance=(paid, PAID))
+        warn_if_budget_binds(replanned[0])
+        replanned[0].details["distance_pilot"] = {
+            **gd_plan.details["distance_pilot"], "released_norm": norm,
+            "planned_steps_at_theorem_bound": gd_plan.steps}
+        if "method_choice" in gd_plan.details:
+            replanned[0].details["method_choice"] = gd_plan.details["method_choice"]
+        result = self.run(replanned, oracle, rng)
+        mu_run = gaussian_mu(result.event)
+        if not math.isclose(mu_run, pilot["mu_rest"], rel_tol=1e-9):
+            raise RuntimeError(f"internal error: NoisyGD after the pilot is {mu_run!r}-GDP, "
+                               f"not the planned {pilot['mu_rest']!r}")
+        result.event = self.planned_event(plan)
+        result.info["plan"]["distance_pilot"] = dict(replanned[0].details["distance_pilot"])
         return result
 
 

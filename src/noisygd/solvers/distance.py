@@ -1,0 +1,127 @@
+r"""Where NoisyGD's initial distance comes from: declared, paid for, or the theorem's bound.
+
+The accelerated plan's horizon (:func:`noisygd.planning.accelerated_t_star`) grows like
+:math:`\sqrt D` with :math:`D \ge \lVert\theta_1 - \theta^*\rVert` (:math:`\theta_1 = 0`).
+Without a declaration the only *proved* public value is the ridge's bound
+:math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\lambda}` (:math:`F_0` the loss at zero), which
+is 10-600x the fitted norm on the tables measured (``benchmarks/bench_horizons.py``): the
+plan then asks for several times the steps the problem needs. Three sources, in order:
+
+* **declared** (``method_options={"optimum_norm_bound": D}``): a public bound on the norm of
+  the optimum in the coordinates the fit runs in (for a conditioned fit, the coefficients
+  and the scaled intercept: ``fit_info_["plans"][0]["plan"]["init_distance"]`` names the
+  value a fit used). A planning fact only: nothing is projected, the problem is unchanged
+  (a projection radius, ``radius=`` where an estimator has one, changes the problem). The
+  plan uses :math:`\min(D, \sqrt{2F_0/\lambda})`: the smaller of two valid bounds.
+* **paid estimate** (the default where it applies, :func:`pilot_applies`): a private pilot,
+  :class:`~noisygd.solvers.newton.NewtonSolver`'s damped Newton run with a share
+  :math:`s` (:data:`DEFAULT_PILOT_SHARE` = 0.1) of the run's :math:`\mu^2`, on the same
+  objective (the planned ridge included); then
+
+  .. math:: \hat D = \min\big(\sqrt{2F_0/\lambda},\ \max(\kappa\lVert\hat\theta_p\rVert,\
+            D_{\min})\big), \qquad \kappa = \text{PILOT_SAFETY} = 2,
+
+  and NoisyGD is planned with :math:`\hat D` at the remaining
+  :math:`\mu_{\rm rest} = \mu\sqrt{1 - s}`. The pilot's event (one Gaussian per release)
+  and NoisyGD's are the fit's own event, fixed before any row is read and recorded with it
+  in the ledger; the pilot's output is used only through :math:`\hat D`, i.e. the number of
+  steps (post-processing). NoisyGD's ``T`` is therefore chosen *after* a release, so its
+  event is recorded as the Gaussian mechanism it is equivalent to: ``T`` steps of noise
+  :math:`z = \sqrt T\Delta/\mu_{\rm rest}` compose to exactly :math:`\mu_{\rm rest}`-GDP
+  for every ``T`` (Dong, Roth and Su 2022, Cor. 3.3; the privacy loss distributions are
+  equal, so every accountant reads the same curve from ``Gaussian(Delta/mu_rest, Delta)``),
+  and the adaptive choice of ``T`` is covered by adaptive composition (ibid., Thm. 3.2):
+  the whole is :math:`\sqrt{\mu_p^2 + \mu_{\rm rest}^2} = \mu`-GDP. Privacy never depends
+  on :math:`\hat D` being right; the utility bound that uses it does, so the plan labels it
+  ``"paid estimate"`` (:class:`noisygd.bounds.Assumption` source ``"paid"``).
+* **theorem bound** :math:`\sqrt{2F_0/\lambda}`: where no pilot applies (no curvature sums:
+  Huber, multinomial; a projection ball; a fixed ``max_iter``; secure mode; the ridge's
+  horizon, whose ``T`` does not depend on ``D``; or a horizon already at the floor
+  :data:`~noisygd.planning.MIN_STEPS_ACCELERATED`, where a smaller ``D`` cannot cut a step).
+
+``method_options={"distance_pilot": s}`` sets the share (``False`` or 0: no pilot).
+
+**Status.** :math:`\kappa = 2` and :math:`s = 0.1` are public constants judged on the
+problems of ``benchmarks/bench_horizons.py`` (docs/noisygd.md, "Honest horizons"), not a
+theorem's values: the pilot's norm is a noisy estimate, so :math:`\hat D` may fall below
+:math:`\lVert\theta^*\rVert` (the run is then shorter than the bound wants, never less
+private).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from noisygd._checks import check_positive
+from noisygd.accounting.events import Composed, Gaussian, Neighbouring
+
+__all__ = ["DECLARED", "DEFAULT_PILOT_SHARE", "GIVEN", "MAX_PILOT_SHARE", "PAID",
+           "PILOT_MIN_DISTANCE", "PILOT_SAFETY", "THEOREM", "paid_distance", "pilot_applies",
+           "pilot_share", "piloted_event"]
+
+#: Share of the run's :math:`\mu^2` the distance pilot spends by default (module doc).
+DEFAULT_PILOT_SHARE = 0.1
+#: Largest share accepted for ``method_options["distance_pilot"]``.
+MAX_PILOT_SHARE = 0.5
+#: The safety factor :math:`\kappa` on the pilot's released norm (module doc).
+PILOT_SAFETY = 2.0
+#: Floor :math:`D_{\min}` on the paid estimate (a zero pilot output still plans a run).
+PILOT_MIN_DISTANCE = 1e-3
+
+#: ``init_distance_source`` labels (``fit_info_["plans"][k]["plan"]``, ``noisygd plan``).
+DECLARED = "declared (method_options['optimum_norm_bound'])"
+GIVEN = "given (method_options['plan']['init_distance'])"
+PAID = "paid estimate (distance pilot)"
+THEOREM = "theorem bound sqrt(2 F0 / l2)"
+
+
+def pilot_share(option: Any) -> float:
+    """The pilot's share of :math:`\\mu^2`: ``method_options["distance_pilot"]`` (None:
+    :data:`DEFAULT_PILOT_SHARE`; ``False`` or 0: no pilot)."""
+    if option is None:
+        return DEFAULT_PILOT_SHARE
+    if option is False or (isinstance(option, int | float) and not isinstance(option, bool)
+                           and option == 0):
+        return 0.0
+    if isinstance(option, bool) or not isinstance(option, int | float):
+        raise ValueError("method_options['distance_pilot'] must be a share in (0, "
+                         f"{MAX_PILOT_SHARE}] of mu^2, or False; got {option!r}")
+    share = check_positive("method_options['distance_pilot']", float(option))
+    if share > MAX_PILOT_SHARE:
+        raise ValueError(f"method_options['distance_pilot'] must be at most "
+                         f"{MAX_PILOT_SHARE}, got {option!r}")
+    return share
+
+
+def pilot_applies(facts: Any, budget: Any, *, share: float, source: str,
+                  horizon: Any, plan_kwargs: dict[str, Any], theorem_plan: Any) -> bool:
+    """Whether the distance pilot runs (module doc), from public facts only: a share, the
+    theorem's bound as the only source, no secure mode, curvature sums (Newton's pilot),
+    no ridge horizon, no fixed step count, the accelerated plan, and a horizon the bound
+    sets (its ``T`` above the floor)."""
+    from noisygd.planning import MIN_STEPS_ACCELERATED
+
+    return bool(
+        share > 0.0 and source == THEOREM and not budget.secure
+        and facts.curvature_sums is True and facts.radius is None
+        and facts.constants.smoothness and horizon is None and facts.max_iter is None
+        and "max_steps" not in plan_kwargs and plan_kwargs.get("accelerate", True)
+        and theorem_plan.details.get("unconstrained_steps", 0.0) > MIN_STEPS_ACCELERATED)
+
+
+def paid_distance(pilot_norm: float, theorem_bound: float) -> float:
+    r""":math:`\hat D = \min(\sqrt{2F_0/\lambda}, \max(\kappa\lVert\hat\theta_p\rVert,
+    D_{\min}))` (module doc)."""
+    if not math.isfinite(pilot_norm):
+        return float(theorem_bound)
+    return float(min(theorem_bound, max(PILOT_SAFETY * pilot_norm, PILOT_MIN_DISTANCE)))
+
+
+def piloted_event(pilot_event: Any, mu_rest: float, relation: Neighbouring) -> Composed:
+    r"""The fit's event with the pilot: ``Composed((pilot, Gaussian(Delta/mu_rest, Delta)))``,
+    the second the exact equivalent of NoisyGD's ``T`` steps at :math:`\mu_{\rm rest}`
+    whatever ``T`` (module doc)."""
+    sens = relation.clipped_sum_sensitivity
+    return Composed((pilot_event, Gaussian(sens / check_positive("mu_rest", mu_rest),
+                                           sensitivity=sens, relation=relation)))
