@@ -220,10 +220,13 @@ class _DPLinearModel(BaseEstimator):
 
     def _chooses_method(self) -> bool:
         """``method="auto"`` (the default), a class that chooses, one problem of one margin,
-        no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's): the solver
-        then picks NoisyGD or Newton by public facts (``fit_info_["method_choice"]``)."""
+        no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's) but the
+        distance's (``optimum_norm_bound``, ``distance_pilot``:
+        :mod:`noisygd.solvers.distance`): the solver then picks NoisyGD or Newton by public
+        facts (``fit_info_["method_choice"]``)."""
         return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
-                and self.max_iter is None and not self.tune and not self.method_options
+                and self.max_iter is None and not self.tune
+                and set(self.method_options or {}) <= {"optimum_norm_bound", "distance_pilot"}
                 and getattr(self, "_l2_factor", None) is None
                 and not getattr(self, "_multinomial", lambda: False)())
 

@@ -12,6 +12,9 @@ at least :math:`1 - \beta`) and (iv) its **assumptions** (a reference norm ``D``
 * ``"derived"``: proved from declared facts (:math:`\lVert\theta^*\rVert \le
   \sqrt{2F_0/\lambda}` for a ridge :math:`\lambda`);
 * ``"given"``: passed by the user (``method_options``);
+* ``"paid"``: a private estimate paid from the budget (a recorded release, e.g. NoisyGD's
+  distance pilot, :mod:`noisygd.solvers.distance`): nothing proves it, so the bound holds
+  only if the estimate does (privacy never depends on it);
 * ``"nominal"``: a placeholder value that nothing proves (the planner's
   ``DEFAULT_INIT_DISTANCE = 1.0``): the bound is then conditional on it holding.
 
@@ -28,7 +31,7 @@ from typing import Any
 __all__ = ["SOURCES", "Assumption", "Bound", "comparable"]
 
 #: Where an assumption's value comes from (module doc).
-SOURCES = ("declared", "derived", "given", "nominal")
+SOURCES = ("declared", "derived", "given", "paid", "nominal")
 
 
 def _rounded(value: Any) -> Any:

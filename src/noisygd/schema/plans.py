@@ -311,12 +311,24 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
             assumptions=tuple(a.text() for a in primary.assumptions),
             bound_covers_run=primary.covers_run, nominal=primary.nominal)
     described["other_bounds"] = tuple(b.to_dict() for b in others)
-    extra = reason or ""
+    extra = "; ".join(x for x in (reason or "", _ridge_status(plan)) if x)
     row = PlanRow(method=solver.name, relation=relation, epsilon=float(result.epsilon),
                   accountant=result.accountant,
                   theorem=result.theorems.get(result.accountant, ""),
                   note="; ".join(x for x in (note, extra) if x), **described)
     return row, primary
+
+
+def _ridge_status(plan: Any) -> str:
+    """The planned ridge of a NoisyGD or Newton plan and its status
+    (:data:`noisygd.planning.RIDGE_STATUS`: a heuristic balance), or ``""`` without one."""
+    from noisygd.planning import RIDGE_STATUS, NoisyGDPlan
+
+    if isinstance(plan, tuple) and plan and isinstance(plan[0], NoisyGDPlan):
+        ridge = plan[0].details.get("l2_planned")
+    else:
+        ridge = getattr(plan, "ridge", None)
+    return f"l2 = {ridge:.3g} planned: {RIDGE_STATUS}" if ridge else ""
 
 
 # ------------------------------------------------------------------ bounds and their premises
@@ -421,16 +433,28 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         p = plan[0]
         det = p.details
         l2_run = float(facts.l2) + float(det.get("l2_planned", 0.0))
+        from noisygd.solvers.distance import DECLARED, GIVEN, PAID
+
         given = "init_distance" in (facts.options.get("plan") or {})
         src = str(det.get("init_distance_source", ""))
-        if given:
+        if given or src == GIVEN:
             source, origin = "given", "method_options['plan']['init_distance']"
+        elif src == DECLARED:
+            source, origin = "declared", ("method_options['optimum_norm_bound'] (a public "
+                                          "bound on ||theta*|| the user declares)")
+        elif src == PAID:
+            source, origin = "paid", ("the distance pilot's private estimate (noisygd.solvers."
+                                      "distance): the bound holds if the estimate does")
         elif src.startswith("nominal"):
             source, origin = "nominal", "the planner's DEFAULT_INIT_DISTANCE"
         elif src == "radius" or (facts.radius is not None and det["init_distance"] == facts.radius):
             source, origin = "declared", "the projection radius"
         else:
             source, origin = "derived", _f0_origin(facts)
+        if "distance_pilot" in det and source == "derived":
+            origin += ("; a fit replaces it by the distance pilot's paid estimate "
+                       f"(share {det['distance_pilot']['share']:g} of mu^2), whose run's bound "
+                       "then assumes that estimate")
         premises = [_reference_norm("D >= ||theta_1 - theta*||", det["init_distance"], source,
                                     origin), _clip_premise(det.get("clip"), c.lipschitz),
                     *_declared(ctx, "L", "beta")]

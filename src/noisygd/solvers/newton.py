@@ -40,7 +40,9 @@ Options (``method_options``): ``steps`` (``T``, default
 ``hessian`` (``"auto"``, ``"full"``, ``"diagonal"``), ``eigenvalue_rule`` (``"clip"``,
 ``"add"``), ``curvature_clip``, ``failure_probability``, ``hessian_ratio``,
 ``hessian_max_share``, ``tail_share``, ``damping``, ``hessian_every``, ``row_nonzeros``
-(:func:`~noisygd.algorithms.newton.plan_newton`), and ``l2``: a ridge added to the
+(:func:`~noisygd.algorithms.newton.plan_newton`), NoisyGD's ``optimum_norm_bound`` and
+``distance_pilot`` (accepted and unused: Newton's steps do not depend on the initial
+distance, :mod:`noisygd.solvers.distance`), and ``l2``: a ridge added to the
 objective's for this run, a number or ``"auto"`` (times ``l2_factor``, default 1, as for
 NoisyGD), :func:`noisygd.planning.ridge_strength`
 at the :math:`\mu` of the tail's gradients (the output's error is
@@ -87,7 +89,8 @@ _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stat
 
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
-            "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon")
+            "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon",
+            "optimum_norm_bound", "distance_pilot")
 
 
 class NewtonSolver(Solver):
@@ -111,6 +114,10 @@ class NewtonSolver(Solver):
             raise TypeError(_NO_CURVATURE)
         opts = dict(facts.options)
         opts.pop("horizon", None)  # NoisyGD's ridge horizon: Newton's steps are its own
+        # NoisyGD's distance options (noisygd.solvers.distance): Newton's steps do not
+        # depend on the initial distance
+        opts.pop("optimum_norm_bound", None)
+        opts.pop("distance_pilot", None)
         beta = facts.constants.smoothness
         curvature_clip = opts.pop("curvature_clip", None)
         if curvature_clip is None:

@@ -259,7 +259,8 @@ class NoisyGDSolver(Solver):
             "share": share, "mu": mu_pilot, "mu_rest": mu_rest,
             "steps": pilot_plan.steps, "safety": PILOT_SAFETY,
             "theorem_bound": plan.details["init_distance"],
-            "rule": "init_distance = min(theorem bound, max(safety * ||pilot||, "
+            "rule": "NoisyGD starts at the pilot's release theta_p; init_distance = "
+                    "min(||theta_p|| + theorem bound, max(safety * ||theta_p||, "
                     f"{PILOT_MIN_DISTANCE:g})), set by the run after the pilot"}
         kwargs["_pilot"] = {"plan": pilot_plan, "mu_rest": mu_rest, "facts": facts,
                             "budget": budget}
@@ -383,6 +384,8 @@ class NoisyGDSolver(Solver):
             "planned_steps_at_theorem_bound": gd_plan.steps}
         if "method_choice" in gd_plan.details:
             replanned[0].details["method_choice"] = gd_plan.details["method_choice"]
+        # NoisyGD starts at the pilot's release (post-processing): theta_1 = theta_pilot
+        replanned[1]["theta0"] = np.asarray(released.theta, dtype=np.float64).copy()
         result = self.run(replanned, oracle, rng)
         mu_run = gaussian_mu(result.event)
         if not math.isclose(mu_run, pilot["mu_rest"], rel_tol=1e-9):
