@@ -242,3 +242,45 @@ def test_pilot_share_refuses(option):
 def test_auto_keeps_choosing_with_the_distance_options(data):
     model, _ = _fit(data, {"optimum_norm_bound": 6.0}, method="auto")
     assert "method_choice" in model.fit_info_
+
+
+# ------------------------------------------------------------------ noisygd plan
+def _plan_output(capsys, *extra):
+    from noisygd.cli import main
+
+    code = main(["plan", "--features", "20", "--n-samples", "30000", "--epsilon", "1",
+                 "--relation", "add_remove", *extra])
+    assert code == 0
+    return capsys.readouterr().out
+
+
+def _row_block(out, head):
+    """The lines ``noisygd plan`` prints under the bound of the row starting with ``head``."""
+    lines = out.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith(f"  {head}"))
+    block = []
+    for x in lines[start + 1:]:
+        if not x.startswith("      "):
+            break
+        block.append(x.strip())
+    return block
+
+
+def test_noisygd_plan_prints_the_distance_s_premise_and_source(capsys):
+    block = _row_block(_plan_output(capsys), "noisy_gd (add_remove) [")
+    premise = [x for x in block if x.startswith("assumes D >= ||theta_1 - theta*||")]
+    assert len(premise) == 1
+    assert "[derived: sqrt(2 F0 / l2) with F0 = 0.6931 (the loss at zero)]" in premise[0]
+    # the planned ridge is labelled a heuristic in the plan's note
+    assert any(x.startswith("note:") and "planned: heuristic balance" in x for x in block)
+    block = _row_block(_plan_output(capsys, "--method-options", '{"optimum_norm_bound": 5}'),
+                       "noisy_gd (add_remove) [")
+    premise = [x for x in block if x.startswith("assumes D >= ||theta_1 - theta*||")]
+    assert "= 5 [declared: method_options['optimum_norm_bound']" in premise[0]
+
+
+def test_bound_sources_include_paid():
+    from noisygd.bounds import SOURCES, Assumption
+
+    assert "paid" in SOURCES
+    assert Assumption("D", 3.0, "paid", "pilot").text() == "D = 3 [paid: pilot]"
