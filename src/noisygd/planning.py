@@ -118,7 +118,9 @@ convex-smooth bound of plain NoisyGD flattens out) satisfies :math:`T^{*2} =
 lower confidence bound of a private count), ``d``, :math:`\mu` of the budget, the declared
 :math:`\beta_F`, the clipping norm ``C``, the relation's :math:`\Delta` and ``D`` (a public
 bound on :math:`\lVert\theta^*\rVert`, e.g. :math:`\sqrt{2F_0/\lambda}` for a ridge
-penalty). :math:`T^*` grows like :math:`\sqrt{n\mu}`: more budget or more rows give more
+penalty; :class:`noisygd.solvers.NoisyGDSolver` also takes a declared bound or pays for an
+estimate, :mod:`noisygd.solvers.distance`, and labels the source).
+:math:`T^*` grows like :math:`\sqrt{n\mu}`: more budget or more rows give more
 steps. At :math:`T^*` the two terms of :math:`A` are equal: the iterate has reached the
 noise floor of the bound, and further iterates only add stationary noise to the last
 iterate. The plan therefore runs

@@ -16,8 +16,9 @@ regret), the comparator (the minimiser of the objective the method runs, with it
 model in a ball of radius ``D``), the guarantee (in expectation or with probability
 :math:`1 - \beta`), the theorem, and every premise with its value and its source: declared (a
 public constant of the problem), derived (proved from declared facts, e.g.
-:math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\lambda}`), given (``method_options``) or
-nominal (a placeholder nothing proves, the planner's ``DEFAULT_INIT_DISTANCE = 1.0``). Rows
+:math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\lambda}`), given (``method_options``), paid
+(a private estimate from the budget, e.g. NoisyGD's distance pilot) or nominal (a
+placeholder nothing proves, the planner's ``DEFAULT_INIT_DISTANCE = 1.0``). Rows
 are **ranked only against comparable rows** (:func:`noisygd.bounds.comparable`: same
 quantity, comparator, guarantee and premises, so a nominal premise is never ranked against a
 derived one): rows with equal :meth:`~noisygd.bounds.Bound.comparison_key` form a group

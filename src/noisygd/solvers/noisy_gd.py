@@ -15,6 +15,10 @@ Options (``method_options``): ``{"plan": {...}}`` goes to the planner (``acceler
 budget, :mod:`noisygd.planning`, "The compute budget", with a
 :class:`~noisygd.planning.ComputeBudgetWarning` when it binds); ``"noise_dimension"`` is the
 ``d`` the plan counts and ``"horizon": "ridge"`` runs to the planned ridge's horizon (below);
+``"optimum_norm_bound"`` declares a public bound on the optimum's norm (the plan's ``D``) and
+``"distance_pilot"`` pays for an estimate of it (:mod:`noisygd.solvers.distance`: the plan's
+``details["init_distance_source"]`` says which of declared, paid estimate, the theorem's bound
+:math:`\sqrt{2F_0/\lambda}`, given or radius it used);
 ``"l2"`` adds a ridge to the oracle's own (``"auto"``:
 :func:`noisygd.planning.ridge_strength`, below, times ``"l2_factor"`` if given; a number:
 that ridge); any other key (``averaging``, ``momentum``, ``schedule``, ``theta0``)
