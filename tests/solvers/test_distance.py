@@ -21,6 +21,7 @@ from noisygd.solvers.distance import (
     GIVEN,
     PAID,
     PILOT_MIN_DISTANCE,
+    PILOT_MIN_STEPS,
     PILOT_SAFETY,
     THEOREM,
     paid_distance,
@@ -121,6 +122,22 @@ def test_no_pilot_without_curvature_sums(data):
         model.fit(X, y3)
     plan = model.fit_info_["plans"][0]["plan"]
     assert "distance_pilot" not in plan and plan["init_distance_source"] == THEOREM
+
+
+def test_no_pilot_below_the_pilot_s_minimum_horizon(data):
+    # 2000 rows: the theorem's horizon wants 206 steps (above the floor of 100, below
+    # PILOT_MIN_STEPS = 400): the pilot's share would buy at most a few steps
+    X, y = data
+    kwargs = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0, "method": "noisy_gd",
+              "n_samples_public": 2000, "conditioning_share": 0.0}
+    plain = DPLogisticRegression(**kwargs).fit(X[:2000], y[:2000])
+    wanted = plain.fit_info_["plans"][0]["plan"]["unconstrained_steps"]
+    assert 100 < wanted < PILOT_MIN_STEPS
+    model = DPLogisticRegression(**kwargs, method_options={"distance_pilot": True}).fit(
+        X[:2000], y[:2000])
+    plan = model.fit_info_["plans"][0]["plan"]
+    assert "distance_pilot" not in plan and plan["init_distance_source"] == THEOREM
+    np.testing.assert_array_equal(model.coef_, plain.coef_)
 
 
 def test_no_pilot_at_the_floor():
