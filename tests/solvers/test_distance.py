@@ -294,6 +294,13 @@ def test_noisygd_plan_prints_the_distance_s_premise_and_source(capsys):
                        "noisy_gd (add_remove) [")
     premise = [x for x in block if x.startswith("assumes D >= ||theta_1 - theta*||")]
     assert "= 5 [declared: method_options['optimum_norm_bound']" in premise[0]
+    # with the pilot the plan (made before it) shows the theorem's bound and says the fit
+    # replaces it by the paid estimate
+    block = _row_block(_plan_output(capsys, "--method-options", '{"distance_pilot": true}'),
+                       "noisy_gd (add_remove) [")
+    premise = [x for x in block if x.startswith("assumes D >= ||theta_1 - theta*||")]
+    assert "[derived: sqrt(2 F0 / l2)" in premise[0]
+    assert "replaces it by the distance pilot's paid estimate (share 0.1 of mu^2)" in premise[0]
 
 
 def test_bound_sources_include_paid():
