@@ -14,7 +14,7 @@ from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.algorithms.newton import curvature_sensitivity
 from noisygd.estimators import DPLogisticRegression
-from noisygd.planning import ComputeBudgetWarning
+from noisygd.planning import RIDGE_STATUS, ComputeBudgetWarning
 from noisygd.solvers.distance import (
     DECLARED,
     DEFAULT_PILOT_SHARE,
@@ -68,6 +68,14 @@ def test_default_is_the_theorem_bound_labelled(data):
     assert plan["init_distance_source"] == THEOREM
     assert plan["init_distance"] == pytest.approx(_theorem(plan), rel=1e-12)
     assert "distance_pilot" not in plan
+    assert plan["l2_planned_status"] == RIDGE_STATUS  # the ridge: a heuristic balance
+
+
+def test_every_fit_with_a_planned_ridge_labels_it_a_heuristic(data):
+    for options, method in (({"distance_pilot": True}, "noisy_gd"), (None, "newton"),
+                            (None, "auto")):
+        model, plan = _fit(data, options, method=method)
+        assert plan["l2_planned_status"] == RIDGE_STATUS, (method, model.fit_info_["method"])
 
 
 def test_a_declared_bound_below_the_theorem_s_is_used(data):
