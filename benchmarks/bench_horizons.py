@@ -82,17 +82,21 @@ def _one(task: str, X, y, Xt, yt, extra: dict[str, Any], eps: float, method: str
             "norm": _fit_norm(est), "seconds": seconds}
 
 
-def _problems(data: Path | None) -> list[tuple[str, str, Any, Any, Any, Any, dict]]:
+def _problems(data: Path | None, only: tuple[str, ...] | None = None
+              ) -> list[tuple[str, str, Any, Any, Any, Any, dict]]:
     import bench_utility as bu
     from _scale_problems import dense_problem
     from bench_newton import _family
 
     out = []
     for name in TABLES:
-        if name in ("adult", "bank", "credit", "bike", "wine") and data is None:
+        if (name in ("adult", "bank", "credit", "bike", "wine") and data is None) or (
+                only is not None and name not in only):
             continue
         p = bu.load_problem(name, data) if data is not None else bu.load_problem(name, Path())
         out.append((name, p.task, p.X, p.y, p.Xt, p.yt, bu.declarations(p)))
+    if only is not None:
+        return out
     for kind, n, d in FAMILIES:
         X, y = _family(kind, n, d)
         out.append((f"{kind}-{n}x{d}", "binary", X[:n], y[:n], X[n:], y[n:],
@@ -103,16 +107,19 @@ def _problems(data: Path | None) -> list[tuple[str, str, Any, Any, Any, Any, dic
     return out
 
 
-def rows(seeds: int, data: Path | None) -> list[dict[str, Any]]:
+def rows(seeds: int, data: Path | None, only: tuple[str, ...] | None = None,
+         fits: tuple[str, ...] = ("default", "noisy_gd")) -> list[dict[str, Any]]:
     out = []
-    for name, task, X, y, Xt, yt, extra in _problems(data):
+    for name, task, X, y, Xt, yt, extra in _problems(data, only):
         for eps in EPSILONS:
-            for method in ((None, "noisy_gd") if task == "binary" else (None,)):
+            methods = [None if f == "default" else f for f in fits]
+            for method in (methods if task == "binary" else (None,)):
                 row: dict[str, Any] = {"problem": name, "n": X.shape[0], "d": X.shape[1],
                                        "epsilon": eps, "fit": method or "default"}
                 for label, pilot in (("before", False), ("after", True)):
                     recs = [_one(task, X, y, Xt, yt, extra, eps, method, pilot, s)
                             for s in range(seeds)]
+                    row[f"_{label}"] = [r["metric"] for r in recs]
                     row[f"{label}_metric"] = float(np.mean([r["metric"] for r in recs]))
                     row[f"{label}_steps"] = float(np.mean([r["steps"] for r in recs]))
                     row[f"{label}_D"] = float(np.mean([r["D"] or np.nan for r in recs]))
@@ -122,6 +129,10 @@ def rows(seeds: int, data: Path | None) -> list[dict[str, Any]]:
                         row["after_source"] = recs[0]["source"]
                         row["fitted_norm"] = float(np.mean([r["norm"] for r in recs]))
                 row["change"] = row["after_metric"] - row["before_metric"]
+                # paired over seeds (same seed, same noise stream up to the pilot's draws)
+                diffs = np.array(row.pop("_after")) - np.array(row.pop("_before"))
+                row["change_se"] = (float(diffs.std(ddof=1) / np.sqrt(len(diffs)))
+                                    if len(diffs) > 1 else float("nan"))
                 out.append(row)
                 print(name, eps, row["fit"], f"{row['before_metric']:.4f}",
                       f"{row['after_metric']:.4f}", row["before_steps"], row["after_steps"],
@@ -130,7 +141,7 @@ def rows(seeds: int, data: Path | None) -> list[dict[str, Any]]:
 
 
 COLUMNS = ("problem", "n", "d", "epsilon", "fit", "before_method", "after_method",
-           "before_metric", "after_metric", "change", "before_steps", "after_steps",
+           "before_metric", "after_metric", "change", "change_se", "before_steps", "after_steps",
            "before_D", "after_D", "fitted_norm", "after_source", "before_seconds",
            "after_seconds")
 
@@ -139,9 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--problems", default=None,
+                        help="comma-separated tables only (no synthetic problems)")
+    parser.add_argument("--fits", default="default,noisy_gd")
+    parser.add_argument("--name", default="bench_horizons")
     args = parser.parse_args(argv)
     data = None if args.data_dir is None else Path(args.data_dir)
-    table = rows(args.seeds, data)
+    only = None if args.problems is None else tuple(args.problems.split(","))
+    table = rows(args.seeds, data, only, tuple(args.fits.split(",")))
     changes = np.array([r["change"] for r in table])
     cut = [r for r in table if r["after_steps"] < r["before_steps"]]
     summary = (f"Cells: {len(table)}; utility change after - before: min {changes.min():+.4f}, "
@@ -155,13 +171,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.seeds - 1}; before = method_options={{'distance_pilot': False}} (D = "
             "sqrt(2 F0 / l2), the default), after = {{'distance_pilot': True}} (the pilot where "
             "it applies); steps = NoisyGD's steps (Newton's 10 where the default chose Newton); "
-            "D = the plan's init_distance; fitted_norm = the after fit's norm in the fit's "
+            "D = the plan's init_distance; change_se = standard error of the paired (same seed) "
+            "difference; fitted_norm = the after fit's norm in the fit's "
             "coordinates. " + summary),
         "command": "PYTHONPATH=src python benchmarks/bench_horizons.py " + " ".join(
             sys.argv[1:] if argv is None else argv),
         "environment": environment(),
     }
-    jpath, mpath = write_results("bench_horizons", table, meta, columns=COLUMNS)
+    jpath, mpath = write_results(args.name, table, meta, columns=COLUMNS)
     print(summary)
     print(f"wrote {jpath} and {mpath}")
     return 0
