@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "description": (
             "metric = test ROC AUC (binary) or R^2 (regression), mean over seeds 0.."
             f"{args.seeds - 1}; before = method_options={{'distance_pilot': False}} (D = "
-            "sqrt(2 F0 / l2), the default), after = {{'distance_pilot': True}} (the pilot where "
+            "sqrt(2 F0 / l2), the default), after = {'distance_pilot': True} (the pilot where "
             "it applies); steps = NoisyGD's steps (Newton's 10 where the default chose Newton); "
             "D = the plan's init_distance; change_se = standard error of the paired (same seed) "
             "difference; fitted_norm = the after fit's norm in the fit's "
