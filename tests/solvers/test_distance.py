@@ -264,9 +264,23 @@ def test_pilot_share_refuses(option):
         pilot_share(option)
 
 
-def test_auto_keeps_choosing_with_the_distance_options(data):
-    model, _ = _fit(data, {"optimum_norm_bound": 6.0}, method="auto")
-    assert "method_choice" in model.fit_info_
+def test_auto_chooses_at_the_theorem_s_distance_and_noisy_gd_uses_the_declared_one(data):
+    # the choice's input is the theorem's bound whatever is declared (the rule was measured
+    # with it): the same method as without the declaration; NoisyGD, if chosen, plans with it
+    plain, _ = _fit(data, method="auto")
+    declared, plan = _fit(data, {"optimum_norm_bound": 6.0}, method="auto")
+    assert declared.fit_info_["method"] == plain.fit_info_["method"]
+    assert declared.fit_info_["method_choice"] == plain.fit_info_["method_choice"]
+    assert declared.fit_info_["method"] == "newton"  # NoisyGD's budget binds at the bound
+    # 4000 rows: the rule keeps NoisyGD, which then plans with the declared distance
+    X, y = data
+    kwargs = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0, "n_samples_public": 4000,
+              "conditioning_share": 0.0}
+    small = DPLogisticRegression(**kwargs, method_options={"optimum_norm_bound": 6.0}).fit(
+        X[:4000], y[:4000])
+    plan = small.fit_info_["plans"][0]["plan"]
+    assert small.fit_info_["method"] == "noisy_gd"
+    assert plan["init_distance_source"] == DECLARED and plan["init_distance"] == 6.0
 
 
 # ------------------------------------------------------------------ noisygd plan
