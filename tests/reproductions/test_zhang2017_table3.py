@@ -28,6 +28,7 @@ from noisygd.reproductions.zhang2017_table3 import (
     op_ratio,
     paper_lipschitz,
     paper_op_plan,
+    row_bound,
     summarise,
 )
 
@@ -108,6 +109,35 @@ def test_paper_op_plan_closed_forms(loss, mu):
     assert plan.scale == pytest.approx(sens * math.sqrt(2 * math.log(2 / delta)) / eps)
 
 
+@pytest.mark.parametrize("loss,mu", [("logistic", 0.1), ("huber", 0.5), ("logistic", 0.0)])
+def test_paper_op_plan_line6_closed_forms(loss, mu):
+    # the paper_raw setting: rows of norm <= R = 4, Algorithm 1 line 6 (L2-Laplace, eps-DP),
+    # T of part 1 of Theorems 2-3 (k = d^2), Lemmas 2-3, written out by hand
+    n, d, eps, R = 45211, 52, 0.1, 4.0
+    obj = LogisticLoss(l2=mu, fit_intercept=False) if loss == "logistic" else \
+        HuberLoss(threshold=1.0, l2=mu, fit_intercept=False)
+    c = obj.constants(R)
+    Ll, bl = (R, R * R / 4) if loss == "logistic" else (R, R * R)
+    assert (c.lipschitz, c.smoothness) == pytest.approx((Ll, bl))
+    D = min(Ll / mu, math.sqrt(2 * math.log(2) / mu)) if mu > 0 else 10.0
+    plan = paper_op_plan(c, n=n, dim=d, epsilon=eps, optimum_norm_bound=D, noise="l2_laplace")
+    beta, k = bl + mu, d * d
+    if mu > 0:
+        L = Ll + 2 * mu * D
+        T = math.ceil((mu**2 + beta**2) / (mu * beta)
+                      * math.log((mu * n * eps * D) ** 2 / (L * L * k)))
+        sens = 5 * L * (mu + beta) / (n * mu * beta)
+    else:
+        T = math.ceil(((beta * n * eps * D) ** 2 / (Ll * Ll * k)) ** (1 / 3))
+        sens = 3 * Ll * T / (beta * n)
+    assert plan.steps == T and plan.sensitivity == pytest.approx(sens)
+    assert plan.delta == 0.0 and plan.scale == pytest.approx(sens / eps)  # density e^{-||z||/b}
+    # Lemma 6: E||z||^2 = d(d+1) b^2
+    assert plan.expected_sq_noise_norm == pytest.approx(d * (d + 1) * (sens / eps) ** 2)
+    with pytest.raises(ValueError, match="noise"):
+        paper_op_plan(c, n=n, dim=d, epsilon=eps, optimum_norm_bound=D, noise="analytic")
+
+
 def test_ratio_band_and_summary_counts():
     def row(ds, mu, eps, err, paper_cell=True):
         ours = PAPER_TABLE3[(ds, mu, eps)][0] if paper_cell else None
@@ -158,6 +188,37 @@ def test_paper_setting_rows_and_objective():
     assert make_objective("WINE", 0.5, "noisygd").n_params(12) == 13
     with pytest.raises(ValueError, match="setting"):
         load_table3_data("WINE", DATA, "other")
+
+
+@pytest.mark.data
+def test_paper_raw_rows_are_unprojected_within_the_public_bound():
+    if not DATA.is_dir():
+        pytest.skip(f"no data at {DATA}")
+    X, _ = load_table3_data("WINE", DATA, "paper_raw")
+    Xp, _ = load_table3_data("WINE", DATA, "paper")
+    R = row_bound("WINE", "paper_raw")
+    assert R == pytest.approx(math.sqrt(12)) and row_bound("WINE", "paper") == 1.0
+    norms = np.linalg.norm(X, axis=1)
+    assert norms.max() <= R + 1e-12 and norms.max() > 1.0  # not projected
+    assert np.all(X >= 0.0) and np.all(X <= 1.0 + 1e-12)  # [0, 1] / one-hot entries
+    # the paper setting's rows are these rows projected onto the unit ball
+    assert np.allclose(Xp, X * np.minimum(1.0, 1.0 / norms)[:, None])
+
+
+@pytest.mark.data
+def test_quick_run_paper_raw_setting(tmp_path):
+    rc = main(["--data-dir", str(DATA), "--datasets", "WINE", "--rounds", "2", "--quick",
+               "--op-rounds", "5", "--mus", "0", "0.5", "--setting", "paper_raw",
+               "--out-dir", str(tmp_path), "--no-progress"])
+    assert rc == 0
+    res = json.loads((tmp_path / "zhang2017_table3_paper_raw.json").read_text())
+    R = math.sqrt(12)
+    for r in res["rows"]:
+        op = r["op_paper"]
+        assert op["lipschitz"] == pytest.approx(paper_lipschitz(R, r["mu"], r["D"]))
+        assert op["accounting"]["epsilon"] <= r["epsilon"] * (1 + 1e-6)  # pure eps-DP
+        assert op["sigma"] == pytest.approx(op["sensitivity"] / r["epsilon"])  # line 6 scale
+        assert r["op_analytic"]["accounting"]["epsilon"] <= r["epsilon"] * (1 + 1e-6)
 
 
 @pytest.mark.data

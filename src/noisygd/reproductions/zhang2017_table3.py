@@ -44,7 +44,12 @@ ball (:func:`load_table3_data`), no intercept (:func:`make_objective`), and ``op
 planned with Theorem 2's Lipschitz constant of the regularised :math:`f`,
 :math:`L_\ell + 2\mu D` (:func:`paper_lipschitz`, :func:`paper_op_plan`). ``noisygd``: the
 previous table (the loader's block-scaled rows, norm at most 1, with an intercept, and the
-tighter :math:`L_\ell` for ``op_paper``). In both: all rows for BANK, CreditCard, WINE and
+tighter :math:`L_\ell` for ``op_paper``). ``paper_raw``: as ``paper`` but the rows are not
+projected (norm at most :math:`\sqrt{\#\text{attributes}}`, :func:`row_bound`, so ``L`` and
+:math:`\beta` scale with it) and ``op_paper`` draws line 6's L2-Laplace noise
+(:math:`\varepsilon`-DP) with part 1 of the theorems' ``T``: the closest reading found by
+``experiments/zhang2017_table3_settings.py`` (18 of 40 cells), not adopted as the default. In
+all three: all rows for BANK, CreditCard, WINE and
 BIKE (train and test parts of the loader concatenated) and ``adult.data`` for ADULT (the
 paper's ``n``, its Table 2); regression targets in [0, 1] (the loader's public bounds; the
 paper states none); logistic loss :math:`\log(1 + e^{-y\langle w, x\rangle})` (the paper's
@@ -185,8 +190,12 @@ REPLACE_ONE = Neighbouring.REPLACE_ONE
 ROW_NORM_BOUND = 1.0
 #: ``"paper"``: the paper's setting (rows projected onto the unit ball, no intercept, Theorem 2's
 #: Lipschitz constant of the regularised ``f``); ``"noisygd"``: the loader's block-scaled rows
-#: with an intercept (the previous table). See :func:`load_table3_data` and :func:`paper_lipschitz`.
-SETTINGS = ("paper", "noisygd")
+#: with an intercept (the previous table); ``"paper_raw"``: as ``"paper"`` but the rows are not
+#: projected (norm up to :math:`\sqrt{\#\text{attributes}}`, :func:`row_bound`) and ``op_paper``
+#: draws Algorithm 1's line-6 L2-Laplace noise (the reading that
+#: ``experiments/zhang2017_table3_settings.py`` found closest; docs/reproduction_zhang2017.md).
+#: See :func:`load_table3_data` and :func:`paper_lipschitz`.
+SETTINGS = ("paper", "noisygd", "paper_raw")
 #: Runs per cell of the output-perturbation columns (the paper: "averaged over 100 independent
 #: rounds"); cheap, since w_T is computed once and only the noise is redrawn.
 PAPER_ROUNDS = 100
@@ -235,6 +244,9 @@ def load_table3_data(dataset: str, data_dir: Path, setting: str = "paper"
     logistic loss is 1-Lipschitz and 1/4-smooth and Huber (threshold 1) 1-Lipschitz and
     1-smooth, the constants the theorems' parameters need. ``setting="noisygd"``: the loader's
     rows as they are (block-scaled, norm at most 1, most rows well inside the ball).
+    ``setting="paper_raw"``: the paper setting's encoding without the projection: every
+    one-hot block and numeric feature within [0, 1], so :math:`\lVert x_i\rVert \le`
+    :func:`row_bound` :math:`= \sqrt{\#\text{attributes}}` (public, from the schema).
     """
     from noisygd.data import load_uci
     from noisygd.data.preprocessing import clip_rows
@@ -242,7 +254,7 @@ def load_table3_data(dataset: str, data_dir: Path, setting: str = "paper"
     _check_setting(setting)
     name, _ = DATASETS[dataset]
     bound = ROW_NORM_BOUND
-    if setting == "paper":  # undo the schema's per-block scale b = B/sqrt(n_blocks)
+    if setting in ("paper", "paper_raw"):  # undo the schema's per-block scale B/sqrt(n_blocks)
         from noisygd.data.uci import uci_schema
 
         bound = ROW_NORM_BOUND * math.sqrt(len(uci_schema(name).features))
@@ -254,6 +266,21 @@ def load_table3_data(dataset: str, data_dir: Path, setting: str = "paper"
     if setting == "paper":
         X = np.asarray(clip_rows(X, ROW_NORM_BOUND))
     return X, y
+
+
+def row_bound(dataset: str, setting: str = "paper") -> float:
+    r"""Public bound ``B`` on :math:`\lVert x_i\rVert` of :func:`load_table3_data`'s rows.
+
+    1 in the ``paper`` and ``noisygd`` settings; :math:`\sqrt{m}` in ``paper_raw``, ``m`` the
+    number of attributes of the dataset's schema (one-hot block of norm 1 or numeric feature in
+    [0, 1] each).
+    """
+    _check_setting(setting)
+    if setting != "paper_raw":
+        return ROW_NORM_BOUND
+    from noisygd.data.uci import uci_schema
+
+    return ROW_NORM_BOUND * math.sqrt(len(uci_schema(DATASETS[dataset][0]).features))
 
 
 def _check_setting(setting: str) -> None:
@@ -270,14 +297,15 @@ def make_objective(dataset: str, mu: float, setting: str = "paper") -> GLMObject
     """
     _check_setting(setting)
     loss = DATASETS[dataset][1]
-    icpt = setting == "noisygd"
+    icpt = setting == "noisygd"  # paper and paper_raw: none
     return (LogisticLoss(l2=mu, fit_intercept=icpt) if loss == "logistic"
             else HuberLoss(threshold=1.0, l2=mu, fit_intercept=icpt))
 
 
-def make_oracle(objective: GLMObjective, X: np.ndarray, y: np.ndarray) -> ArrayOracle:
-    """The gradient oracle of one cell: ``objective`` over the rows (norm <= 1)."""
-    return ArrayOracle(objective, X, y, row_norm_bound=ROW_NORM_BOUND)
+def make_oracle(objective: GLMObjective, X: np.ndarray, y: np.ndarray,
+                row_norm_bound: float = ROW_NORM_BOUND) -> ArrayOracle:
+    """The gradient oracle of one cell: ``objective`` over the rows (norm <= ``row_norm_bound``)."""
+    return ArrayOracle(objective, X, y, row_norm_bound=row_norm_bound)
 
 
 def paper_lipschitz(lipschitz: float, mu: float, optimum_norm_bound: float) -> float:
@@ -300,7 +328,8 @@ def paper_lipschitz(lipschitz: float, mu: float, optimum_norm_bound: float) -> f
 
 
 def paper_op_plan(constants: ObjectiveConstants, *, n: int, dim: int, epsilon: float,
-                  optimum_norm_bound: float, delta: float = DELTA) -> OutputPerturbationPlan:
+                  optimum_norm_bound: float, delta: float = DELTA,
+                  noise: str = "paper") -> OutputPerturbationPlan:
     r"""Algorithm 1's plan as the paper runs it (``op_paper`` in the paper setting).
 
     With :math:`\beta = \beta_\ell + \mu`, :math:`L` = :func:`paper_lipschitz`,
@@ -317,14 +346,24 @@ def paper_op_plan(constants: ObjectiveConstants, *, n: int, dim: int, epsilon: f
     the :math:`\Theta(\cdot)` of the theorems taken with constant 1, and the noise of line 8,
     density :math:`\propto\exp(-\varepsilon^2\lVert z\rVert^2/(4\log(2/\delta)\Delta^2))`,
     i.e. :math:`\sigma = \sqrt{2\log(2/\delta)}\,\Delta/\varepsilon` per coordinate.
+
+    ``noise="l2_laplace"``: line 6 instead, density :math:`\propto
+    \exp(-\varepsilon\lVert z\rVert/\Delta)` (:math:`\varepsilon`-DP, hence
+    :math:`(\varepsilon, \delta)`-DP for every :math:`\delta`), with ``T`` of part 1 of the
+    theorems (:math:`k = d^2`); ``delta`` is then not used.
     """
     import dataclasses
+
+    if noise not in ("paper", "l2_laplace"):
+        raise ValueError(f"noise must be 'paper' or 'l2_laplace', got {noise!r}")
+    if noise == "l2_laplace":
+        delta = 0.0
 
     lipschitz = paper_lipschitz(float(constants.lipschitz), float(constants.strong_convexity),
                                 optimum_norm_bound)
     return plan_output_perturbation(
         dataclasses.replace(constants, lipschitz=lipschitz), n=n, dim=dim, epsilon=epsilon,
-        delta=delta, noise="paper", sensitivity_bound="zhang2017",
+        delta=delta, noise=noise, sensitivity_bound="zhang2017",
         optimum_norm_bound=optimum_norm_bound)
 
 
@@ -639,8 +678,9 @@ def _op_cells(oracle: ArrayOracle, eps: float, D: float, rounds: int,
             steps = op_bound_steps(const, n=n, dim=p, epsilon=eps, delta=DELTA,
                                    optimum_norm_bound=D, sensitivity_bound=sens)
         lipschitz = float(const.lipschitz)
-        if name == "op_paper" and setting == "paper":
-            op_plan = paper_op_plan(const, n=n, dim=p, epsilon=eps, optimum_norm_bound=D)
+        if name == "op_paper" and setting in ("paper", "paper_raw"):
+            op_plan = paper_op_plan(const, n=n, dim=p, epsilon=eps, optimum_norm_bound=D,
+                                    noise="l2_laplace" if setting == "paper_raw" else "paper")
             lipschitz = paper_lipschitz(lipschitz, oracle.l2, D)
             plan: Any = (op_plan, {"theta0": None, "n_samples": n})
         else:
@@ -681,7 +721,8 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
     mus = _mus(dataset, mus)
     objs = {mu: make_objective(dataset, mu, setting) for mu in mus}
     y = objs[mus[0]].check_targets(y)
-    oracles = {mu: make_oracle(objs[mu], X, y) for mu in mus}
+    bound = row_bound(dataset, setting)
+    oracles = {mu: make_oracle(objs[mu], X, y, bound) for mu in mus}
     n = X.shape[0]
     p = oracles[mus[0]].n_params
     rng = np.random.default_rng([seed, sum(map(ord, dataset))])
@@ -695,7 +736,7 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
     bassily: dict[tuple[float, float], dict[str, Any]] = {}
     if run_bassily:
         cfg = [(mu, e) for mu in mus for e in EPSILONS]
-        L = objs[mus[0]].constants(1.0).lipschitz
+        L = objs[mus[0]].constants(bound).lipschitz
         radii = np.array([_norm_bound(objs[mu], L, radius) for mu, _ in cfg])
         t0 = time.process_time()
         th, events, _info = bassily_sgd_glm_batch(
@@ -709,7 +750,7 @@ def run_dataset(dataset: str, X: np.ndarray, y: np.ndarray, *, rounds: int, radi
             bassily[(mu, e)] = _summary(errs, per_run, _account(events[c], e))
     for mu in mus:
         obj = objs[mu]
-        const = obj.constants(1.0)
+        const = obj.constants(bound)
         D = _norm_bound(obj, const.lipschitz, radius)
         gd_cache: dict[tuple[int, float], tuple[np.ndarray, float]] = {}
         for eps in EPSILONS:
@@ -986,7 +1027,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "(default 100, the paper's)")
     ap.add_argument("--setting", default="paper", choices=SETTINGS,
                     help="paper: rows projected onto the unit ball, no intercept, Theorem 2's L "
-                    "(default); noisygd: the loader's block-scaled rows with an intercept")
+                    "(default); noisygd: the loader's block-scaled rows with an intercept; "
+                    "paper_raw: as paper with unprojected rows and line-6 L2-Laplace noise")
     ap.add_argument("--out-dir", default="experiments/results")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     ap.add_argument("--radius", type=float, default=10.0,
