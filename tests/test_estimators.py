@@ -70,10 +70,12 @@ def test_public_n_and_replace_one_release_no_count():
 
     mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        # the default's private conditioning at sqrt(0.1) mu, then the run: no count
-        conditioning, run = m.privacy_.event.events
+        # the default's private conditioning at sqrt(0.1) mu, its per-feature scale at
+        # sqrt(0.05) mu, then the run: no count
+        conditioning, scale, run = m.privacy_.event.events
         assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
         assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
+        assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
     for m in (DPLogisticRegression(classes=[0, 1], n_samples_public=len(y),
@@ -99,8 +101,11 @@ def test_multiclass_one_vs_rest_splits_the_budget():
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
-    # the private conditioning (one release, shared by the 3 problems) + count + 3 problems
-    assert len(model.privacy_.event.events) == 5
+    # the private conditioning and per-feature scale (two releases, shared by the 3
+    # problems) + count + 3 problems
+    assert len(model.privacy_.event.events) == 6
+    assert (model.conditioning_["feature_scale_release"]["event"]
+            == model.privacy_.event.events[1].describe())
     assert model.conditioning_["release"]["event"] == model.privacy_.event.events[0].describe()
     assert model.score(X, y) > 0.8
 
@@ -248,7 +253,9 @@ def test_predict_scores_rows_scaled_into_the_training_domain():
     model = DPLogisticRegression(classes=[0, 1], row_norm_bound=0.5, random_state=0).fit(X, y)
     X2 = X * 3.0
     c = model.conditioning_["centre"]  # the private centre: rows mapped onto its ball
-    norms = np.linalg.norm(X2 - c, axis=1)
+    f = model.conditioning_["feature_scale"]  # measured in the rescaled coordinates
+    assert f is not None and f.shape == (X.shape[1],)
+    norms = np.linalg.norm((X2 - c) * f, axis=1)
     scaled = c + (X2 - c) * np.minimum(1.0, 0.5 / norms)[:, None]
     expect = scaled @ model.coef_ + model.intercept_
     np.testing.assert_allclose(model.decision_function(X2), expect, rtol=1e-12, atol=1e-12)

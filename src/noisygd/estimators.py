@@ -525,7 +525,8 @@ class _DPLinearModel(BaseEstimator):
             "share": self._share_of_feature_scale(), "rule": self._feature_scale_rule(),
             "event": self._feature_scale_event()[1].describe(),
             "resolution": scale.resolution, "spread": scale.spread,
-            "noise_multiplier": scale.noise_multiplier,
+            "shrinkage": scale.shrinkage,
+            "noise_std": scale.noise_std,
             **({"ledger_release": release} if release is not None else {})}
         self.conditioning_["feature_scale_release"] = report
         fit.info["feature_scale"] = report
@@ -2372,14 +2373,18 @@ class PrivateFeatureScale:
         :math:`R`).
     spread : float
         :math:`\max_j f_j/\min_j f_j` (1: the release could not tell the features apart).
-    noise_multiplier : float
-        :math:`\sigma/\Delta`: the release is ``Gaussian(noise_multiplier, Delta)``.
+    noise_std : float
+        :math:`\sigma`, the noise of each released sum (:math:`\Delta/\mu_f`).
+    shrinkage : float
+        :math:`B \in [0, 1]`, how far the release's per-feature spreads were pulled to their
+        mean (1: all the way, ``scale`` all ones).
     """
 
     scale: np.ndarray
     resolution: float
     spread: float
-    noise_multiplier: float
+    noise_std: float
+    shrinkage: float = 0.0
 
 
 def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
@@ -2389,25 +2394,36 @@ def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
 
     ``noisy`` is :math:`\tilde Q = \sum_i |a_i| + \mathcal N(0, \sigma^2 I_d)`
     (:math:`a_i` the served rows about the released centre, in units of ``R``; entrywise
-    absolute values) and ``count`` the conditioning's released :math:`N`. With the
-    resolution :math:`\lambda = z\sigma/N`,
+    absolute values) and ``count`` the conditioning's released :math:`N`. The per-feature
+    means :math:`q_j = \tilde Q_j/N` carry noise of sd :math:`\tau = \sigma/N`. They are
+    shrunk toward their mean :math:`\bar q` by the positive-part James-Stein factor with a
+    doubled constant (a significance gate: noise alone, :math:`E\,S = (d - 1)\tau^2`,
+    shrinks them all the way),
 
-    .. math:: m_j = \max(\tilde Q_j/N, 0) + \lambda, \qquad
-        f_j = \bar m/m_j, \quad \bar m = \Big(\frac1d\sum_j m_j^2\Big)^{1/2} :
+    .. math:: q'_j = \bar q + (1 - B)(q_j - \bar q), \qquad
+        B = \min\Big(1, \frac{2d\tau^2}{S}\Big), \quad S = \sum_j(q_j - \bar q)^2,
 
-    each feature's mean absolute deviation from the centre, floored by the release's
-    resolution, and the weights that give every rescaled feature the same spread
-    :math:`\bar m` (the rescaled rows' :math:`\sum_j (f_jm_j)^2 = \sum_j m_j^2`, that of
-    the rows). Where the noise swamps the statistic (:math:`\tilde Q_j/N \ll \lambda` for
-    every ``j``) every :math:`m_j \approx \lambda` and :math:`f \approx 1`: the fit is
-    the unscaled one; always :math:`f_j \le \bar m/\lambda`.
+    floored at the resolution :math:`\lambda = z\tau`, and turned into weights that give
+    every rescaled feature the same spread :math:`\bar m`:
+
+    .. math:: m_j = \max(q'_j, 0) + \lambda, \qquad
+        f_j = \bar m/m_j, \quad \bar m = \Big(\frac1d\sum_j m_j^2\Big)^{1/2}
+
+    (the rescaled rows' :math:`\sum_j (f_jm_j)^2 = \sum_j m_j^2`, that of the rows). Where
+    the release cannot tell the features apart, :math:`f = 1` exactly (:math:`B = 1`) or
+    nearly: the fit is the unscaled one. Always :math:`f_j \le \bar m/\lambda`.
     """
     noisy = np.asarray(noisy, dtype=np.float64)
     n = max(float(count), 1.0)
-    lam = check_positive("z", z) * check_positive("sigma", sigma) / n
-    m = np.maximum(noisy / n, 0.0) + lam
+    tau = check_positive("sigma", sigma) / n
+    lam = check_positive("z", z) * tau
+    q = noisy / n
+    spread = float(np.sum((q - q.mean()) ** 2))
+    shrink = 1.0 if spread <= 0.0 else min(1.0, 2.0 * q.size * tau * tau / spread)
+    q = q.mean() + (1.0 - shrink) * (q - q.mean())
+    m = np.maximum(q, 0.0) + lam
     f = math.sqrt(float(np.mean(m * m))) / m
-    return PrivateFeatureScale(f, lam, float(f.max() / f.min()), float(sigma))
+    return PrivateFeatureScale(f, lam, float(f.max() / f.min()), float(sigma), shrink)
 
 
 def _n_columns(X: Any) -> int | None:

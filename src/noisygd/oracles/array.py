@@ -676,8 +676,11 @@ class ArrayOracle(ObjectiveOracle):
                 terms = np.abs(vals) if c is None else np.abs(vals - c[cols]) - np.abs(c[cols])
                 out += np.bincount(cols, weights=terms * wr, minlength=d)
             else:
-                Db = np.asarray(X[a:b], dtype=np.float64)
-                Db = np.abs(Db - c) if c is not None else np.abs(Db)
+                if c is not None:  # one block-sized temporary
+                    Db = np.subtract(X[a:b], c, dtype=np.float64)
+                    np.abs(Db, out=Db)
+                else:
+                    Db = np.abs(X[a:b], dtype=np.float64)
                 out += s[a:b] @ Db
         if self._csr and c is not None:
             out += np.abs(c) * float(s.sum())

@@ -156,7 +156,7 @@ def _block_sq(
         nnz += int(np.count_nonzero(Xb))
     D = Xb if c is None else Xb - c
     if f is not None:
-        D = D * f
+        D = D * f if c is None else np.multiply(D, f, out=D)  # never write into X
     return np.einsum("ij,ij->i", D, D), D, None, Xb, nnz
 
 
