@@ -577,10 +577,13 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     assert DPLinearRegression().get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
     on = DPLinearRegression(**kw).fit(X, y)
-    # the private centre's release first (the default without bounds), then the scale's
-    centre, scale, count, _ = on.privacy_.event.events
+    # the private centre's release first (the default without bounds), its per-feature
+    # scale's, then the residual scale's
+    centre, features, scale, count, _ = on.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
     assert on.conditioning_["release"]["event"] == centre.describe()
+    assert on.conditioning_["feature_scale_release"]["event"] == features.describe()
+    assert gaussian_mu(features) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
     assert gaussian_mu(centre) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(count) == pytest.approx(np.sqrt(0.01) * mu, rel=1e-9)  # unchanged
@@ -727,9 +730,10 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], n_samples_public=800,
                                  random_state=0).fit(X, y)
     plan = model.fit_info_["plans"][0]
-    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2) on
-    # the run; d = 5 features + intercept
-    share = model.conditioning_["release"]["share"]
+    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2)
+    # and the per-feature scale's (0.05) on the run; d = 5 features + intercept
+    share = (model.conditioning_["release"]["share"]
+             + model.conditioning_["feature_scale_release"]["share"])
     lam = ridge_strength(n=800.0, n_params=6, clip=plan["clip"],
                          mu=math.sqrt(1.0 - share) * calibrate_mu(1.0, 1e-5),
                          loss_at_zero=math.log(2))
@@ -958,6 +962,7 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
         est.fit(X, y)
         releases = ledger.releases("d")
         assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
+                                                   "DPLogisticRegression/feature_scale",
                                                    "DPLogisticRegression/noisy_gd"]
         assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)
 
@@ -1030,8 +1035,9 @@ def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
 @pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
 def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
                                                                                monkeypatch):
-    """The three noise draws of a default DPLinearRegression fit (centre, scale, count) start
-    from three different generator states, and the same seed gives the same model."""
+    """The four noise draws of a default DPLinearRegression fit (centre, per-feature scale,
+    residual scale, count) start from four different generator states, and the same seed
+    gives the same model."""
     import noisygd.training as training
 
     real, states = training.add_gaussian_noise, []
@@ -1046,8 +1052,8 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
     kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
     first = DPLinearRegression(random_state=seed, **kw).fit(X, y)
-    assert len(first.privacy_.event.events) == 4 and len(states) == 3  # and the run's
-    assert len(set(states)) == 3  # centre, scale, count: three streams
+    assert len(first.privacy_.event.events) == 5 and len(states) == 4  # and the run's
+    assert len(set(states)) == 4  # centre, feature scale, scale, count: four streams
     again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
 
