@@ -2429,9 +2429,9 @@ def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
 def _n_columns(X: Any) -> int | None:
     """The number of columns of ``X`` from its shape (metadata, public), else None."""
     shape = getattr(X, "shape", None)
-    if shape is None:
+    if shape is None:  # a list or an array-like: its shape as validate_data will see it
         try:
-            shape = np.shape(X)
+            shape = np.asarray(X).shape
         except Exception:  # a ragged or odd input: validate_data refuses it later
             return None
     if len(shape) != 2:
