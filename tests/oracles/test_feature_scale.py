@@ -86,7 +86,7 @@ def test_absolute_rows_are_the_served_rows_squares_by_brute_force():
 
 
 def test_centred_glm_maps_back_to_the_users_coordinates():
-    _, X, c, f, y = _problem(False)
+    _, X, c, f, _ = _problem(False)
     obj = CentredGLM(LogisticLoss(), c, 0.7, feature_scale=f)
     v = np.random.default_rng(2).normal(size=X.shape[1] + 1)
     theta = obj.to_base(v)
