@@ -1311,6 +1311,20 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         wherever the budget pays for that release and the fit (``epsilon``, ``delta`` and the
         method: public facts), else 0; 0 spends nothing and keeps the rows uncentred; a
         number is used as given (a fit it cannot pay for is refused before any read).
+    feature_scale_share : float in [0, 0.5] or "auto", default="auto"
+        With the private conditioning released and at least two columns: the share of
+        :math:`\\mu^2` spent on the **private per-feature scale** released after it, in the
+        coordinates of the released centre (:math:`\\sum_i |a_i| + \\mathcal N(0,
+        \\sigma^2 I_d)`, :math:`a_i = (\\tilde x_i - c)/R`, sensitivity :math:`\\Delta`;
+        :func:`feature_scale_from_release`). The fit then runs on the rows
+        :math:`[f\\odot(x - c), s]` (a diagonal preconditioner; ``coef_`` and ``intercept_``
+        stay in your coordinates), with :math:`f_j` the inverse of feature ``j``'s released
+        mean absolute deviation, gated toward 1 where the release cannot tell the features
+        apart. ``"auto"`` is :data:`FEATURE_SCALE_SHARE` (0.05) where the budget pays for it
+        with the rest of the fit, else 0; 0 turns it off. ``conditioning_["feature_scale"]``
+        is :math:`f` and ``conditioning_["feature_scale_release"]`` (also
+        ``fit_info_["feature_scale"]``) its share, rule, event, resolution, spread and
+        shrinkage (docs/estimators.md, "Private per-feature scale", with the measurements).
 
     **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
     ``clip``, with an intercept, a method that clips and composes with a prior release
@@ -1353,8 +1367,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         The ledger's record of the fit (with ``ledger=``), else None.
     conditioning_ : dict
         The public conditioning used: ``centre`` (None: not centred), ``row_norm_bound``,
-        ``intercept_scale``, and with the private conditioning ``release`` (its share,
-        ``row_scale`` = :math:`\\sqrt{\\hat U_c}`, the clip and the event).
+        ``intercept_scale``, ``feature_scale`` (None: not rescaled), and with the private
+        conditioning ``release`` (its share, ``row_scale`` = :math:`\\sqrt{\\hat U_c}`, the
+        clip and the event); with the private per-feature scale ``feature_scale_release``.
     tuning_ : dict
         With ``tune=True``: the released run's ``candidate`` (and index ``chosen``), its
         noisy ``score``, ``n_runs`` and ``runs_per_candidate`` (drawn independently of the
@@ -1942,6 +1957,10 @@ class DPLinearRegression(_DPRegressor):
         the centre raised DP-FTRL's mean share of the non-private R^2 from -10.6..0.88 to
         -0.12..0.998, and the default's at epsilon 1 from 0.02..1.00 to 0.45..1.00 (no cell lower by
         more than 0.01; 2000 x 100 at epsilon 8: 0.798 -> 0.789).
+    feature_scale_share : float in [0, 0.5] or "auto", default="auto"
+        The private per-feature scale released after the private centre, as
+        :class:`DPLogisticRegression`'s (share 0.05 of :math:`\\mu^2` with ``"auto"``; 0
+        turns it off); the residual scale is then released in the rescaled coordinates.
 
     Attributes
     ----------
