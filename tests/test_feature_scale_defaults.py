@@ -23,9 +23,9 @@ from noisygd.objectives import CentredGLM, LogisticLoss
 from noisygd.oracles.array import ArrayOracle
 
 
-def _scaled_binary(n: int = 2000, seed: int = 0):
+def _scaled_binary(n: int = 2000, seed: int = 0, spread: float = 100.0):
     rng = np.random.default_rng(seed)
-    s = np.array([1.0, 10.0, 100.0])
+    s = np.array([1.0, np.sqrt(spread), spread])
     raw = rng.uniform(-1.0, 1.0, (n, 3))
     X = raw * s / np.linalg.norm(s)  # columns spanning 100x, rows in the unit ball
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-3.0 * raw.sum(axis=1)))).astype(int)
@@ -129,7 +129,7 @@ def test_coef_in_the_users_coordinates_a_non_private_limit(cls):
     same rows, and ``X @ coef_ + intercept_`` is what it predicts."""
     from sklearn.linear_model import LinearRegression, LogisticRegression
 
-    X, y = _scaled_binary(3000, seed=1)
+    X, y = _scaled_binary(3000, seed=1, spread=10.0)  # within the cap: f spans 10x
     kw = {"epsilon": 1e5, "random_state": 0}
     if cls is DPLogisticRegression:
         kw["classes"] = [0, 1]
@@ -157,8 +157,19 @@ def test_post_processing_gates_noise_and_recovers_scales():
     if out.shrinkage == 1.0:
         np.testing.assert_allclose(out.scale, 1.0)
     assert out.spread < 1.02
-    # spreads 100x apart, well resolved: f follows 1/m (ratios within 5%)
+    # spreads 100x apart, well resolved: f follows 1/m (ratios within 5%) without a cap
     m = np.geomspace(0.001, 0.1, 5)
-    out = feature_scale_from_release(n * m + rng.normal(0.0, 0.1, 5), n, 0.1)
+    noisy = n * m + rng.normal(0.0, 0.1, 5)
+    out = feature_scale_from_release(noisy, n, 0.1, cap=1e12)
     assert out.shrinkage < 0.01
     np.testing.assert_allclose(out.scale * m / (out.scale * m).mean(), 1.0, rtol=0.05)
+    # the default cap (10): the closed form, no column scaled up more than 10x the
+    # root-mean-square spread's unit, the wide columns still in proportion
+    capped = feature_scale_from_release(noisy, n, 0.1)
+    q = noisy / n
+    q = q.mean() + (1.0 - capped.shrinkage) * (q - q.mean())
+    m0 = np.maximum(q, 0.0) + 2.0 * 0.1 / n
+    m1 = np.maximum(m0, np.sqrt(np.mean(m0 ** 2)) / 10.0)
+    np.testing.assert_allclose(capped.scale, np.sqrt(np.mean(m1 ** 2)) / m1, rtol=1e-12)
+    assert capped.spread < out.spread and m1[0] > m0[0]  # the cap binds on the narrowest
+    np.testing.assert_allclose(capped.scale[-1] / capped.scale[-2], m[-2] / m[-1], rtol=0.05)

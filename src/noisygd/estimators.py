@@ -145,6 +145,9 @@ DEFAULT_FEATURE_SCALE_SHARE = "auto"
 #: The per-feature scale's resolution floor, in standard deviations of its release
 #: (:func:`feature_scale_from_release`).
 FEATURE_SCALE_Z = 2.0
+#: The largest weight the per-feature scale gives a column against the root-mean-square
+#: column (:func:`feature_scale_from_release`): a declared cap (docs/estimators.md).
+FEATURE_SCALE_CAP = 10.0
 #: :class:`DPLinearRegression`'s default ``scale_share``: the declared share of the Gaussian-DP
 #: budget ``mu^2`` spent on the private target scale (a budget split, like the count's 0.01).
 DEFAULT_SCALE_SHARE = 0.1
@@ -2407,7 +2410,8 @@ class PrivateFeatureScale:
 
 
 def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
-                               z: float = FEATURE_SCALE_Z) -> PrivateFeatureScale:
+                               z: float = FEATURE_SCALE_Z,
+                               cap: float = FEATURE_SCALE_CAP) -> PrivateFeatureScale:
     r"""The private per-feature scale from its release (post-processing; docs/estimators.md,
     "Private per-feature scale").
 
@@ -2422,15 +2426,19 @@ def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
     .. math:: q'_j = \bar q + (1 - B)(q_j - \bar q), \qquad
         B = \min\Big(1, \frac{2d\tau^2}{S}\Big), \quad S = \sum_j(q_j - \bar q)^2,
 
-    floored at the resolution :math:`\lambda = z\tau`, and turned into weights that give
-    every rescaled feature the same spread :math:`\bar m`:
+    floored at the resolution :math:`\lambda = z\tau`, raised to at least :math:`1/\kappa`
+    of their root-mean-square (``cap`` :math:`\kappa`, :data:`FEATURE_SCALE_CAP`: no column
+    is scaled up more than :math:`\kappa` times, so a rare one-hot level does not become a
+    row's whole norm), and turned into weights that give every rescaled feature the same
+    spread :math:`\bar m`:
 
-    .. math:: m_j = \max(q'_j, 0) + \lambda, \qquad
+    .. math:: m_j = \max\big(\max(q'_j, 0) + \lambda,\ \bar m_0/\kappa\big), \qquad
         f_j = \bar m/m_j, \quad \bar m = \Big(\frac1d\sum_j m_j^2\Big)^{1/2}
 
-    (the rescaled rows' :math:`\sum_j (f_jm_j)^2 = \sum_j m_j^2`, that of the rows). Where
-    the release cannot tell the features apart, :math:`f = 1` exactly (:math:`B = 1`) or
-    nearly: the fit is the unscaled one. Always :math:`f_j \le \bar m/\lambda`.
+    (:math:`\bar m_0` the root-mean-square before the cap; the rescaled rows'
+    :math:`\sum_j (f_jm_j)^2 = \sum_j m_j^2`, that of the rows). Where the release cannot
+    tell the features apart, :math:`f = 1` exactly (:math:`B = 1`) or nearly: the fit is the
+    unscaled one. Always :math:`f_j \le \min(\bar m/\lambda, \kappa\bar m/\bar m_0)`.
     """
     noisy = np.asarray(noisy, dtype=np.float64)
     n = max(float(count), 1.0)
@@ -2441,6 +2449,7 @@ def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
     shrink = 1.0 if spread <= 0.0 else min(1.0, 2.0 * q.size * tau * tau / spread)
     q = q.mean() + (1.0 - shrink) * (q - q.mean())
     m = np.maximum(q, 0.0) + lam
+    m = np.maximum(m, math.sqrt(float(np.mean(m * m))) / check_positive("cap", cap))
     f = math.sqrt(float(np.mean(m * m))) / m
     return PrivateFeatureScale(f, lam, float(f.max() / f.min()), float(sigma), shrink)
 
@@ -2638,6 +2647,7 @@ __all__ = [
     "DEFAULT_FEATURE_SCALE_SHARE",
     "DEFAULT_SCALE_SHARE",
     "EXPECTED_FAILED_CHECKS",
+    "FEATURE_SCALE_CAP",
     "FEATURE_SCALE_SHARE",
     "FEATURE_SCALE_Z",
     "HUBER_K",
