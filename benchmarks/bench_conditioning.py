@@ -28,11 +28,12 @@ For each problem, epsilon in {0.5, 1, 2, 8} and seed: noisygd's ``DPLogisticRegr
 ``DPLinearRegression`` with ``method="auto"`` (the default) and each other method that runs
 with its defaults under add/remove (``noisy_sgd``, ``dp_ftrl``, ``dynamic``), each **plain**
 (no ``feature_bounds``: what a user gets, including the private centre, and for
-classifiers the row scale, on by default, ``conditioning_share="auto"``, share 0.1) and
+classifiers the row scale, on by default, ``conditioning_share="auto"``, share 0.1, and the
+private per-feature scale after it, ``feature_scale_share="auto"``, share 0.05) and
 with the **declared box** (``feature_bounds`` the public box; regressors always get
 ``target_range=(0, 1)``, public by construction), and **uncond** (no bounds,
-``conditioning_share=0``: the fit without the private conditioning, the comparison the
-default was decided on). The metric is the share of the non-private gain:
+``conditioning_share=0``: the fit without the private conditioning, nor the per-feature
+scale, which needs it). The metric is the share of the non-private gain:
 ``(AUC - 0.5) / (AUC_np - 0.5)`` for binary problems, ``R^2 / R^2_np`` for regression (the
 constant predictor is 0), on the test split, with scikit-learn's ``LogisticRegression()`` /
 ``LinearRegression()`` as the non-private model. Opacus's fixed recipe

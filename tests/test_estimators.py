@@ -70,10 +70,12 @@ def test_public_n_and_replace_one_release_no_count():
 
     mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        # the default's private conditioning at sqrt(0.1) mu, then the run: no count
-        conditioning, run = m.privacy_.event.events
+        # the default's private conditioning at sqrt(0.1) mu, its per-feature scale at
+        # sqrt(0.05) mu, then the run: no count
+        conditioning, scale, run = m.privacy_.event.events
         assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
         assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
+        assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
     for m in (DPLogisticRegression(classes=[0, 1], n_samples_public=len(y),
@@ -99,8 +101,11 @@ def test_multiclass_one_vs_rest_splits_the_budget():
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
-    # the private conditioning (one release, shared by the 3 problems) + count + 3 problems
-    assert len(model.privacy_.event.events) == 5
+    # the private conditioning and per-feature scale (two releases, shared by the 3
+    # problems) + count + 3 problems
+    assert len(model.privacy_.event.events) == 6
+    assert (model.conditioning_["feature_scale_release"]["event"]
+            == model.privacy_.event.events[1].describe())
     assert model.conditioning_["release"]["event"] == model.privacy_.event.events[0].describe()
     assert model.score(X, y) > 0.8
 
@@ -248,7 +253,9 @@ def test_predict_scores_rows_scaled_into_the_training_domain():
     model = DPLogisticRegression(classes=[0, 1], row_norm_bound=0.5, random_state=0).fit(X, y)
     X2 = X * 3.0
     c = model.conditioning_["centre"]  # the private centre: rows mapped onto its ball
-    norms = np.linalg.norm(X2 - c, axis=1)
+    f = model.conditioning_["feature_scale"]  # measured in the rescaled coordinates
+    assert f is not None and f.shape == (X.shape[1],)
+    norms = np.linalg.norm((X2 - c) * f, axis=1)
     scaled = c + (X2 - c) * np.minimum(1.0, 0.5 / norms)[:, None]
     expect = scaled @ model.coef_ + model.intercept_
     np.testing.assert_allclose(model.decision_function(X2), expect, rtol=1e-12, atol=1e-12)
@@ -570,10 +577,13 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     assert DPLinearRegression().get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
     on = DPLinearRegression(**kw).fit(X, y)
-    # the private centre's release first (the default without bounds), then the scale's
-    centre, scale, count, _ = on.privacy_.event.events
+    # the private centre's release first (the default without bounds), its per-feature
+    # scale's, then the residual scale's
+    centre, features, scale, count, _ = on.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
     assert on.conditioning_["release"]["event"] == centre.describe()
+    assert on.conditioning_["feature_scale_release"]["event"] == features.describe()
+    assert gaussian_mu(features) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
     assert gaussian_mu(centre) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(count) == pytest.approx(np.sqrt(0.01) * mu, rel=1e-9)  # unchanged
@@ -720,9 +730,10 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], n_samples_public=800,
                                  random_state=0).fit(X, y)
     plan = model.fit_info_["plans"][0]
-    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2) on
-    # the run; d = 5 features + intercept
-    share = model.conditioning_["release"]["share"]
+    # n public: no count, the budget less the private conditioning's share (0.1 of mu^2)
+    # and the per-feature scale's (0.05) on the run; d = 5 features + intercept
+    share = (model.conditioning_["release"]["share"]
+             + model.conditioning_["feature_scale_release"]["share"])
     lam = ridge_strength(n=800.0, n_params=6, clip=plan["clip"],
                          mu=math.sqrt(1.0 - share) * calibrate_mu(1.0, 1e-5),
                          loss_at_zero=math.log(2))
@@ -951,6 +962,7 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
         est.fit(X, y)
         releases = ledger.releases("d")
         assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
+                                                   "DPLogisticRegression/feature_scale",
                                                    "DPLogisticRegression/noisy_gd"]
         assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)
 
@@ -1023,8 +1035,9 @@ def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
 @pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
 def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
                                                                                monkeypatch):
-    """The three noise draws of a default DPLinearRegression fit (centre, scale, count) start
-    from three different generator states, and the same seed gives the same model."""
+    """The four noise draws of a default DPLinearRegression fit (centre, per-feature scale,
+    residual scale, count) start from four different generator states, and the same seed
+    gives the same model."""
     import noisygd.training as training
 
     real, states = training.add_gaussian_noise, []
@@ -1039,8 +1052,8 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
     kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
     first = DPLinearRegression(random_state=seed, **kw).fit(X, y)
-    assert len(first.privacy_.event.events) == 4 and len(states) == 3  # and the run's
-    assert len(set(states)) == 3  # centre, scale, count: three streams
+    assert len(first.privacy_.event.events) == 5 and len(states) == 4  # and the run's
+    assert len(set(states)) == 4  # centre, feature scale, scale, count: four streams
     again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
 

@@ -34,7 +34,8 @@ def test_noisy_sgd_pays_for_the_count_in_one_calibration():
                                  random_state=0).fit(X, y)
     event = model.privacy_.event
     assert isinstance(event, Composed)
-    conditioning, count, sgd = event.events  # the private conditioning (default) comes first
+    # the private conditioning and per-feature scale (default) come first
+    conditioning, _, count, sgd = event.events
     assert model.conditioning_["release"]["event"] == conditioning.describe()
     assert isinstance(count, Gaussian)
     assert isinstance(sgd, SelfComposed) and isinstance(sgd.event, PoissonSampled)
@@ -65,7 +66,7 @@ def test_dp_ftrl_is_a_tree_event_under_replace_one():
     X, y = _binary()
     model = DPLogisticRegression(epsilon=1.0, method="dp_ftrl", neighbouring="replace_one",
                                  classes=[0, 1], random_state=0).fit(X, y)
-    conditioning, event = model.privacy_.event.events  # the private conditioning first
+    conditioning, _, event = model.privacy_.event.events  # the private conditioning first
     assert model.conditioning_["release"]["event"] == conditioning.describe()
     assert type(event).__name__ == "TreeAggregation"
     plan = model.fit_info_["plans"][0]["plan"]

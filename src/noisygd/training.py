@@ -832,7 +832,8 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
                             extra={"release": stage.name, "sums": stage.description})
     if release is not None:
         info[f"{stage.name}_release"] = release.id
-    sums = oracle.bounded_row_sums(stage.target_half_range).vector(stage.sums)
+    sums = oracle.bounded_row_sums(stage.target_half_range,
+                                   absolute="absolute_rows" in stage.sums).vector(stage.sums)
     records.draw()  # a failure from here on keeps the stage's record
     noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng), dtype=np.float64)
     prepared = stage.then(noisy)

@@ -68,8 +68,8 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
                                                                           tmp_path) -> None:
     """Dask reruns the lost task on the other worker; its partial sum is the same and the
     step's noise was drawn once, on the client: the model is the in-memory fit's, and the
-    ledger holds exactly the fit's releases (its default private conditioning's, then its
-    own)."""
+    ledger holds exactly the fit's releases (its default private conditioning's and
+    per-feature scale's, then its own)."""
     X, y = _data()
     ledger = tmp_path / "ledger.sqlite"
     with Ledger(ledger) as opened:
@@ -87,8 +87,9 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
     assert est.privacy_.event == mem.privacy_.event
     with Ledger(ledger) as opened:
         releases = opened.releases("d")
-    assert [r.id for r in releases] == [est.conditioning_["release"]["ledger_release"],
-                                        est.ledger_release_.id]
+    assert [r.id for r in releases] == [
+        est.conditioning_["release"]["ledger_release"],
+        est.conditioning_["feature_scale_release"]["ledger_release"], est.ledger_release_.id]
     assert os.path.exists(tmp_path / "armed")
 
 

@@ -84,24 +84,28 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
     X, y = _data()
     model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
                                  random_state=0).fit(X, y)
-    # the default without bounds: the private conditioning first, at sqrt(0.1) mu, then the
-    # fit's release (count + run); together they are the fit's event, and compose to epsilon
-    cond, release = _releases(url)
+    # the default without bounds: the private conditioning first, at sqrt(0.1) mu, its
+    # per-feature scale at sqrt(0.05) mu, then the fit's release (count + run); together
+    # they are the fit's event, and compose to epsilon
+    cond, scale, release = _releases(url)
     mu = calibrate_mu(1.0, DELTA)
     assert cond.algorithm == "DPLogisticRegression/conditioning"
+    assert scale.algorithm == "DPLogisticRegression/feature_scale"
     assert cond.id == model.conditioning_["release"]["ledger_release"]
+    assert scale.id == model.conditioning_["feature_scale_release"]["ledger_release"]
     assert gaussian_mu(cond.event) == pytest.approx(math.sqrt(0.1) * mu, rel=1e-12)
-    assert Composed((cond.event, *release.event.events)) == model.privacy_.event
-    assert best(Composed((cond.event, release.event)), DELTA).epsilon == pytest.approx(
-        1.0, rel=1e-6)
+    assert gaussian_mu(scale.event) == pytest.approx(math.sqrt(0.05) * mu, rel=1e-12)
+    assert Composed((cond.event, scale.event, *release.event.events)) == model.privacy_.event
+    assert best(Composed((cond.event, scale.event, release.event)),
+                DELTA).epsilon == pytest.approx(1.0, rel=1e-6)
     assert release.id == model.ledger_release_.id == model.fit_info_["ledger_release"]
     assert release.algorithm == "DPLogisticRegression/noisy_gd"
     assert release.parameters["epsilon"] == 1.0 and "ledger" not in release.parameters
     # add/remove with a private count: the rest reserved as the covering Gaussian(1/mu_rest),
-    # mu_rest^2 = mu^2 - mu_c^2, then settled to the exact composition (count + run)
+    # mu_rest^2 = mu^2 - mu_c^2 - mu_f^2, then settled to the exact composition (count + run)
     assert release.reserved_event_data["type"] == "Gaussian"
     assert release.reserved_event_data["fields"]["noise_multiplier"] == pytest.approx(
-        1.0 / math.sqrt(0.9 * mu * mu), rel=1e-12)
+        1.0 / math.sqrt(0.85 * mu * mu), rel=1e-12)
     assert release.settled_at is not None
     with Ledger(url) as ledger:
         assert ledger.spent("d").epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
@@ -220,8 +224,9 @@ def test_the_budget_is_composed_and_the_release_that_does_not_fit_is_refused(sql
     clone(make).set_params(random_state=1).fit(X, y)
     with pytest.raises(BudgetExceededError):
         clone(make).fit(X, y)
-    releases = _releases(sqlite_path)  # each fit: its conditioning, then its run
-    assert [r.algorithm.split("/")[1] for r in releases] == ["conditioning", "noisy_gd"] * 2
+    releases = _releases(sqlite_path)  # each fit: its conditioning, feature scale, run
+    assert [r.algorithm.split("/")[1] for r in releases] == [
+        "conditioning", "feature_scale", "noisy_gd"] * 2
     assert releases[-1].spent_epsilon == pytest.approx(two, rel=1e-9) and two < 2.0
 
 
@@ -266,9 +271,9 @@ def test_the_exact_event_is_recorded_before_the_run_reads_the_data(sqlite_path):
     solver = LedgerWatchingSolver(sqlite_path)
     model = DPLogisticRegression(classes=[0, 1], method=solver, ledger=sqlite_path,
                                  dataset="d", random_state=0).fit(X, y)
-    (before,) = solver.seen  # the conditioning, then the fit's exact event, both recorded
-    cond, fit = before
-    assert Composed((cond.event, *fit.event.events)) == model.privacy_.event
+    (before,) = solver.seen  # the conditioning, feature scale, fit's exact event: recorded
+    cond, scale, fit = before
+    assert Composed((cond.event, scale.event, *fit.event.events)) == model.privacy_.event
 
 
 def test_a_process_killed_during_the_fit_leaves_the_spend_recorded(sqlite_path):
@@ -364,7 +369,7 @@ def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlit
                                  method_options={"plan": {"no_such_option": 1}})
     with pytest.raises(TypeError):
         model.fit(X, y)
-    cond, release = _releases(sqlite_path)
+    cond, _, release = _releases(sqlite_path)
     assert cond.algorithm == "DPLogisticRegression/conditioning"  # released before the count
     # only the conditioning and the noisy count had touched the data when planning failed
     mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
@@ -426,17 +431,21 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     solver = Watching(sqlite_path)
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
-    at_centre, at_scale = seen
-    centre_event, scale_event = model.privacy_.event.events[:2]
+    at_centre, at_features, at_scale = seen
+    centre_event, features_event, scale_event = model.privacy_.event.events[:3]
     assert [r.algorithm for r in at_centre] == ["DPLinearRegression/conditioning"]
+    assert [r.algorithm for r in at_features] == ["DPLinearRegression/conditioning",
+                                                  "DPLinearRegression/feature_scale"]
     assert [r.algorithm for r in at_scale] == ["DPLinearRegression/conditioning",
+                                               "DPLinearRegression/feature_scale",
                                                "DPLinearRegression/target_scale"]
-    assert at_scale[0].event == centre_event and at_scale[1].event == scale_event
+    assert at_scale[0].event == centre_event and at_scale[2].event == scale_event
+    assert at_scale[1].event == features_event
     assert gaussian_mu(centre_event) == pytest.approx(
         math.sqrt(0.1) * calibrate_mu(1.0, DELTA), rel=1e-9)
     (at_run,) = solver.seen
-    assert len(at_run) == 3 and at_run[2].event == Composed(model.privacy_.event.events[2:])
-    centre_release, scale_release, fit_release = _releases(sqlite_path)
+    assert len(at_run) == 4 and at_run[3].event == Composed(model.privacy_.event.events[3:])
+    centre_release, _, scale_release, fit_release = _releases(sqlite_path)
     assert fit_release.id == model.ledger_release_.id
     assert model.conditioning_["release"]["ledger_release"] == centre_release.id
     assert model.fit_info_["target_scale_release"] == scale_release.id
@@ -493,7 +502,7 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
     releases = _releases(sqlite_path)
     # each fit: its private centre, its scale, its run
     assert [r.algorithm.split("/")[1] for r in releases] == [
-        "conditioning", "target_scale", "noisy_gd"] * 2
-    assert releases[2].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
+        "conditioning", "feature_scale", "target_scale", "noisy_gd"] * 2
+    assert releases[3].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
     assert releases[-1].spent_epsilon == pytest.approx(
         best(Composed((first.privacy_.event, second.privacy_.event)), DELTA).epsilon, rel=1e-9)

@@ -185,7 +185,7 @@ def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch
     est = DPLogisticRegression(epsilon=1.0, delta=DELTA, method="noisy_gd", classes=[0, 1],
                                conditioning_share=0.1, ledger=path, dataset="d",
                                random_state=0, max_iter=20)
-    est.fit(X, labels)  # an earlier, complete fit: two releases
+    est.fit(X, labels)  # an earlier, complete fit: three releases
     assert "centre" in est.conditioning_
     real, calls = ArrayOracle.clipped_gradient_sum, []
 
@@ -199,9 +199,10 @@ def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, labels)
     releases = _releases(path)
-    assert [r.algorithm for r in releases[2:]] == ["DPLogisticRegression/conditioning",
+    assert [r.algorithm for r in releases[3:]] == ["DPLogisticRegression/conditioning",
+                                                   "DPLogisticRegression/feature_scale",
                                                    "DPLogisticRegression/noisy_gd"]
-    assert releases[3].settled_at is not None and releases[3].event == releases[1].event
+    assert releases[5].settled_at is not None and releases[5].event == releases[2].event
     assert _fitted_state(est) == []
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
@@ -227,6 +228,7 @@ def test_a_regression_whose_run_loses_its_data_keeps_its_releases(path, monkeypa
     with pytest.raises(DataAccessError):
         est.fit(X, y)
     assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
+                                                      "DPLinearRegression/feature_scale",
                                                       "DPLinearRegression/target_scale",
                                                       "DPLinearRegression/noisy_gd"]
     assert _fitted_state(est) == []
@@ -240,7 +242,7 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
     X, y = _regression_data()
     real = ArrayOracle.bounded_row_sums
 
-    def lost(self, target_half_range=None):
+    def lost(self, target_half_range=None, **kwargs):
         raise DataAccessError("store lost")
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
@@ -253,9 +255,10 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", real)
     est.fit(X, y)
     assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
+                                                      "DPLinearRegression/feature_scale",
                                                       "DPLinearRegression/target_scale",
                                                       "DPLinearRegression/noisy_gd"]
-    assert est.ledger_release_.id == _releases(path)[2].id
+    assert est.ledger_release_.id == _releases(path)[3].id
 
 
 def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkeypatch):
@@ -266,15 +269,16 @@ def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkey
     X, y = _regression_data()
     real, calls = ArrayOracle.bounded_row_sums, []
 
-    def lost(self, target_half_range=None):
+    def lost(self, target_half_range=None, **kwargs):
         calls.append(target_half_range)
         if len(calls) >= 2:
             raise DataAccessError("store lost")
-        return real(self, target_half_range)
+        return real(self, target_half_range, **kwargs)
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
     est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
-                             ledger=path, dataset="d", random_state=0, max_iter=10)
+                             ledger=path, dataset="d", random_state=0, max_iter=10,
+                             feature_scale_share=0)  # two stages: centre, then scale
     with pytest.raises(DataAccessError):
         est.fit(X, y)
     assert calls == [None, 0.5]  # the centre's sums (no targets), then the scale's

@@ -150,14 +150,17 @@ def test_step_grid_covers_one_to_total():
 # ---------------------------------------------------------------------- content
 def test_budget_parts_give_the_count_its_declared_share(fitted):
     r = build_report(fitted)
-    conditioning, count, run = r.budget_parts
+    conditioning, scale, count, run = r.budget_parts
     assert count["part"].startswith("the number of rows")
     # the classifier's private conditioning (default without bounds) takes 10% of the
-    # Gaussian-DP budget mu^2, training.py gives the noisy count 1%, the run the rest
+    # Gaussian-DP budget mu^2, its per-feature scale 5%, training.py gives the noisy count
+    # 1%, the run the rest
     assert conditioning["mu2_share"] == pytest.approx(0.1, rel=1e-9)
     assert conditioning["event"] == fitted.conditioning_["release"]["event"]
+    assert scale["mu2_share"] == pytest.approx(0.05, rel=1e-9)
+    assert scale["event"] == fitted.conditioning_["feature_scale_release"]["event"]
     assert count["mu2_share"] == pytest.approx(0.01, rel=1e-9)
-    assert run["mu2_share"] == pytest.approx(0.89, rel=1e-9)
+    assert run["mu2_share"] == pytest.approx(0.84, rel=1e-9)
     assert r.accounting.epsilon == pytest.approx(fitted.privacy_.epsilon, rel=1e-9)
     assert r.data_handling["paid_for"]
     statuses = {(c.topic, c.status) for c in r.checks}

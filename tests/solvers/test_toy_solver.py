@@ -70,10 +70,12 @@ def test_toy_method_fits_through_the_estimator_with_a_true_privacy_report():
     model = DPLogisticRegression(epsilon=1.0, delta=1e-5, method=NoisyMeanStep(),
                                  classes=[0, 1], random_state=0).fit(X, y)
     event = model.privacy_.event
-    # The private conditioning (the default without bounds: a method that clips and is a
-    # Gaussian composition), the count (paid for under add/remove) and the toy step, composed.
+    # The private conditioning and per-feature scale (the default without bounds: a method
+    # that clips and is a Gaussian composition), the count (paid for under add/remove) and
+    # the toy step, composed.
     assert isinstance(event, Composed)
-    conditioning, count, step = event.events
+    conditioning, scale, count, step = event.events
+    assert model.conditioning_["feature_scale_release"]["event"] == scale.describe()
     assert model.conditioning_["release"]["event"] == conditioning.describe()
     assert isinstance(count, Gaussian) and isinstance(step, Gaussian)
     # Gaussian-DP composes exactly: the whole budget is spent and not exceeded.
@@ -90,8 +92,9 @@ def test_toy_method_under_replace_one_uses_the_doubled_sensitivity():
     model = DPLogisticRegression(epsilon=0.5, method=NoisyMeanStep(),
                                  neighbouring="replace_one", classes=[0, 1],
                                  random_state=1).fit(X, y)
-    conditioning, step = model.privacy_.event.events  # the private conditioning first
+    conditioning, scale, step = model.privacy_.event.events  # the private conditioning first
     assert conditioning.sensitivity == 2.0  # replace-one doubles every release's
+    assert scale.sensitivity == 2.0
     assert isinstance(step, Gaussian) and step.sensitivity == 2.0
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(0.5, rel=1e-6)
 
@@ -102,8 +105,8 @@ def test_one_vs_rest_splits_the_toy_budget():
     y = np.repeat([0, 1, 2], 300)
     model = DPLogisticRegression(epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
                                  multiclass="ovr", random_state=0).fit(X, y)
-    # the private conditioning (one, shared) + count + 3 problems
-    assert len(model.privacy_.event.events) == 5
+    # the private conditioning and per-feature scale (shared) + count + 3 problems
+    assert len(model.privacy_.event.events) == 6
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
 
 

@@ -86,7 +86,8 @@ def test_reproduces_dplogisticregression_noisy_gd(cancer):
                                    conditioning_share=0).fit(X, y)  # uncentred, as torch
     run = est.fit_info_["plans"][0]
     plan = run["plan"]
-    assert est.conditioning_ == {"centre": None, "row_norm_bound": 1.0, "intercept_scale": 1.0}
+    assert est.conditioning_ == {"centre": None, "row_norm_bound": 1.0, "intercept_scale": 1.0,
+                                 "feature_scale": None}
     assert run["averaging"] == "last" and run["momentum"] == 0.0
     reference = np.r_[est.coef_, est.intercept_]
 

@@ -121,6 +121,11 @@ class MarginModel:
         :math:`-y\,\sigma(-yz)`, ``("squared", 0.0)`` for :math:`z - y`, ``("huber", t)``
         for :math:`\mathrm{clip}(z - y, \pm t)`; None (the default) when ``residual`` is
         none of them, and the oracle then evaluates ``residual`` itself.
+    feature_scale : ndarray of shape (d,) or None, default=None
+        Public positive column weights :math:`f` (a diagonal preconditioner,
+        :class:`~noisygd.objectives.centred.CentredGLM`): the rows are
+        :math:`[f\odot(x - c),\ \kappa]`, so :math:`z = \langle f\odot w, x - c\rangle +
+        \kappa v` and :math:`\nabla\ell = \phi'(z, y)[f\odot(x - c),\ \kappa]`; None: all ones.
     """
 
     loss: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -129,6 +134,7 @@ class MarginModel:
     intercept_scale: float | None
     residual_bound: float | None = None
     compiled_residual: tuple[str, float] | None = None
+    feature_scale: np.ndarray | None = None
 
 
 def check_centre(centre: object) -> np.ndarray:
@@ -140,13 +146,20 @@ def check_centre(centre: object) -> np.ndarray:
 
 
 def augmented_row_norms(
-    X: np.ndarray | sp.sparray, centre: np.ndarray | None, intercept_scale: float | None
+    X: np.ndarray | sp.sparray, centre: np.ndarray | None, intercept_scale: float | None,
+    feature_scale: np.ndarray | None = None,
 ) -> np.ndarray:
-    r""":math:`\lVert[x_i - c,\ \kappa]\rVert = (\lVert x_i - c\rVert^2 + \kappa^2)^{1/2}`
-    for rows as given (``c`` zero when None; no :math:`\kappa` term when None).
+    r""":math:`\lVert[f\odot(x_i - c),\ \kappa]\rVert = (\lVert f\odot(x_i - c)\rVert^2 +
+    \kappa^2)^{1/2}` for rows as given (``c`` zero when None; no :math:`\kappa` term when
+    None; :math:`f` = ``feature_scale``, all ones when None).
 
     Sparse ``X`` stays sparse: :math:`\lVert x\rVert^2 - 2\langle x, c\rangle + \lVert c\rVert^2`.
     """
+    if feature_scale is not None:
+        f = np.asarray(feature_scale, dtype=np.float64)
+        X = sp.csr_array(X) @ sp.diags_array(f) if sp.issparse(X) else np.asarray(
+            X, dtype=np.float64) * f
+        centre = None if centre is None else centre * f
     if sp.issparse(X):
         sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
         if centre is not None:

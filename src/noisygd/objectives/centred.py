@@ -42,7 +42,21 @@ centred model* :math:`b + \langle c, w\rangle` (the prediction at the centre), w
 the unregularised problem, which the map leaves invariant. This is the objective the
 estimators optimise when they condition the problem (docs/estimators.md).
 
-Privacy: ``c`` and ``s`` must be public (e.g. from a schema's public bounds:
+**A per-feature scale** (``feature_scale`` :math:`f > 0`, a diagonal preconditioner): the
+rows are :math:`x' = [f\odot(x - c), s]` and
+
+.. math::
+
+    \langle v_w, f\odot(x - c)\rangle + s v_b = \langle w, x\rangle + b
+    \quad\Longleftrightarrow\quad w = f\odot v_w,\quad b = s v_b - \langle c, w\rangle,
+
+again a linear invertible map (the same model, the ridge on ``v``). Gradient descent in
+``v`` is gradient descent in ``w`` preconditioned by :math:`\mathrm{diag}(f^2)`, with the
+noise :math:`f\odot\xi` in ``w``: features of small spread, scaled up, move as fast as the
+others, and each feature's share of the noise in the margins is its share of the rows'
+spread. The row bound ``R`` and the clip then bound the rescaled rows.
+
+Privacy: ``c``, ``s`` (and ``f``) must be public (e.g. from a schema's public bounds:
 :func:`noisygd.data.public_centring`); NoisyGD clips every per-example gradient
 :math:`r_i x'_i` at ``C`` in the new coordinates, so its event is unchanged (``clip`` bounds
 the sensitivity whatever the rows are). Not for objectives with a projection ball (the
@@ -83,6 +97,8 @@ class CentredGLM(Objective):
         Public centre ``c``.
     intercept_scale : float
         Public ``s > 0``: the constant column of the centred rows.
+    feature_scale : array_like of shape (n_features,), optional
+        Public positive column weights :math:`f` (module doc); None: all ones.
 
     Notes
     -----
@@ -110,7 +126,8 @@ class CentredGLM(Objective):
 
     supports_sparse = True
 
-    def __init__(self, base: GLMObjective, centre: ArrayLike, intercept_scale: float) -> None:
+    def __init__(self, base: GLMObjective, centre: ArrayLike, intercept_scale: float,
+                 feature_scale: ArrayLike | None = None) -> None:
         if not isinstance(base, GLMObjective):
             raise TypeError(f"base must be a GLMObjective, got {type(base).__name__}")
         if not base.fit_intercept:
@@ -125,6 +142,12 @@ class CentredGLM(Objective):
         self.quadratic_loss = bool(base.quadratic_loss)  # phi is unchanged by the map
         self.centre = c
         self.intercept_scale = s
+        f = None
+        if feature_scale is not None:
+            f = np.asarray(feature_scale, dtype=np.float64)
+            if f.shape != c.shape or not np.all(np.isfinite(f)) or np.any(f <= 0):
+                raise ValueError(f"feature_scale must hold {c.size} finite positive values")
+        self.feature_scale = f
 
     # --- the change of coordinates --------------------------------------------
     def _check_v(self, v: np.ndarray) -> np.ndarray:
@@ -134,17 +157,18 @@ class CentredGLM(Objective):
         return v
 
     def to_base(self, v: ArrayLike) -> np.ndarray:
-        r"""``theta = [w, b]`` of ``base``: :math:`w = v_w`,
+        r"""``theta = [w, b]`` of ``base``: :math:`w = f\odot v_w`,
         :math:`b = s v_b - \langle c, w\rangle`."""
         v = self._check_v(np.asarray(v))
-        w = v[:-1]
+        w = v[:-1] if self.feature_scale is None else self.feature_scale * v[:-1]
         return np.append(w, self.intercept_scale * v[-1] - float(self.centre @ w))
 
     def from_base(self, theta: ArrayLike) -> np.ndarray:
-        r"""Inverse of :meth:`to_base`: :math:`v = [w, (b + \langle c, w\rangle)/s]`."""
+        r"""Inverse of :meth:`to_base`: :math:`v = [w/f, (b + \langle c, w\rangle)/s]`."""
         theta = self._check_v(np.asarray(theta))
         w = theta[:-1]
-        return np.append(w, (theta[-1] + float(self.centre @ w)) / self.intercept_scale)
+        vw = w if self.feature_scale is None else w / self.feature_scale
+        return np.append(vw, (theta[-1] + float(self.centre @ w)) / self.intercept_scale)
 
     def _check_X(self, X: np.ndarray) -> None:
         if X.shape[1] != self.centre.size:
@@ -179,7 +203,8 @@ class CentredGLM(Objective):
                            centre=self.centre if np.any(self.centre) else None,
                            intercept_scale=self.intercept_scale,
                            residual_bound=self.base.residual_bound(),
-                           compiled_residual=self.base.compiled_residual())
+                           compiled_residual=self.base.compiled_residual(),
+                           feature_scale=self.feature_scale)
 
     def loss_at_zero_bound(self) -> float | None:
         """The base loss's bound: ``v = 0`` is ``theta = 0`` (every margin is 0)."""
@@ -194,8 +219,8 @@ class CentredGLM(Objective):
         return math.sqrt(2.0 * f0 / self.l2)
 
     def _centred_row_norms(self, X: np.ndarray) -> np.ndarray:
-        r""":math:`\lVert x'_i\rVert = (\lVert x_i - c\rVert^2 + s^2)^{1/2}`."""
-        return augmented_row_norms(X, self.centre, self.intercept_scale)
+        r""":math:`\lVert x'_i\rVert = (\lVert f\odot(x_i - c)\rVert^2 + s^2)^{1/2}`."""
+        return augmented_row_norms(X, self.centre, self.intercept_scale, self.feature_scale)
 
     def clipped_gradient_sum(
         self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
@@ -214,7 +239,10 @@ class CentredGLM(Objective):
             r = np.clip(r, -bound, bound)
         g = np.asarray(X.T @ r).ravel() if sp.issparse(X) else r @ X
         total = float(r.sum())
-        return np.append(g - self.centre * total, self.intercept_scale * total)
+        g = g - self.centre * total
+        if self.feature_scale is not None:
+            g = g * self.feature_scale
+        return np.append(g, self.intercept_scale * total)
 
     def constants(self, row_norm_bound: float) -> ObjectiveConstants:
         r"""Constants for centred rows with :math:`\lVert x - c\rVert \le R_c` = ``row_norm_bound``.
@@ -229,5 +257,6 @@ class CentredGLM(Objective):
                                   strong_convexity=self.l2, convex=True, row_norm_bound=R)
 
     def __repr__(self) -> str:
+        scaled = "" if self.feature_scale is None else ", feature_scale=<given>"
         return (f"CentredGLM({self.base!r}, centre=<{self.centre.size} values>, "
-                f"intercept_scale={self.intercept_scale!r})")
+                f"intercept_scale={self.intercept_scale!r}{scaled})")

@@ -336,8 +336,13 @@ class ArrayOracle(ObjectiveOracle):
         if centre is not None and centre.shape != (A.shape[1],):
             raise ValueError(f"X has {A.shape[1]} columns but the objective's centre has "
                              f"{centre.size}")
+        fs = None if model is None else getattr(model, "feature_scale", None)
+        if fs is not None:
+            fs = np.asarray(fs, dtype=np.float64)
+            if isinstance(model, MultiMarginModel) or fs.shape != (A.shape[1],):
+                raise ValueError(f"a feature scale needs one margin and {A.shape[1]} values")
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
-        scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz)
+        scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs)
         if not sp.issparse(A) and objective.supports_sparse and (
             sparse == "always"
             or (sparse == "auto" and scan.nonzeros is not None
@@ -352,6 +357,7 @@ class ArrayOracle(ObjectiveOracle):
         self._B = B
         self._model: MarginModel | None = model
         self._centre = centre
+        self._fs = fs  # public column weights f (MarginModel.feature_scale) or None
         self._n, self._d = A.shape
         self._p = objective.n_params(self._d)
         inside = scan.scale == 1.0
@@ -399,10 +405,19 @@ class ArrayOracle(ObjectiveOracle):
         theta = self._check_theta(theta)
         C = None if clip is None else check_positive("clip", clip)
         if rows is None and self._kernel is not None:
-            return self._compiled_sum(theta, C)
+            return self._scaled_gradient(self._compiled_sum(theta, C))
         total = np.zeros(self._p)
         for part in self._map(theta, C, rows, loss=False):
             total += part
+        return self._scaled_gradient(total)
+
+    def _scaled_gradient(self, total: np.ndarray) -> np.ndarray:
+        r"""The gradient in the optimised coordinates: with a feature scale :math:`f` the
+        blocks sum :math:`r_i s_i(x_i - c)` on the rows as stored (margins from
+        :math:`f\odot w`, :meth:`_params`), and the rows are :math:`f\odot(x_i - c)`, so
+        the feature part is multiplied by :math:`f` once here."""
+        if self._fs is not None:
+            total[:self._d] *= self._fs
         return total
 
     # ------------------------------------------------------------------ curvature
@@ -523,7 +538,12 @@ class ArrayOracle(ObjectiveOracle):
                 sw += part[5]
                 if part[6] is not None:
                     extra += part[6]
-        return self._assemble_curvature(M, m, r, su, sq, sw, extra, diagonal)
+        out = self._assemble_curvature(M, m, r, su, sq, sw, extra, diagonal)
+        if self._fs is not None:  # rows f (x - c): H = diag([f, 1]) H_stored diag([f, 1])
+            g = np.ones(p)
+            g[:d] = self._fs
+            out = out * (g * g) if diagonal else out * np.outer(g, g)
+        return out
 
     def _curvature_block(self, Xb: np.ndarray | _CSRRows, sel: slice | np.ndarray,
                          z: np.ndarray, pos: np.ndarray | None, E: np.ndarray | None,
@@ -614,26 +634,60 @@ class ArrayOracle(ObjectiveOracle):
         out += extra
         return 0.5 * (out + out.T)
 
-    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+    def bounded_row_sums(self, target_half_range: float | None = None, *,
+                         absolute: bool = False) -> RowSums:
         r""":class:`~noisygd.oracles.base.RowSums` of the rows served, in one pass over ``X``
-        (its row norms): :math:`a_i = s_i(x_i - c)/B`, so :math:`\sum_i a_i = (X^\top s -
-        c\sum_i s_i)/B` and :math:`\lVert a_i\rVert^2 = \min(\lVert x_i - c\rVert/B,
-        1)^2`. **Not private** (the caller adds the noise)."""
+        (its row norms): :math:`a_i = s_i f\odot(x_i - c)/B` (:math:`f` the feature scale,
+        ones without one), so :math:`\sum_i a_i = f\odot(X^\top s - c\sum_i s_i)/B` and
+        :math:`\lVert a_i\rVert^2 = \min(\lVert f\odot(x_i - c)\rVert/B, 1)^2`; with
+        ``absolute`` also :math:`\sum_i |a_i|`, entrywise (one more pass, block by block).
+        **Not private** (the caller adds the noise)."""
         h = None if target_half_range is None else check_positive("target_half_range",
                                                                    target_half_range)
         self.rows_read += self._n
-        scan = scan_rows(self._X, self._B, centre=self._centre)
+        scan = scan_rows(self._X, self._B, centre=self._centre, feature_scale=self._fs)
         s = np.asarray(scan.scale, dtype=np.float64)
         X = self._X
         total = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
         if self._centre is not None:
             total = total - self._centre * float(s.sum())
+        if self._fs is not None:
+            total = total * self._fs
         u = np.minimum(scan.norms / self._B, 1.0) ** 2
         t1 = t2 = 0.0
         if h is not None:
             t = np.clip(np.asarray(self._y, dtype=np.float64) / h, -1.0, 1.0)
             t1, t2 = float(t.sum()), float(np.dot(t, t))
-        return RowSums(float(self._n), total / self._B, float(u.sum()), t1, t2)
+        ab = self._absolute_columns(s) if absolute else None
+        return RowSums(float(self._n), total / self._B, float(u.sum()), t1, t2, ab)
+
+    def _absolute_columns(self, s: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_i |a_i|` (entrywise) with :math:`a_i = s_i f\odot(x_i - c)/B`, block
+        by block (a block-sized temporary). CSR: a column's zeros add :math:`|c_j|s_i`, so
+        :math:`\sum_i s_i|x_{ij} - c_j| = |c_j|\sum_i s_i + \sum_{x_{ij}\ne0}
+        s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j/B`."""
+        X, c, d = self._X, self._centre, self._d
+        out = np.zeros(d)
+        for a, b in self._blocks:
+            if self._csr:
+                p0, p1 = int(X.indptr[a]), int(X.indptr[b])
+                cols, vals = X.indices[p0:p1], X.data[p0:p1]
+                wr = np.repeat(s[a:b], np.diff(X.indptr[a:b + 1]))
+                terms = np.abs(vals) if c is None else np.abs(vals - c[cols]) - np.abs(c[cols])
+                out += np.bincount(cols, weights=terms * wr, minlength=d)
+            else:
+                if c is not None:  # one block-sized temporary
+                    Db = np.subtract(X[a:b], c, dtype=np.float64)
+                    np.abs(Db, out=Db)
+                else:
+                    Db = np.abs(X[a:b], dtype=np.float64)
+                out += s[a:b] @ Db
+        if self._csr and c is not None:
+            out += np.abs(c) * float(s.sum())
+        out = np.maximum(out, 0.0)
+        if self._fs is not None:
+            out = out * self._fs
+        return out / self._B
 
     # ------------------------------------------------------------------ extras
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -839,6 +893,8 @@ class ArrayOracle(ObjectiveOracle):
         model, d, kappa, c = self._model, self._d, self._kappa, self._centre
         if model is None:
             return theta
+        if self._fs is not None:  # margins <w, f (x - c)> = <f w, x - c> (one margin only)
+            theta = np.concatenate([self._fs * theta[:d], theta[d:]])
         if isinstance(model, MultiMarginModel):
             T = theta.reshape(model.n_outputs, self._p // model.n_outputs)
             W = np.ascontiguousarray(T[:, :d])

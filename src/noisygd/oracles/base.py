@@ -52,7 +52,7 @@ __all__ = ["ROW_SUMS", "GradientOracle", "ObjectiveOracle", "RowSums"]
 
 
 #: The names of the sums in :class:`RowSums` (each row adds at most 1 to each, in norm).
-ROW_SUMS = ("count", "rows", "squared_norms", "targets", "squared_targets")
+ROW_SUMS = ("count", "rows", "squared_norms", "targets", "squared_targets", "absolute_rows")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,10 @@ class RowSums:
         :math:`\sum_i \lVert a_i\rVert^2`.
     targets, squared_targets : float
         :math:`\sum_i t_i` and :math:`\sum_i t_i^2` (0 when no half-range was given).
+    absolute_rows : ndarray of shape (d,) or None
+        :math:`\sum_i |a_i|` (entrywise), the per-feature sums of absolute values (when
+        asked: ``bounded_row_sums(absolute=True)``). A row adds :math:`|a_i|`, of norm
+        :math:`\lVert a_i\rVert \le 1`.
     """
 
     count: float
@@ -83,21 +87,26 @@ class RowSums:
     squared_norms: float
     targets: float = 0.0
     squared_targets: float = 0.0
+    absolute_rows: np.ndarray | None = None
 
     def vector(self, names: tuple[str, ...]) -> np.ndarray:
         """The sums ``names`` (from :data:`ROW_SUMS`), stacked in that order."""
         unknown = sorted(set(names) - set(ROW_SUMS))
         if unknown:
             raise ValueError(f"unknown row sums {unknown}; known: {list(ROW_SUMS)}")
+        if "absolute_rows" in names and self.absolute_rows is None:
+            raise ValueError("absolute_rows was not summed (bounded_row_sums(absolute=True))")
         return np.concatenate([np.atleast_1d(np.asarray(getattr(self, k), dtype=np.float64))
                                for k in names])
 
     def __add__(self, other: RowSums) -> RowSums:
         """The sums of two disjoint sets of rows (e.g. two partitions, added in order)."""
+        sq = (None if self.absolute_rows is None or other.absolute_rows is None
+              else self.absolute_rows + other.absolute_rows)
         return RowSums(self.count + other.count, self.rows + other.rows,
                        self.squared_norms + other.squared_norms,
                        self.targets + other.targets,
-                       self.squared_targets + other.squared_targets)
+                       self.squared_targets + other.squared_targets, sq)
 
 
 class GradientOracle(ABC):
@@ -155,10 +164,12 @@ class GradientOracle(ABC):
         description's global indices, :func:`~noisygd.oracles.selection.oracle_rows`)."""
         return False
 
-    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+    def bounded_row_sums(self, target_half_range: float | None = None, *,
+                         absolute: bool = False) -> RowSums:
         r"""The :class:`RowSums` of all rows served (:math:`n`, :math:`\sum_i a_i`,
         :math:`\sum_i\lVert a_i\rVert^2` and, with ``target_half_range`` :math:`h`,
-        :math:`\sum_i t_i`, :math:`\sum_i t_i^2`): the reduction of a pre-release stage
+        :math:`\sum_i t_i`, :math:`\sum_i t_i^2`; with ``absolute``,
+        :math:`\sum_i |a_i|`): the reduction of a pre-release stage
         (:mod:`noisygd.training`). **Not private**: the caller adds the noise.
 
         Raises

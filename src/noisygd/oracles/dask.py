@@ -189,9 +189,9 @@ def _part_loss_sum(part: ArrayOracle, rows: np.ndarray | RowSelection | None, st
 
 
 def _part_row_sums(part: ArrayOracle, rows: None, start: int, stop: int, *,
-                   target_half_range: float | None) -> RowSums:
+                   target_half_range: float | None, absolute: bool = False) -> RowSums:
     """The partition's :class:`~noisygd.oracles.base.RowSums` (all its rows)."""
-    return part.bounded_row_sums(target_half_range)
+    return part.bounded_row_sums(target_half_range, absolute=absolute)
 
 
 def _ordered_row_sums(parts: Sequence[RowSums]) -> RowSums:
@@ -412,14 +412,15 @@ class DaskOracle(ObjectiveOracle):
                              "loss")
         return float(total[0]) / self._n + 0.5 * self.l2 * float(theta @ theta)
 
-    def bounded_row_sums(self, target_half_range: float | None = None) -> RowSums:
+    def bounded_row_sums(self, target_half_range: float | None = None, *,
+                         absolute: bool = False) -> RowSums:
         """:class:`~noisygd.oracles.base.RowSums` of all rows: one distributed reduction,
         each partition's sums (:meth:`ArrayOracle.bounded_row_sums`) added on the client in
         partition order; no row reaches the client. **Not private**."""
         h = None if target_half_range is None else check_positive("target_half_range",
                                                                    target_half_range)
-        return self._reduce(_part_row_sums, {"target_half_range": h}, self._tasks(None),
-                            _ordered_row_sums, "row sums")
+        return self._reduce(_part_row_sums, {"target_half_range": h, "absolute": bool(absolute)},
+                            self._tasks(None), _ordered_row_sums, "row sums")
 
     def with_targets(self, y: Any) -> DaskOracle:
         """The same rows (same partitions and scale factors: no new pass over ``X``) with

@@ -134,22 +134,29 @@ def _dense_block(X: np.ndarray, a: int, b: int) -> np.ndarray:
 
 def _block_sq(
     X: np.ndarray | sp.csr_array, a: int, b: int, c: np.ndarray | None, cc: float,
-    count_nonzero: bool, nnz: int,
+    count_nonzero: bool, nnz: int, f: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, object, int]:
-    """Squared norms of rows ``a:b`` (minus ``c``); the block, its centred copy, empty rows."""
+    r"""Squared norms of rows ``a:b`` (minus ``c``, times the column weights ``f``); the
+    block, its centred (weighted) copy, empty rows. ``cc`` is :math:`\lVert f\odot c\rVert^2`."""
     if sp.issparse(X):
         # the block's entries are a slice of X.data (no copy of the block's structure)
         counts = np.diff(X.indptr[a:b + 1])
-        data = np.square(X.data[X.indptr[a]:X.indptr[b]], dtype=np.float64)
+        p0, p1 = X.indptr[a], X.indptr[b]
+        data = np.square(X.data[p0:p1], dtype=np.float64)
+        if f is not None:
+            data *= np.square(f)[X.indices[p0:p1]]
         rid = np.repeat(np.arange(b - a, dtype=np.int32), counts)
         sq = np.bincount(rid, weights=data, minlength=b - a)
         if c is not None:
-            sq = np.maximum(sq - 2.0 * np.asarray(X[a:b] @ c).ravel() + cc, 0.0)
+            cw = c if f is None else c * f * f
+            sq = np.maximum(sq - 2.0 * np.asarray(X[a:b] @ cw).ravel() + cc, 0.0)
         return sq, None, counts == 0, None, nnz
     Xb = _dense_block(X, a, b)
     if count_nonzero:
         nnz += int(np.count_nonzero(Xb))
     D = Xb if c is None else Xb - c
+    if f is not None:
+        D = D * f if c is None else np.multiply(D, f, out=D)  # never write into X
     return np.einsum("ij,ij->i", D, D), D, None, Xb, nnz
 
 
@@ -159,8 +166,14 @@ def scan_rows(
     *,
     centre: np.ndarray | None = None,
     count_nonzero: bool = False,
+    feature_scale: np.ndarray | None = None,
 ) -> RowScan:
-    """One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
+    r"""One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
+
+    With ``feature_scale`` :math:`f` (public, positive) the norms are those of the
+    rescaled centred rows :math:`\lVert f\odot(x_i - c)\rVert` and the scale factors
+    :math:`s_i = \min(1, B/\lVert f\odot(x_i - c)\rVert)` project onto the ball in those
+    coordinates (a per-row map with public constants, as without it).
 
     Parameters
     ----------
@@ -172,6 +185,8 @@ def scan_rows(
         Public centre ``c``.
     count_nonzero : bool
         Also count the nonzeros of a dense ``X`` (for the "auto" sparse storage rule).
+    feature_scale : ndarray of shape (d,) or None
+        Public positive column weights :math:`f` (None: all ones).
 
     Raises
     ------
@@ -183,16 +198,19 @@ def scan_rows(
     c = None if centre is None else np.asarray(centre, dtype=np.float64)
     if c is not None and c.shape != (d,):
         raise ValueError(f"centre has shape {c.shape}, X has {d} columns")
+    f = None if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
+    if f is not None and (f.shape != (d,) or not np.all(np.isfinite(f)) or np.any(f <= 0)):
+        raise ValueError(f"feature_scale must hold {d} finite positive values")
     norms = np.empty(n)
     scale: np.ndarray | None = None  # allocated at the first row outside the ball
     big: list[np.ndarray] = []
     nnz = 0
     rows = block_rows(X) if n else 1
-    cc = 0.0 if c is None else float(c @ c)
+    cc = 0.0 if c is None else float(c @ c) if f is None else float((c * f) @ (c * f))
     for a in range(0, n, rows):
         b = min(a + rows, n)
         with np.errstate(over="ignore", invalid="ignore"):
-            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, count_nonzero, nnz)
+            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, count_nonzero, nnz, f)
         with np.errstate(invalid="ignore"):
             special = ~(sq <= _SQ_HI)  # overflow, inf or NaN
         low = np.flatnonzero(sq < _SQ_LO)  # sq == 0 is exact only for a zero row
@@ -213,6 +231,8 @@ def scan_rows(
             E = E.astype(np.float64, copy=False)
             if c is not None:
                 E = E - c
+            if f is not None:
+                E = E * f
             nb[idx], s_exact = _exact(E, bound)
             sb[idx] = s_exact
             with np.errstate(invalid="ignore"):
@@ -233,7 +253,8 @@ def scan_rows(
 
 
 def row_norms(
-    X: np.ndarray | sp.sparray | sp.spmatrix, *, centre: np.ndarray | None = None
+    X: np.ndarray | sp.sparray | sp.spmatrix, *, centre: np.ndarray | None = None,
+    feature_scale: np.ndarray | None = None,
 ) -> np.ndarray:
     r""":math:`\lVert x_i - c\rVert` for every row, overflow-safe, in one pass (module doc).
 
@@ -241,22 +262,27 @@ def row_norms(
     ----------
     X : ndarray or scipy.sparse matrix of shape (n, d)
     centre : ndarray of shape (d,), optional
+    feature_scale : ndarray of shape (d,), optional
+        Public column weights :math:`f`: the norms of :math:`f\odot(x_i - c)`.
 
     Returns
     -------
     ndarray of shape (n,)
     """
-    return scan_rows(X, None, centre=centre).norms
+    return scan_rows(X, None, centre=centre, feature_scale=feature_scale).norms
 
 
 def row_scale(
-    X: np.ndarray | sp.sparray | sp.spmatrix, bound: float, *, centre: np.ndarray | None = None
+    X: np.ndarray | sp.sparray | sp.spmatrix, bound: float, *, centre: np.ndarray | None = None,
+    feature_scale: np.ndarray | None = None,
 ) -> np.ndarray:
-    r"""Scale factors :math:`s_i = \min(1, B/\lVert x_i - c\rVert)` (1.0 exactly inside the ball).
+    r"""Scale factors :math:`s_i = \min(1, B/\lVert f\odot(x_i - c)\rVert)` (1.0 exactly
+    inside the ball; :math:`f` the public ``feature_scale``, all ones when None).
 
     Finite and positive for every finite row, however large its entries (module doc).
     """
-    return np.array(scan_rows(X, check_positive("bound", bound), centre=centre).scale)
+    return np.array(scan_rows(X, check_positive("bound", bound), centre=centre,
+                              feature_scale=feature_scale).scale)
 
 
 def clip_rows(X: np.ndarray | sp.sparray | sp.spmatrix, bound: float) -> np.ndarray | sp.csr_array:

@@ -1,0 +1,175 @@
+"""The private per-feature scale of the defaults (issue 19, item 4): its release's
+sensitivity by brute force under both relations, recorded before its read and composed,
+the same seed giving the same model, ``coef_`` in the user's coordinates, and its report.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.events import Gaussian, Neighbouring
+from noisygd.accounting.gdp import gaussian_mu
+from noisygd.estimators import (
+    FEATURE_SCALE_SHARE,
+    DPLinearRegression,
+    DPLogisticRegression,
+    feature_scale_from_release,
+)
+from noisygd.objectives import CentredGLM, LogisticLoss
+from noisygd.oracles.array import ArrayOracle
+
+
+def _scaled_binary(n: int = 2000, seed: int = 0, spread: float = 100.0):
+    rng = np.random.default_rng(seed)
+    s = np.array([1.0, np.sqrt(spread), spread])
+    raw = rng.uniform(-1.0, 1.0, (n, 3))
+    X = raw * s / np.linalg.norm(s)  # columns spanning 100x, rows in the unit ball
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-3.0 * raw.sum(axis=1)))).astype(int)
+    return X, y
+
+
+def _sums(X, c, B):
+    oracle = ArrayOracle(CentredGLM(LogisticLoss(), c, 1.0), X, np.ones(X.shape[0]),
+                         row_norm_bound=B)
+    return oracle.bounded_row_sums(absolute=True).absolute_rows
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_the_release_sensitivity_by_brute_force(relation):
+    """sup ||S(D) - S(D')|| over neighbouring D, D' (small data, adversarial rows: far
+    outside the ball, on one axis, at the centre, sparse) never exceeds the relation's
+    Delta, which the stage's event declares; one axis row at the sphere attains 1."""
+    rng = np.random.default_rng(5)
+    c, B = np.array([0.2, -0.1, 0.05, 0.0]), 0.7
+    D = rng.normal(size=(12, 4)) * 0.4
+    extremes = [np.array([50.0, 0, 0, 0]), c + np.array([0, B, 0, 0]), c.copy(),
+                np.array([-3.0, 4.0, 1e3, -2.0]), np.zeros(4), c + B * np.ones(4) / 2]
+    candidates = extremes + [rng.normal(size=4) * k for k in (0.1, 1.0, 10.0) for _ in range(5)]
+    base = _sums(D, c, B)
+    worst = 0.0
+    for x in candidates:
+        if relation == "add_remove":
+            other = _sums(np.vstack([D, x]), c, B)
+            worst = max(worst, float(np.linalg.norm(other - base)))
+        else:
+            for i in range(D.shape[0]):
+                Dp = D.copy()
+                Dp[i] = x
+                worst = max(worst, float(np.linalg.norm(_sums(Dp, c, B) - base)))
+    rel = Neighbouring(relation)
+    delta = rel.clipped_sum_sensitivity
+    assert worst <= delta + 1e-12
+    if relation == "add_remove":
+        assert worst == pytest.approx(1.0, rel=1e-12)  # attained: the bound is exact
+    est = DPLogisticRegression(neighbouring=relation)
+    mu_f, event = est._feature_scale_event()
+    assert isinstance(event, Gaussian) and event.relation is rel
+    assert event.sensitivity == delta
+    assert gaussian_mu(event) == pytest.approx(mu_f, rel=1e-12)
+    assert mu_f == pytest.approx(math.sqrt(FEATURE_SCALE_SHARE) * calibrate_mu(1.0, 1e-5))
+
+
+def test_the_release_is_recorded_before_its_read_and_composed(tmp_path, monkeypatch):
+    from noisygd.ledger import Ledger
+
+    X, y = _scaled_binary(600)
+    seen = []
+    real = ArrayOracle.bounded_row_sums
+
+    def watching(self, *args, **kwargs):
+        with Ledger(str(tmp_path / "l.db")) as ledger:
+            seen.append((kwargs.get("absolute", False),
+                         [r.algorithm.split("/")[1] for r in ledger.releases("d")]))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watching)
+    with Ledger(str(tmp_path / "l.db")) as ledger:
+        ledger.set_budget("d", 2.0, 1e-5)
+    model = DPLogisticRegression(classes=[0, 1], ledger=str(tmp_path / "l.db"), dataset="d",
+                                 random_state=0).fit(X, y)
+    assert seen == [(False, ["conditioning"]), (True, ["conditioning", "feature_scale"])]
+    scale = model.privacy_.event.events[1]  # after the conditioning, before count and run
+    assert scale.describe() == model.conditioning_["feature_scale_release"]["event"]
+    assert gaussian_mu(model.privacy_.event) == pytest.approx(calibrate_mu(1.0, 1e-5),
+                                                              rel=1e-9)
+    with Ledger(str(tmp_path / "l.db")) as ledger:
+        assert ledger.spent("d").epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-6)
+
+
+def test_same_seed_same_model_and_the_report():
+    X, y = _scaled_binary(1500)
+    a = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X, y)
+    b = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.conditioning_["feature_scale"],
+                                  b.conditioning_["feature_scale"])
+    rep = a.conditioning_["feature_scale_release"]
+    assert rep is a.fit_info_["feature_scale"]
+    assert rep["share"] == FEATURE_SCALE_SHARE and 0.0 <= rep["shrinkage"] < 1.0
+    f = a.conditioning_["feature_scale"]
+    assert rep["spread"] == pytest.approx(f.max() / f.min())
+    assert f[0] > f[1] > f[2]  # the column of smallest spread is scaled up most
+    off = DPLogisticRegression(classes=[0, 1], random_state=4, feature_scale_share=0).fit(X, y)
+    assert off.conditioning_["feature_scale"] is None
+    assert "feature_scale_release" not in off.conditioning_ and "release" in off.conditioning_
+    one = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X[:, :1], y)
+    assert one.conditioning_["feature_scale"] is None  # one column: nothing to scale
+    with pytest.raises(ValueError, match="feature_scale_share"):
+        DPLogisticRegression(classes=[0, 1], feature_scale_share=0.7).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression])
+def test_coef_in_the_users_coordinates_a_non_private_limit(cls):
+    """With a huge epsilon the scaled fit approaches the (nearly unregularised) non-private
+    optimum, reported in the user's coordinates: its scores match scikit-learn's fit on the
+    same rows, and ``X @ coef_ + intercept_`` is what it predicts."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    X, y = _scaled_binary(3000, seed=1, spread=10.0)  # within the cap: f spans 10x
+    kw = {"epsilon": 1e5, "random_state": 0}
+    if cls is DPLogisticRegression:
+        kw["classes"] = [0, 1]
+        target = y
+        ref = LogisticRegression(C=1e4, max_iter=10_000).fit(X, y).decision_function(X)
+    else:
+        kw["target_range"] = (0.0, 1.0)
+        noise = np.random.default_rng(2).normal(0.0, 0.02, X.shape[0])
+        target = np.clip(0.5 + X @ np.array([2.0, 0.5, 0.05]) + noise, 0.0, 1.0)
+        ref = LinearRegression().fit(X, target).predict(X)
+    on = cls(**kw).fit(X, target)
+    assert on.conditioning_["feature_scale"] is not None
+    a = on.decision_function(X) if cls is DPLogisticRegression else on.predict(X)
+    assert np.corrcoef(a, ref)[0, 1] > 0.99
+    np.testing.assert_allclose(a, ref, atol=0.1 * np.std(ref))
+    np.testing.assert_allclose(a, X @ on.coef_ + on.intercept_, rtol=1e-10, atol=1e-12)
+
+
+def test_post_processing_gates_noise_and_recovers_scales():
+    rng = np.random.default_rng(0)
+    n, sigma = 10_000.0, 20.0
+    # noise only (equal true spreads): the gate shrinks all the way, f = 1 exactly
+    equal = n * 0.1 + rng.normal(0.0, sigma, 8)
+    out = feature_scale_from_release(equal, n, sigma)
+    if out.shrinkage == 1.0:
+        np.testing.assert_allclose(out.scale, 1.0)
+    assert out.spread < 1.02
+    # spreads 100x apart, well resolved: f follows 1/m (ratios within 5%) without a cap
+    m = np.geomspace(0.001, 0.1, 5)
+    noisy = n * m + rng.normal(0.0, 0.1, 5)
+    out = feature_scale_from_release(noisy, n, 0.1, cap=1e12)
+    assert out.shrinkage < 0.01
+    np.testing.assert_allclose(out.scale * m / (out.scale * m).mean(), 1.0, rtol=0.05)
+    # the default cap (10): the closed form, no column scaled up more than 10x the
+    # root-mean-square spread's unit, the wide columns still in proportion
+    capped = feature_scale_from_release(noisy, n, 0.1)
+    q = noisy / n
+    q = q.mean() + (1.0 - capped.shrinkage) * (q - q.mean())
+    m0 = np.maximum(q, 0.0) + 2.0 * 0.1 / n
+    m1 = np.maximum(m0, np.sqrt(np.mean(m0 ** 2)) / 10.0)
+    np.testing.assert_allclose(capped.scale, np.sqrt(np.mean(m1 ** 2)) / m1, rtol=1e-12)
+    assert capped.spread < out.spread and m1[0] > m0[0]  # the cap binds on the narrowest
+    np.testing.assert_allclose(capped.scale[-1] / capped.scale[-2], m[-2] / m[-1], rtol=0.05)
