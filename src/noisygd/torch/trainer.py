@@ -552,6 +552,11 @@ class PrivateTrainer:
 
     def _step(self, oracle: TorchOracle, plan: TorchPlan, rows: torch.Tensor | None) -> None:
         C, z = plan.clip, plan.noise_multiplier
+        for p in oracle._params:
+            # the previous step's privatised gradient, as ``zero_grad(set_to_none=True)``: not
+            # held through this step's forward and backward passes (its memory, allocated
+            # among theirs, would split the space they reuse from step to step)
+            p.grad = None
         gsum, _ = oracle.clipped_sum(rows, C)
         if plan.method == "dp_ftrl":
             s = self._tree.add(gsum)  # type: ignore[union-attr]
