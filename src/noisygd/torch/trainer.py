@@ -66,6 +66,7 @@ from tqdm.auto import tqdm
 from noisygd._checks import check_choice, check_positive, check_positive_int, check_probability
 from noisygd.accounting.base import within_budget
 from noisygd.accounting.calibration import calibrate_noise_multiplier
+from noisygd.accounting.dp_accounting_bridge import clear_pld_cache
 from noisygd.accounting.events import (
     Composed,
     DpEvent,
@@ -509,6 +510,9 @@ class PrivateTrainer:
                     algorithm=f"PrivateTrainer/{self.method}",
                     parameters={k: v for k, v in asdict(self.plan_).items()
                                 if k != "noise_shape"})
+            # planned, calibrated and reported: the accountant's cached PLDs (each about a
+            # million floats) are not carried through the training run
+            clear_pld_cache()
         plan = self.plan_
         oracle = TorchOracle(self.module, self.loss, X, y, per_layer=self.per_layer,
                              fused=self.fused,
