@@ -11,8 +11,10 @@ input :math:`a` and the gradient :math:`b = \partial \sum_i\ell_i/\partial s` of
    clipping factors :math:`c_i` (:func:`~noisygd.torch.per_example.clip_factors`);
 4. the clipped sum is one weighted contraction per layer, e.g. for a linear layer
    :math:`\sum_i c_i\, b_i^\top a_i`.
-   An example whose norm is not finite gets :math:`c_i = 0` and its :math:`a_i`, :math:`b_i`
-   and materialised terms are zeroed first (``torch.where``), so it contributes exactly 0.
+   An example whose norm is not finite gets :math:`c_i = 0` and its rows of every tensor the
+   layer's sum reads (:math:`a_i` and :math:`b_i`, or only its materialised :math:`G_i` and
+   bias sums where those are all the sum reads) are zeroed first (``torch.where``), so it
+   contributes exactly 0.
 
 Per-example squared norms (:math:`a_i \in \mathbb R^{T\times d}`, :math:`b_i \in \mathbb R^{T\times
 p}` over :math:`T` positions: 1 for a plain linear layer, the sequence for a transformer, the
@@ -22,8 +24,11 @@ output pixels of a convolution after ``unfold``):
   :math:`\lVert G_i\rVert_F^2 = \lVert a_i\rVert^2\lVert b_i\rVert^2`; otherwise the ghost norm
   (Li, Tramèr, Liang and Hashimoto 2022; Goodfellow 2015)
   :math:`\lVert G_i\rVert_F^2 = \langle a_i a_i^\top, b_i b_i^\top\rangle_F` (cost
-  :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper; bias:
-  :math:`\lVert \mathbf 1^\top b_i\rVert^2`;
+  :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper (the
+  per-layer rule of Bu et al. 2023 and of Opacus' mixed ghost clipping); a convolution's
+  :math:`G_i` comes from one batch-grouped convolution or, for few input channels or small
+  maps, from ``unfold`` over chunks of examples; bias: :math:`\lVert \mathbf 1^\top
+  b_i\rVert^2`;
 * ``Embedding`` with indices :math:`k_{i,t}`:
   :math:`\sum_{t,s}[k_{i,t} = k_{i,s}]\,\langle b_{i,t}, b_{i,s}\rangle`;
 * ``LayerNorm`` and ``GroupNorm``: the per-example gradients of the affine parameters,
