@@ -55,7 +55,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from noisygd.torch.per_example import clip_factors, finite_rows, masked_rows
+from noisygd.torch.per_example import clip_factors, finite_rows
+from noisygd.torch.per_example import masked_rows as _masked_rows
 
 __all__ = ["FUSED_LAYERS", "FusedPlan", "fused_plan"]
 
@@ -75,6 +76,13 @@ _GROUPED_MIN_CHANNELS = 4
 #: Bytes of unfolded input per chunk of examples when a convolution's per-example gradients
 #: are formed from ``unfold`` (about L2-sized: the copy is read back while in cache).
 _CHUNK_BYTES = 2 << 20
+
+
+def _mask(t: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+    """``t`` with the rows where ``keep`` is False zeroed
+    (:func:`~noisygd.torch.per_example.masked_rows`); ``keep=None`` means every example's
+    norm is finite, where the mask would change nothing, and returns ``t`` itself."""
+    return t if keep is None else _masked_rows(t, keep)
 
 
 def _sq(t: torch.Tensor) -> torch.Tensor:
@@ -118,15 +126,15 @@ class _Layer:
         return [k for k in ("weight", "bias") if k in self.names]
 
     # subclasses: norms(a, b) -> (dict attr -> (B,) squared norms, cache);
-    # grads(a, b, cache, factors: dict attr -> (B,), keep: (B,) bool) -> dict attr -> gradient,
-    # where every tensor a term of the sum is read from (a, b or the cache) has the rows where
-    # ``keep`` is False zeroed first (masked_rows): an example whose norm is not finite
-    # contributes exactly 0 (module doc)
+    # grads(a, b, cache, factors: dict attr -> (B,), keep: (B,) bool or None) -> dict attr ->
+    # gradient, where every tensor a term of the sum is read from (a, b or the cache) has the
+    # rows where ``keep`` is False zeroed first (_mask): an example whose norm is not finite
+    # contributes exactly 0 (module doc); None: every norm is finite
     def norms(self, a: torch.Tensor, b: torch.Tensor) -> tuple[dict[str, torch.Tensor], Any]:
         raise NotImplementedError
 
     def grads(self, a: torch.Tensor | None, b: torch.Tensor | None, cache: Any,
-              factors: dict[str, torch.Tensor], keep: torch.Tensor
+              factors: dict[str, torch.Tensor], keep: torch.Tensor | None
               ) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
@@ -167,7 +175,7 @@ class _Linear(_Layer):
     def grads(self, a, b, cache, factors, keep):
         out = {}
         if a is not None and a.dim() == 2:
-            a, b = masked_rows(a, keep), masked_rows(b, keep)
+            a, b = _mask(a, keep), _mask(b, keep)
             if "weight" in factors:
                 out["weight"] = torch.mm(_scaled(b, factors["weight"]).t(), a)
             if "bias" in factors:
@@ -176,13 +184,13 @@ class _Linear(_Layer):
         if "weight" in factors:
             c = factors["weight"]
             if "weight" in cache:  # materialised: only the cache is read
-                out["weight"] = torch.einsum("b,bpd->pd", c, masked_rows(cache["weight"], keep))
+                out["weight"] = torch.einsum("b,bpd->pd", c, _mask(cache["weight"], keep))
             else:
-                a3, b3 = self._flat(masked_rows(a, keep), masked_rows(b, keep))
+                a3, b3 = self._flat(_mask(a, keep), _mask(b, keep))
                 bs = _scaled(b3, c)
                 out["weight"] = bs.reshape(-1, bs.shape[-1]).T @ a3.reshape(-1, a3.shape[-1])
         if "bias" in factors:
-            out["bias"] = factors["bias"] @ masked_rows(cache["bias"], keep)
+            out["bias"] = factors["bias"] @ _mask(cache["bias"], keep)
         return out
 
 
@@ -274,14 +282,14 @@ class _Conv2d(_Layer):
         if "weight" in factors:
             c = factors["weight"]
             if "weight" in cache:  # the materialised per-example gradients: only they are read
-                per = masked_rows(cache["weight"], keep)
+                per = _mask(cache["weight"], keep)
                 out["weight"] = torch.einsum("b,bpd->pd", c, per).reshape(m.weight.shape)
             else:
                 out["weight"] = torch.nn.grad.conv2d_weight(
-                    masked_rows(a, keep), m.weight.shape, _scaled(masked_rows(b, keep), c),
+                    _mask(a, keep), m.weight.shape, _scaled(_mask(b, keep), c),
                     stride=m.stride, padding=m.padding, dilation=m.dilation, groups=1)
         if "bias" in factors:
-            out["bias"] = factors["bias"] @ masked_rows(cache["bias"], keep)
+            out["bias"] = factors["bias"] @ _mask(cache["bias"], keep)
         return out
 
 
@@ -301,7 +309,7 @@ class _Embedding(_Layer):
         return {"weight": (torch.bmm(g, g.transpose(1, 2)) * same).flatten(1).sum(1)}, None
 
     def grads(self, a, b, cache, factors, keep):
-        idx, g = self._parts(a, masked_rows(b, keep))
+        idx, g = self._parts(a, _mask(b, keep))
         w = self.module.weight
         gs = _scaled(g, factors["weight"]).reshape(-1, g.shape[-1])
         return {"weight": torch.zeros_like(w).index_add_(0, idx.reshape(-1), gs)}
@@ -333,7 +341,7 @@ class _Norm(_Layer):
         return False
 
     def grads(self, a, b, cache, factors, keep):
-        return {k: torch.einsum("b,b...->...", factors[k], masked_rows(cache[k], keep))
+        return {k: torch.einsum("b,b...->...", factors[k], _mask(cache[k], keep))
                 for k in factors}
 
 
@@ -459,7 +467,10 @@ class FusedPlan:
         with torch.no_grad():  # steps 3 and 4 record no graph
             sq, caches = self._norms(inputs, bs, release=True)
             factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
-            keep = finite_rows(sq)
+            finite = finite_rows(sq)
+            # every norm finite: the masks would copy the tensors unchanged, and are skipped
+            # (on CPU; on an accelerator the test would cost a synchronisation: they run)
+            keep = None if finite.device.type == "cpu" and bool(finite.all()) else finite
             grads: dict[str, torch.Tensor] = {}
             for k, layer in enumerate(self.layers):
                 f = {attr: factors[name] for attr, name in layer.names.items()}
