@@ -65,9 +65,30 @@ def _sequence():
     return m, X, np.array([0.5, -0.5, np.nan]), _squared
 
 
+def _conv(channels, size, out):
+    """Conv2d, ReLU, Linear with a NaN target for row 2: each of the convolution's three
+    per-example rules (the ghost norm; materialised from unfolded chunks; materialised by a
+    batch-grouped convolution), whose sums read only the materialised gradients, not the
+    layer's input and output gradient."""
+    def case():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Conv2d(channels, out, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(out * size * size, 1)).double()
+        X = np.random.default_rng(0).normal(size=(3, channels, size, size))
+        return m, X, np.array([0.5, -0.5, np.nan]), _squared
+    case.__name__ = f"_conv_{channels}x{size}x{size}"
+    return case
+
+
+CONV_GHOST = _conv(16, 2, 16)  # 4 positions: T (d + p) < d p
+CONV_UNFOLDED = _conv(2, 5, 3)  # materialised, fewer than 4 input channels
+CONV_GROUPED = _conv(4, 16, 2)  # materialised, 256 positions and 4 input channels
+
+
 @pytest.mark.parametrize("per_layer", [False, True])
 @pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("case", [_shallow, _deep, _nan_target, _sequence])
+@pytest.mark.parametrize("case", [_shallow, _deep, _nan_target, _sequence, CONV_GHOST,
+                                  CONV_UNFOLDED, CONV_GROUPED])
 def test_a_non_finite_example_contributes_zero(case, fused, per_layer):
     m, X, y, loss = case()
     orc = TorchOracle(m, loss, X, y, fused=fused, per_layer=per_layer)

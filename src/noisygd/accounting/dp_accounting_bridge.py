@@ -76,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "TRANSLATIONS",
+    "clear_pld_cache",
     "composed_pld_accountant",
     "dp_accounting_relation",
     "pld_delta",
@@ -321,6 +322,16 @@ def _build(event: DpEvent, interval: float) -> Any:
 # A few recent PLDs (calibration verifies one that the caller then reports); each may
 # hold ~1e6 floats.
 _cached_build = functools.lru_cache(maxsize=8)(_build)
+
+
+def clear_pld_cache() -> None:
+    """Release the PLDs :func:`composed_pld_accountant` keeps for recent events.
+
+    Each may hold about a million floats; a caller done with accounting for a while (a
+    training run, once planned and reported) frees them rather than carry them through
+    the run. Only a later computation's time is affected: it builds its PLD again.
+    """
+    _cached_build.cache_clear()
 
 
 def composed_pld_accountant(event: DpEvent, interval: float) -> Any:

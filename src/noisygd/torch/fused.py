@@ -11,8 +11,10 @@ input :math:`a` and the gradient :math:`b = \partial \sum_i\ell_i/\partial s` of
    clipping factors :math:`c_i` (:func:`~noisygd.torch.per_example.clip_factors`);
 4. the clipped sum is one weighted contraction per layer, e.g. for a linear layer
    :math:`\sum_i c_i\, b_i^\top a_i`.
-   An example whose norm is not finite gets :math:`c_i = 0` and its :math:`a_i`, :math:`b_i`
-   and materialised terms are zeroed first (``torch.where``), so it contributes exactly 0.
+   An example whose norm is not finite gets :math:`c_i = 0` and its rows of every tensor the
+   layer's sum reads (:math:`a_i` and :math:`b_i`, or only its materialised :math:`G_i` and
+   bias sums where those are all the sum reads) are zeroed first (``torch.where``), so it
+   contributes exactly 0.
 
 Per-example squared norms (:math:`a_i \in \mathbb R^{T\times d}`, :math:`b_i \in \mathbb R^{T\times
 p}` over :math:`T` positions: 1 for a plain linear layer, the sequence for a transformer, the
@@ -22,8 +24,11 @@ output pixels of a convolution after ``unfold``):
   :math:`\lVert G_i\rVert_F^2 = \lVert a_i\rVert^2\lVert b_i\rVert^2`; otherwise the ghost norm
   (Li, Tramèr, Liang and Hashimoto 2022; Goodfellow 2015)
   :math:`\lVert G_i\rVert_F^2 = \langle a_i a_i^\top, b_i b_i^\top\rangle_F` (cost
-  :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper; bias:
-  :math:`\lVert \mathbf 1^\top b_i\rVert^2`;
+  :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper (the
+  per-layer rule of Bu et al. 2023 and of Opacus' mixed ghost clipping); a convolution's
+  :math:`G_i` comes from one batch-grouped convolution or, for few input channels or small
+  maps, from ``unfold`` over chunks of examples; bias: :math:`\lVert \mathbf 1^\top
+  b_i\rVert^2`;
 * ``Embedding`` with indices :math:`k_{i,t}`:
   :math:`\sum_{t,s}[k_{i,t} = k_{i,s}]\,\langle b_{i,t}, b_{i,s}\rangle`;
 * ``LayerNorm`` and ``GroupNorm``: the per-example gradients of the affine parameters,
@@ -50,7 +55,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from noisygd.torch.per_example import clip_factors, finite_rows, masked_rows
+from noisygd.torch.per_example import clip_factors, finite_rows
+from noisygd.torch.per_example import masked_rows as _masked_rows
 
 __all__ = ["FUSED_LAYERS", "FusedPlan", "fused_plan"]
 
@@ -67,6 +73,17 @@ FUSED_LAYERS: tuple[type[nn.Module], ...] = (
 _GROUPED_MIN_POSITIONS = 256
 _GROUPED_MIN_CHANNELS = 4
 
+#: Bytes of unfolded input per chunk of examples when a convolution's per-example gradients
+#: are formed from ``unfold`` (about L2-sized: the copy is read back while in cache).
+_CHUNK_BYTES = 2 << 20
+
+
+def _mask(t: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+    """``t`` with the rows where ``keep`` is False zeroed
+    (:func:`~noisygd.torch.per_example.masked_rows`); ``keep=None`` means every example's
+    norm is finite, where the mask would change nothing, and returns ``t`` itself."""
+    return t if keep is None else _masked_rows(t, keep)
+
 
 def _sq(t: torch.Tensor) -> torch.Tensor:
     """Per-example squared norm of a ``(B, ...)`` tensor."""
@@ -76,16 +93,6 @@ def _sq(t: torch.Tensor) -> torch.Tensor:
 def _scaled(b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     """``b`` with example ``i`` multiplied by ``c[i]``."""
     return b * c.view(-1, *([1] * (b.dim() - 1)))
-
-
-def _masked(cache: Any, keep: torch.Tensor) -> Any:
-    """A layer's cache (None, a ``(B, ...)`` tensor or a dict of them) with the rows where
-    ``keep`` is False set to zero (:func:`~noisygd.torch.per_example.masked_rows`)."""
-    if cache is None:
-        return None
-    if isinstance(cache, dict):
-        return {k: masked_rows(v, keep) for k, v in cache.items()}
-    return masked_rows(cache, keep)
 
 
 def _contraction_norm(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, Any]:
@@ -119,13 +126,22 @@ class _Layer:
         return [k for k in ("weight", "bias") if k in self.names]
 
     # subclasses: norms(a, b) -> (dict attr -> (B,) squared norms, cache);
-    # grads(a, b, cache, factors: dict attr -> (B,)) -> dict attr -> gradient
+    # grads(a, b, cache, factors: dict attr -> (B,), keep: (B,) bool or None) -> dict attr ->
+    # gradient, where every tensor a term of the sum is read from (a, b or the cache) has the
+    # rows where ``keep`` is False zeroed first (_mask): an example whose norm is not finite
+    # contributes exactly 0 (module doc); None: every norm is finite
     def norms(self, a: torch.Tensor, b: torch.Tensor) -> tuple[dict[str, torch.Tensor], Any]:
         raise NotImplementedError
 
-    def grads(self, a: torch.Tensor, b: torch.Tensor, cache: Any,
-              factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    def grads(self, a: torch.Tensor | None, b: torch.Tensor | None, cache: Any,
+              factors: dict[str, torch.Tensor], keep: torch.Tensor | None
+              ) -> dict[str, torch.Tensor]:
         raise NotImplementedError
+
+    def needs_inputs(self, a: torch.Tensor, cache: Any) -> bool:
+        """Whether :meth:`grads` reads ``a`` and ``b`` given this cache (else they are
+        released after the norms: ``None`` is passed)."""
+        return True
 
 
 class _Linear(_Layer):
@@ -140,35 +156,41 @@ class _Linear(_Layer):
             out2 = {"bias": sb} if "bias" in self.names else {}
             if "weight" in self.names:
                 out2["weight"] = _sq(a) * sb
-            return out2, None
+            return out2, {}
         a3, b3 = self._flat(a, b)
         out: dict[str, torch.Tensor] = {}
-        cache = None
+        cache: dict[str, torch.Tensor] = {}
         if "weight" in self.names:
-            out["weight"], cache = _contraction_norm(a3, b3)
+            out["weight"], per = _contraction_norm(a3, b3)
+            if per is not None:
+                cache["weight"] = per
         if "bias" in self.names:
-            out["bias"] = _sq(b3.sum(1))
+            cache["bias"] = b3.sum(1)
+            out["bias"] = _sq(cache["bias"])
         return out, cache
 
-    def grads(self, a, b, cache, factors):
-        if a.dim() == 2:
-            out2 = {}
-            if "weight" in factors:
-                out2["weight"] = torch.mm(_scaled(b, factors["weight"]).t(), a)
-            if "bias" in factors:
-                out2["bias"] = factors["bias"] @ b
-            return out2
-        a3, b3 = self._flat(a, b)
+    def needs_inputs(self, a, cache):
+        return a.dim() == 2 or ("weight" in self.names and "weight" not in cache)
+
+    def grads(self, a, b, cache, factors, keep):
         out = {}
+        if a is not None and a.dim() == 2:
+            a, b = _mask(a, keep), _mask(b, keep)
+            if "weight" in factors:
+                out["weight"] = torch.mm(_scaled(b, factors["weight"]).t(), a)
+            if "bias" in factors:
+                out["bias"] = factors["bias"] @ b
+            return out
         if "weight" in factors:
             c = factors["weight"]
-            if cache is not None:
-                out["weight"] = torch.einsum("b,bpd->pd", c, cache)
+            if "weight" in cache:  # materialised: only the cache is read
+                out["weight"] = torch.einsum("b,bpd->pd", c, _mask(cache["weight"], keep))
             else:
+                a3, b3 = self._flat(_mask(a, keep), _mask(b, keep))
                 bs = _scaled(b3, c)
                 out["weight"] = bs.reshape(-1, bs.shape[-1]).T @ a3.reshape(-1, a3.shape[-1])
         if "bias" in factors:
-            out["bias"] = factors["bias"] @ b3.sum(1)
+            out["bias"] = factors["bias"] @ _mask(cache["bias"], keep)
         return out
 
 
@@ -214,9 +236,24 @@ class _Conv2d(_Layer):
             dilation=m.dilation, groups=B)
         return w.view(B, m.out_channels, -1)
 
+    def _per_example_unfolded(self, a: torch.Tensor, b3: torch.Tensor) -> torch.Tensor:
+        r"""The per-example weight gradients :math:`G_i = b_i U_i^\top` (shape (B, p, d),
+        ``U_i`` the unfolded input of example ``i``) in chunks of examples whose unfolded
+        input takes about :data:`_CHUNK_BYTES`: the ``unfold`` copy of the whole batch (for
+        3x32x32 inputs and batch 256, 28 MB written and read back) would cost more in
+        memory traffic and fresh pages than the products."""
+        B, p, L = b3.shape
+        d = a.shape[1] * self.module.kernel_size[0] * self.module.kernel_size[1]
+        out = torch.empty(B, d, p, dtype=b3.dtype, device=b3.device)
+        k = max(1, _CHUNK_BYTES // max(1, d * L * b3.element_size()))
+        for s in range(0, B, k):
+            # (k, d, L) @ (k, L, p): the faster orientation of MKL's small products
+            torch.bmm(self._unfold(a[s:s + k]), b3[s:s + k].transpose(1, 2), out=out[s:s + k])
+        return out.transpose(1, 2)
+
     def norms(self, a, b):
         out: dict[str, torch.Tensor] = {}
-        cache = None
+        cache: dict[str, torch.Tensor] = {}
         b3 = b.flatten(2)  # (B, p, L)
         if "weight" in self.names:
             m = self.module
@@ -224,29 +261,35 @@ class _Conv2d(_Layer):
             d = a.shape[1] * m.kernel_size[0] * m.kernel_size[1]
             if L * (d + p) < d * p:  # ghost norm (module doc)
                 out["weight"] = _ghost_norm(self._patches(a), b3.transpose(1, 2))
-            elif L >= _GROUPED_MIN_POSITIONS and a.shape[1] >= _GROUPED_MIN_CHANNELS:
-                cache = self._per_example(a, b)
-                out["weight"] = _sq(cache)
-            else:  # materialised, on the unfolded input
-                cache = torch.bmm(b3, self._unfold(a).transpose(1, 2))
-                out["weight"] = _sq(cache)
+            else:
+                if L >= _GROUPED_MIN_POSITIONS and a.shape[1] >= _GROUPED_MIN_CHANNELS:
+                    per = self._per_example(a, b)
+                else:  # materialised, on the unfolded input
+                    per = self._per_example_unfolded(a, b3)
+                cache["weight"] = per
+                out["weight"] = _sq(per)
         if "bias" in self.names:
-            out["bias"] = _sq(b3.sum(2))
+            cache["bias"] = b3.sum(2)
+            out["bias"] = _sq(cache["bias"])
         return out, cache
 
-    def grads(self, a, b, cache, factors):
+    def needs_inputs(self, a, cache):
+        return "weight" in self.names and "weight" not in cache
+
+    def grads(self, a, b, cache, factors, keep):
         m = self.module
         out = {}
         if "weight" in factors:
             c = factors["weight"]
-            if cache is not None:
-                out["weight"] = torch.einsum("b,bpd->pd", c, cache).view_as(m.weight)
+            if "weight" in cache:  # the materialised per-example gradients: only they are read
+                per = _mask(cache["weight"], keep)
+                out["weight"] = torch.einsum("b,bpd->pd", c, per).reshape(m.weight.shape)
             else:
                 out["weight"] = torch.nn.grad.conv2d_weight(
-                    a, m.weight.shape, _scaled(b, c), stride=m.stride, padding=m.padding,
-                    dilation=m.dilation, groups=1)
+                    _mask(a, keep), m.weight.shape, _scaled(_mask(b, keep), c),
+                    stride=m.stride, padding=m.padding, dilation=m.dilation, groups=1)
         if "bias" in factors:
-            out["bias"] = factors["bias"] @ b.flatten(2).sum(2)
+            out["bias"] = factors["bias"] @ _mask(cache["bias"], keep)
         return out
 
 
@@ -265,8 +308,8 @@ class _Embedding(_Layer):
         same = (idx.unsqueeze(2) == idx.unsqueeze(1)).to(g.dtype)
         return {"weight": (torch.bmm(g, g.transpose(1, 2)) * same).flatten(1).sum(1)}, None
 
-    def grads(self, a, b, cache, factors):
-        idx, g = self._parts(a, b)
+    def grads(self, a, b, cache, factors, keep):
+        idx, g = self._parts(a, _mask(b, keep))
         w = self.module.weight
         gs = _scaled(g, factors["weight"]).reshape(-1, g.shape[-1])
         return {"weight": torch.zeros_like(w).index_add_(0, idx.reshape(-1), gs)}
@@ -294,8 +337,12 @@ class _Norm(_Layer):
         per = self._per(a, b)
         return {k: _sq(v) for k, v in per.items()}, per
 
-    def grads(self, a, b, cache, factors):
-        return {k: torch.einsum("b,b...->...", factors[k], cache[k]) for k in factors}
+    def needs_inputs(self, a, cache):
+        return False
+
+    def grads(self, a, b, cache, factors, keep):
+        return {k: torch.einsum("b,b...->...", factors[k], _mask(cache[k], keep))
+                for k in factors}
 
 
 def _covered(module: nn.Module) -> type[_Layer] | None:
@@ -363,12 +410,13 @@ class FusedPlan:
         self._handles = []
 
     def _backward(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
-                  ) -> tuple[list, tuple[torch.Tensor, ...], torch.Tensor] | None:
+                  ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor] | None:
         """Steps 1 and 2 of the module doc: one forward pass recording the covered layers'
         inputs and outputs, one backward pass for the outputs' gradients. Returns the
-        records, the output gradients and the per-example losses, or None when this forward
-        pass did not call each covered layer exactly once on ``x.shape[0]`` rows
-        (:meth:`_take`)."""
+        layers' inputs and output gradients (order of :attr:`layers`) and the per-example
+        losses, or None when this forward pass did not call each covered layer exactly once
+        on ``x.shape[0]`` rows (:meth:`_take`). The outputs themselves are released here:
+        only their gradients are used."""
         self._records = []
         self._active = True
         try:
@@ -384,17 +432,22 @@ class FusedPlan:
             return None
         bs = torch.autograd.grad(losses.sum(), [r[2] for r in records], allow_unused=True,
                                  materialize_grads=True)
-        return records, bs, losses.detach()
+        return [r[1] for r in records], list(bs), losses.detach()
 
-    def _norms(self, records: list, bs: tuple[torch.Tensor, ...]
+    def _norms(self, inputs: list[Any], bs: list[Any], release: bool = False
                ) -> tuple[list[torch.Tensor], list[Any]]:
         """Step 3: per-example squared norms of each trained parameter's gradient (order of
-        ``names``) and each layer's cache for step 4."""
+        ``names``) and each layer's cache for step 4. ``release``: a layer's input and
+        output gradient are dropped from ``inputs`` and ``bs`` (set to None) as soon as its
+        cache holds all that step 4 reads (:meth:`_Layer.needs_inputs`), so that the
+        largest activations of a step do not outlive their use."""
         norms: dict[str, torch.Tensor] = {}
         caches = []
-        for layer, rec, b in zip(self.layers, records, bs, strict=True):
-            n, cache = layer.norms(rec[1], b)
+        for k, layer in enumerate(self.layers):
+            n, cache = layer.norms(inputs[k], bs[k])
             caches.append(cache)
+            if release and not layer.needs_inputs(inputs[k], cache):
+                inputs[k] = bs[k] = None
             for attr, v in n.items():
                 norms[layer.names[attr]] = v
         return [norms[k] for k in self.names], caches
@@ -409,19 +462,24 @@ class FusedPlan:
         done = self._backward(module, loss, x, y)
         if done is None:
             return None
-        records, bs, losses = done
+        inputs, bs, losses = done
+        del done
         with torch.no_grad():  # steps 3 and 4 record no graph
-            sq, caches = self._norms(records, bs)
+            sq, caches = self._norms(inputs, bs, release=True)
             factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
-            keep = finite_rows(sq)
+            finite = finite_rows(sq)
+            # every norm finite: the masks would copy the tensors unchanged, and are skipped
+            # (on CPU; on an accelerator the test would cost a synchronisation: they run)
+            keep = None if finite.device.type == "cpu" and bool(finite.all()) else finite
             grads: dict[str, torch.Tensor] = {}
-            for layer, rec, b, cache in zip(self.layers, records, bs, caches, strict=True):
+            for k, layer in enumerate(self.layers):
                 f = {attr: factors[name] for attr, name in layer.names.items()}
-                # an example whose norm is not finite has factor 0; its terms are zeroed too,
-                # since 0 * inf = NaN would reach the sum (per_example module doc)
-                a, b, cache = masked_rows(rec[1], keep), masked_rows(b, keep), _masked(cache, keep)
-                for attr, g in layer.grads(a, b, cache, f).items():
+                # an example whose norm is not finite has factor 0; each layer zeroes its
+                # terms too (the tensors it reads), since 0 * inf = NaN would reach the sum
+                # (per_example module doc)
+                for attr, g in layer.grads(inputs[k], bs[k], caches[k], f, keep).items():
                     grads[layer.names[attr]] = g
+                inputs[k] = bs[k] = caches[k] = None
             return [grads[k] for k in self.names], losses.sum()
 
     def sq_norms(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor

@@ -66,6 +66,7 @@ from tqdm.auto import tqdm
 from noisygd._checks import check_choice, check_positive, check_positive_int, check_probability
 from noisygd.accounting.base import within_budget
 from noisygd.accounting.calibration import calibrate_noise_multiplier
+from noisygd.accounting.dp_accounting_bridge import clear_pld_cache
 from noisygd.accounting.events import (
     Composed,
     DpEvent,
@@ -509,6 +510,9 @@ class PrivateTrainer:
                     algorithm=f"PrivateTrainer/{self.method}",
                     parameters={k: v for k, v in asdict(self.plan_).items()
                                 if k != "noise_shape"})
+            # planned, calibrated and reported: the accountant's cached PLDs (each about a
+            # million floats) are not carried through the training run
+            clear_pld_cache()
         plan = self.plan_
         oracle = TorchOracle(self.module, self.loss, X, y, per_layer=self.per_layer,
                              fused=self.fused,
@@ -552,6 +556,11 @@ class PrivateTrainer:
 
     def _step(self, oracle: TorchOracle, plan: TorchPlan, rows: torch.Tensor | None) -> None:
         C, z = plan.clip, plan.noise_multiplier
+        for p in oracle._params:
+            # the previous step's privatised gradient, as ``zero_grad(set_to_none=True)``: not
+            # held through this step's forward and backward passes (its memory, allocated
+            # among theirs, would split the space they reuse from step to step)
+            p.grad = None
         gsum, _ = oracle.clipped_sum(rows, C)
         if plan.method == "dp_ftrl":
             s = self._tree.add(gsum)  # type: ignore[union-attr]
