@@ -202,8 +202,9 @@ def _ordered_row_sums(parts: Sequence[RowSums]) -> RowSums:
     return total
 
 
-def _count_rows(parts: Sequence[ArrayOracle]) -> list[int]:
-    return [part.n_rows for part in parts]
+def _count_rows(part: ArrayOracle) -> int:
+    """The partition's row count (a task on the partition's own worker: no rows move)."""
+    return part.n_rows
 
 
 def _ordered_sum(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -329,9 +330,9 @@ class DaskOracle(ObjectiveOracle):
         self._parts: list[Any] | None = None
         if self._persist:
             began = time.perf_counter()
-            self._parts = self._client.compute(self._delayed)
-            held = self._wait(self._client.submit(_count_rows, self._parts, pure=False),
-                              "build", len(lengths), self._n, began)
+            self._parts = self._place(self._delayed)
+            held = self._wait(_Gathered(self._client, self._client.map(
+                _count_rows, self._parts, pure=False)), "build", len(lengths), self._n, began)
             if held != list(lengths):  # pragma: no cover (a collection whose chunks lie)
                 raise ValueError("the partitions hold other row counts than their chunks "
                                  "declare")
@@ -452,8 +453,9 @@ class DaskOracle(ObjectiveOracle):
             began = time.perf_counter()
             targets = self._client.compute(list(y.to_delayed().ravel()))
             other._parts = self._client.map(_with_targets, self._parts, targets, pure=False)
-            other._wait(self._client.submit(_count_rows, other._parts, pure=False), "build",
-                        self.n_partitions, self._n, began)
+            other._wait(_Gathered(self._client, self._client.map(
+                _count_rows, other._parts, pure=False)), "build", self.n_partitions, self._n,
+                began)
         return other
 
     def gather(self) -> tuple[np.ndarray, np.ndarray]:
@@ -509,6 +511,24 @@ class DaskOracle(ObjectiveOracle):
             return np.zeros(_SUMS[method](self._p))
         return self._reduce(_part_sum, {"method": method, "theta": theta, "clip": C}, tasks,
                             _ordered_sum, kind)
+
+    def _place(self, delayed: Sequence[Any]) -> list[Any]:
+        """Build the partitions' oracles, partition ``k`` (its reads too) on the worker then
+        holding the fewest rows (in partition order, workers by address): the workers share
+        the rows evenly and every call's tasks run where their partition lies, in parallel.
+        A loose restriction (``allow_other_workers``): a partition whose worker is lost is
+        rebuilt on another."""
+        workers = sorted(self._client.scheduler_info(n_workers=-1)["workers"])
+        if len(workers) < 2:
+            return self._client.compute(list(delayed))
+        load = dict.fromkeys(workers, 0)
+        futures = []
+        for part, rows in zip(delayed, self._lengths, strict=True):
+            where = min(workers, key=load.__getitem__)  # the first of the least loaded
+            load[where] += rows
+            futures.append(self._client.compute(part, workers=[where],
+                                                allow_other_workers=True))
+        return futures
 
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
         """Futures of the oracles of partitions ``ks`` (all by default), built now when
