@@ -328,6 +328,8 @@ class DaskOracle(ObjectiveOracle):
         self._delayed = [build(xb, yb, objective, self._B, sparse) for xb, yb in zip(xs, ys,
                                                                                     strict=True)]
         self._parts: list[Any] | None = None
+        self._held: list[Any] = []  # the last call's result futures (:meth:`_reduce`)
+        self._where: list[Any] = []  # the worker each persisted partition was built on
         if self._persist:
             began = time.perf_counter()
             self._parts = self._place(self._delayed)
@@ -446,6 +448,7 @@ class DaskOracle(ObjectiveOracle):
 
         other = copy.copy(self)
         other._calls = 0
+        other._held = []
         retarget = delayed(_with_targets, pure=True)
         other._delayed = [retarget(part, yb) for part, yb in
                           zip(self._delayed, y.to_delayed().ravel(), strict=True)]
@@ -467,6 +470,7 @@ class DaskOracle(ObjectiveOracle):
 
     def close(self) -> None:
         """Release the partitions held by the workers."""
+        self._held = []
         if self._parts is not None:
             self._client.cancel(self._parts)
             self._parts = None
@@ -520,12 +524,14 @@ class DaskOracle(ObjectiveOracle):
         rebuilt on another."""
         workers = sorted(self._client.scheduler_info(n_workers=-1)["workers"])
         if len(workers) < 2:
+            self._where = [None] * len(delayed)
             return self._client.compute(list(delayed))
         load = dict.fromkeys(workers, 0)
-        futures = []
+        futures, self._where = [], []
         for part, rows in zip(delayed, self._lengths, strict=True):
             where = min(workers, key=load.__getitem__)  # the first of the least loaded
             load[where] += rows
+            self._where.append(where)
             futures.append(self._client.compute(part, workers=[where],
                                                 allow_other_workers=True))
         return futures
@@ -541,16 +547,36 @@ class DaskOracle(ObjectiveOracle):
     def _reduce(self, fn: Callable, kwargs: dict[str, Any], tasks: list, combine: Callable,
                 kind: str) -> np.ndarray:
         """``fn(partition, its rows, start, stop, **kwargs)`` on every partition of
-        ``tasks`` (one batch of tasks), the results combined in partition order."""
+        ``tasks`` (one batch of tasks), the results combined in partition order.
+
+        Persisted partitions run as **one task per worker** (:func:`_run_group`: the
+        partitions that :meth:`_place` put on it, each evaluated in partition order, their
+        results returned as a list): Dask's cost per task, not per call, is then paid once
+        per worker. Re-read partitions run one task each, wherever Dask builds them."""
         began = time.perf_counter()
         ks = [k for k, _ in tasks]
         starts = self._starts
-        futures = self._client.map(fn, self._handles(ks), [sel for _, sel in tasks],
-                                   [int(starts[k]) for k in ks],
-                                   [int(starts[k + 1]) for k in ks], pure=False, **kwargs)
-        rows = int(sum(self._lengths[k] for k, _ in tasks))
-        return combine(self._wait(_Gathered(self._client, futures), kind, len(tasks), rows,
-                                  began))
+        handles = self._handles(ks)
+        args = [(h, sel, int(starts[k]), int(starts[k + 1]))
+                for h, (k, sel) in zip(handles, tasks, strict=True)]
+        if self._parts is not None:
+            groups: dict[Any, list[int]] = {}
+            for i, k in enumerate(ks):
+                groups.setdefault(self._where[k], []).append(i)
+            order = list(groups.values())
+            futures = [self._client.submit(_run_group, fn, [args[i] for i in group], kwargs,
+                                           pure=False) for group in order]
+        else:
+            order = None
+            futures = self._client.map(fn, *zip(*args, strict=True), pure=False, **kwargs)
+        # The previous call's results are released only now, after this call's tasks were
+        # submitted: the client's batched stream to the scheduler (one message per 10 ms at
+        # most) then carries both in one message, where a release sent at the end of the
+        # previous call would hold this call's tasks back until 10 ms after it.
+        self._held = futures
+        rows = int(sum(self._lengths[k] for k in ks))
+        return combine(self._wait(_Gathered(self._client, futures, order), kind, len(tasks),
+                                  rows, began))
 
     def _wait(self, future: Any, kind: str, partitions: int, rows: int, began: float) -> Any:
         """``future.result()``; a lost worker or scheduler becomes :class:`DaskFitError`, the
@@ -579,14 +605,31 @@ def _with_targets(part: ArrayOracle, y: Any) -> ArrayOracle:
     return part.with_targets(np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y))
 
 
-class _Gathered:
-    """The results of ``futures`` in their order, fetched by :meth:`result` (one gather)."""
+def _run_group(fn: Callable, group: list[tuple[Any, Any, int, int]],
+               kwargs: dict[str, Any]) -> list[Any]:
+    """``[fn(part, rows, start, stop, **kwargs) for each partition of the group]``, one task
+    (the partitions of one worker, in partition order)."""
+    return [fn(part, rows, start, stop, **kwargs) for part, rows, start, stop in group]
 
-    def __init__(self, client: Any, futures: list[Any]) -> None:
-        self.client, self.futures = client, futures
+
+class _Gathered:
+    """The results of ``futures`` in their order, fetched by :meth:`result` (one gather);
+    with ``order`` (future ``j`` returns the list of results of the tasks at positions
+    ``order[j]``), those results put back at their positions."""
+
+    def __init__(self, client: Any, futures: list[Any],
+                 order: list[list[int]] | None = None) -> None:
+        self.client, self.futures, self.order = client, futures, order
 
     def result(self) -> list[Any]:
-        return self.client.gather(self.futures)
+        out = self.client.gather(self.futures)
+        if self.order is None:
+            return out
+        placed: list[Any] = [None] * sum(len(group) for group in self.order)
+        for group, results in zip(self.order, out, strict=True):
+            for i, value in zip(group, results, strict=True):
+                placed[i] = value
+        return placed
 
 
 def _take_all(part: ArrayOracle) -> tuple[np.ndarray, np.ndarray]:
