@@ -15,11 +15,15 @@ Partitions
     the same map as in memory.
 
 One reduction per step, in a fixed order
-    :meth:`DaskOracle.clipped_gradient_sum` submits one task per partition the rows touch,
-    each returning its partial sum
+    :meth:`DaskOracle.clipped_gradient_sum` computes, for every partition the rows touch,
+    its partial sum
     :math:`g_k = \sum_{i \in S \cap P_k}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`,
     which the client gathers (one round trip) and adds **in partition order**,
-    :math:`((g_1 + g_2) + g_3) + \dots`:
+    :math:`((g_1 + g_2) + g_3) + \dots`. Persisted partitions are built spread over the
+    workers (each on the worker then holding the fewest rows) and a call submits **one task
+    per worker**, which returns the partial sums of that worker's partitions; re-read
+    partitions (``persist=False``) run one task each. Either way the sums are added on the
+    client in partition order:
     the result does not depend on which worker ran what, or when. It equals the in-memory
     sum up to floating-point rounding (the in-memory oracle adds row blocks of its own
     size): same seed, same data, the fits agree to about :math:`10^{-13}` relative.
