@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -80,7 +81,9 @@ rate / rows): the acceptance figure is taken on the first subset size (8 million
 default, 3.2 GB of float64: it fits in memory, and the latency is under a tenth of a
 2-worker pass); the 2-million-row rows show the latency's share at a size where it is
 about half of the 2-worker pass. The "2 threads" row is the in-memory oracle itself on 2
-threads: what 2 cores sharing memory bandwidth and cache give without Dask."""
+threads: what 2 cores sharing memory bandwidth and cache give without Dask. `load_1min` is
+the machine's 1-minute load average as the Dask passes start (2 cores: above 2, other
+processes take CPU from the workers, and a 2-worker pass waits for the slower one)."""
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
 ROWS_PER_FILE = 1_000_000  # at most; at least 8 files (ceil(rows / 8) rows each below 8e6)
 W_NORM = 4.0
@@ -218,6 +221,7 @@ def throughput_rows(folder: Path, args: argparse.Namespace, client: Any, workers
     X, y = _collection(folder, d, files)
     sub = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client, persist=True)
     n = sub.n_rows
+    load = os.getloadavg()[0]  # the machine's 1-minute load average, as the passes start
     seconds = median_seconds(lambda: sub.clipped_gradient_sum(theta, 1.0), args.repeats)
     firsts = RowIndices(np.arange(files) * rows_per_file(args.rows))  # a row of each file
     latency = median_seconds(lambda: sub.clipped_gradient_sum(theta, 1.0, rows=firsts),
@@ -231,7 +235,7 @@ def throughput_rows(folder: Path, args: argparse.Namespace, client: Any, workers
             "what": f"clipped gradient pass, {n} rows persisted in {sub.n_partitions} "
                     f"partitions", "subset_rows": n, "workers": workers,
             "rows_per_s_per_core": rate, "ratio_to_in_memory": rate / mem[1],
-            "pass_ms": 1e3 * seconds, "call_latency_ms": 1e3 * latency},
+            "pass_ms": 1e3 * seconds, "call_latency_ms": 1e3 * latency, "load_1min": load},
            {"contender": "noisygd ArrayOracle (in memory), 1 thread",
             "what": f"clipped gradient pass, same {n} rows, measured right after the "
                     f"{workers}-worker pass", "subset_rows": n, "workers": 1,
@@ -390,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         "throughput_ok": min(ratios.values()) >= TARGET_RATIO,
     }
     columns = ["contender", "what", "workers", "rows_per_s_per_core", "ratio_to_in_memory",
-               "pass_ms", "call_latency_ms", "fit_seconds", "seconds_per_call", "steps",
-               "log_loss", "status"]
+               "pass_ms", "call_latency_ms", "load_1min", "fit_seconds", "seconds_per_call",
+               "steps", "log_loss", "status"]
     by = ", ".join(f"{w} worker(s) {v:.2f}x" for w, v in sorted(ratios.items()))
     meta = {
         "title": "Dask: private fits on Parquet data (issue 22)",
@@ -405,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python benchmarks/bench_dask.py", *(argv if argv is not None
                                                                   else sys.argv[1:])]),
         "environment": environment(), "args": vars(args), "checks": checks,
-        "data_write_seconds": write_seconds,
+        "data_write_seconds": write_seconds, "load_average_at_end": os.getloadavg(),
     }
     name = args.name or ("bench_dask_quick" if args.quick else "bench_dask"
                          if args.rows == 20_000_000 else f"bench_dask_{args.rows}")

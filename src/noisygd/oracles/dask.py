@@ -526,7 +526,7 @@ class DaskOracle(ObjectiveOracle):
         the rows evenly and every call's tasks run where their partition lies, in parallel.
         A loose restriction (``allow_other_workers``): a partition whose worker is lost is
         rebuilt on another."""
-        workers = sorted(self._client.scheduler_info(n_workers=-1)["workers"])
+        workers = sorted(self._client.nthreads())  # every worker's address
         if len(workers) < 2:
             self._where = [None] * len(delayed)
             return self._client.compute(list(delayed))
