@@ -365,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_rate:
         print(json.dumps(memory_rows(Path(args.memory_rate), args)))
         return 0
+    env = environment()  # its load average: the machine's as the run starts
     folder = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="bench-dask-"))
     t0 = time.perf_counter()
     expected = -(-args.rows // rows_per_file(args.rows))
@@ -408,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             f"thread (target >= {TARGET_RATIO})."),
         "command": " ".join(["python benchmarks/bench_dask.py", *(argv if argv is not None
                                                                   else sys.argv[1:])]),
-        "environment": environment(), "args": vars(args), "checks": checks,
+        "environment": env, "args": vars(args), "checks": checks,
         "data_write_seconds": write_seconds, "load_average_at_end": os.getloadavg(),
     }
     name = args.name or ("bench_dask_quick" if args.quick else "bench_dask"
