@@ -332,7 +332,6 @@ class DaskOracle(ObjectiveOracle):
         self._delayed = [build(xb, yb, objective, self._B, sparse) for xb, yb in zip(xs, ys,
                                                                                     strict=True)]
         self._parts: list[Any] | None = None
-        self._held: list[Any] = []  # the last call's result futures (:meth:`_reduce`)
         self._where: list[Any] = []  # the worker each persisted partition was built on
         if self._persist:
             began = time.perf_counter()
@@ -452,7 +451,6 @@ class DaskOracle(ObjectiveOracle):
 
         other = copy.copy(self)
         other._calls = 0
-        other._held = []
         retarget = delayed(_with_targets, pure=True)
         other._delayed = [retarget(part, yb) for part, yb in
                           zip(self._delayed, y.to_delayed().ravel(), strict=True)]
@@ -474,7 +472,6 @@ class DaskOracle(ObjectiveOracle):
 
     def close(self) -> None:
         """Release the partitions held by the workers."""
-        self._held = []
         if self._parts is not None:
             self._client.cancel(self._parts)
             self._parts = None
@@ -573,11 +570,6 @@ class DaskOracle(ObjectiveOracle):
         else:
             order = None
             futures = self._client.map(fn, *zip(*args, strict=True), pure=False, **kwargs)
-        # The previous call's results are released only now, after this call's tasks were
-        # submitted: the client's batched stream to the scheduler (one message per 10 ms at
-        # most) then carries both in one message, where a release sent at the end of the
-        # previous call would hold this call's tasks back until 10 ms after it.
-        self._held = futures
         rows = int(sum(self._lengths[k] for k in ks))
         return combine(self._wait(_Gathered(self._client, futures, order), kind, len(tasks),
                                   rows, began))
