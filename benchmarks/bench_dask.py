@@ -32,7 +32,10 @@ single-threaded worker processes (loopback):
    fits in memory) make :math:`L` under 10% of the 2-worker pass. The first
    ``--subset-rows`` size is the acceptance figure; the default also runs 2 million rows
    to show the latency's share at that size. 21 passes of 0.1 to 0.4 s: a median that
-   ignores up to 10 passes slowed by other processes on a shared machine, in seconds.
+   ignores up to 10 passes slowed by other processes on a shared machine, in seconds. Each
+   row records the load: the 1-minute load average and the cores that other processes kept
+   busy just before (``--wait-idle S`` waits up to ``S`` seconds for the latter to fall
+   under ``--idle-cores``, for both the Dask and the in-memory measurement).
 2. **private fit on all rows**: ``fit_private(method=--method)`` (default ``"newton"``, the
    planned number of steps; ``--steps`` caps it) on a
    :class:`~noisygd.oracles.dask.DaskOracle` that re-reads the Parquet files at every call
@@ -53,6 +56,7 @@ by whoever times on the machine (``flock LOCK python benchmarks/bench_dask.py``)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -82,8 +86,12 @@ default, 3.2 GB of float64: it fits in memory, and the latency is under a tenth 
 2-worker pass); the 2-million-row rows show the latency's share at a size where it is
 about half of the 2-worker pass. The "2 threads" row is the in-memory oracle itself on 2
 threads: what 2 cores sharing memory bandwidth and cache give without Dask. `load_1min` is
-the machine's 1-minute load average as the Dask passes start (2 cores: above 2, other
-processes take CPU from the workers, and a 2-worker pass waits for the slower one)."""
+the machine's 1-minute load average as the Dask passes start, `other_busy_cores` the cores
+that processes other than this benchmark's kept busy in the second before the passes
+(`/proc/stat` less this process tree's CPU time; `--wait-idle` waits for it to fall under
+`--idle-cores`): on 2
+cores, a process of another session on one of them leaves a 2-worker pass one core's
+throughput, and the pass waits for the slower worker."""
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
 ROWS_PER_FILE = 1_000_000  # at most; at least 8 files (ceil(rows / 8) rows each below 8e6)
 W_NORM = 4.0
@@ -149,6 +157,44 @@ def _collection(folder: Path, d: int, files: int | None = None) -> tuple[Any, An
     frame = dd.read_parquet([str(p) for p in paths])
     A = frame[[f"x{j}" for j in range(d)] + ["y"]].to_dask_array()
     return A[:, :d], A[:, d]
+
+
+def busy_cores(window: float = 1.0) -> float:
+    """Cores that **other** processes kept busy over the next ``window`` seconds: the
+    machine's busy time (``/proc/stat``) less that of this process and its descendants (the
+    cluster's nannies and workers, a subprocess), by ``psutil``; NaN where unreadable."""
+    import psutil
+
+    def ticks() -> tuple[float, float, float]:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        hz = os.sysconf("SC_CLK_TCK")
+        idle = values[3] + values[4]  # idle + iowait
+        me = psutil.Process()
+        own = 0.0
+        for proc in [me, *me.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                own += t.user + t.system
+        return (sum(values[:8]) - idle) / hz, sum(values[:8]) / hz, own
+
+    try:
+        busy0, total0, own0 = ticks()
+        time.sleep(window)
+        busy1, total1, own1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    cores = os.cpu_count() or 1
+    return max(0.0, cores * ((busy1 - busy0) - (own1 - own0)) / max(total1 - total0, 1e-9))
+
+
+def wait_idle(args: argparse.Namespace) -> float:
+    """Wait (at most ``--wait-idle`` seconds) until other processes keep less than
+    ``--idle-cores`` cores busy; the last measured value."""
+    deadline = time.perf_counter() + args.wait_idle
+    busy = busy_cores()
+    while busy >= args.idle_cores and time.perf_counter() < deadline:
+        busy = busy_cores()
+    return busy
 
 
 def median_seconds(call: Any, repeats: int) -> float:
@@ -222,6 +268,7 @@ def throughput_rows(folder: Path, args: argparse.Namespace, client: Any, workers
     sub = DaskOracle(obj, X, y, row_norm_bound=1.0, client=client, persist=True)
     n = sub.n_rows
     load = os.getloadavg()[0]  # the machine's 1-minute load average, as the passes start
+    busy = wait_idle(args)  # other processes' cores, as the passes start
     seconds = median_seconds(lambda: sub.clipped_gradient_sum(theta, 1.0), args.repeats)
     firsts = RowIndices(np.arange(files) * rows_per_file(args.rows))  # a row of each file
     latency = median_seconds(lambda: sub.clipped_gradient_sum(theta, 1.0, rows=firsts),
@@ -229,18 +276,20 @@ def throughput_rows(folder: Path, args: argparse.Namespace, client: Any, workers
     sub.close()
     # the in-memory oracle right after, under the same load (a subprocess: its rows are not
     # charged to this client's peak RSS)
+    mem_busy = wait_idle(args)
     mem = memory_rates(folder, args, files, workers)
     rate = n / seconds / workers
     out = [{"contender": f"noisygd DaskOracle, {workers} worker(s)",
             "what": f"clipped gradient pass, {n} rows persisted in {sub.n_partitions} "
                     f"partitions", "subset_rows": n, "workers": workers,
             "rows_per_s_per_core": rate, "ratio_to_in_memory": rate / mem[1],
-            "pass_ms": 1e3 * seconds, "call_latency_ms": 1e3 * latency, "load_1min": load},
+            "pass_ms": 1e3 * seconds, "call_latency_ms": 1e3 * latency, "load_1min": load,
+            "other_busy_cores": busy},
            {"contender": "noisygd ArrayOracle (in memory), 1 thread",
             "what": f"clipped gradient pass, same {n} rows, measured right after the "
                     f"{workers}-worker pass", "subset_rows": n, "workers": 1,
             "rows_per_s_per_core": mem[1], "ratio_to_in_memory": 1.0,
-            "pass_ms": 1e3 * n / mem[1]}]
+            "pass_ms": 1e3 * n / mem[1], "other_busy_cores": mem_busy}]
     if workers > 1:
         out.append({"contender": f"noisygd ArrayOracle (in memory), {workers} threads",
                     "what": f"clipped gradient pass, same {n} rows (the machine's ceiling "
@@ -342,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=1e-8)
     parser.add_argument("--repeats", type=int, default=21,
                         help="timed passes per throughput figure (their median)")
+    parser.add_argument("--wait-idle", type=float, default=0.0,
+                        help="before each throughput measurement, wait at most this many "
+                             "seconds for the other processes to use under --idle-cores")
+    parser.add_argument("--idle-cores", type=float, default=0.3)
     parser.add_argument("--dask-ml-iter", type=int, default=20)
     parser.add_argument("--dask-ml-workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--timeout", type=int, default=3600)
@@ -395,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         "throughput_ok": min(ratios.values()) >= TARGET_RATIO,
     }
     columns = ["contender", "what", "workers", "rows_per_s_per_core", "ratio_to_in_memory",
-               "pass_ms", "call_latency_ms", "load_1min", "fit_seconds", "seconds_per_call",
+               "pass_ms", "call_latency_ms", "load_1min", "other_busy_cores", "fit_seconds",
+               "seconds_per_call",
                "steps", "log_loss", "status"]
     by = ", ".join(f"{w} worker(s) {v:.2f}x" for w, v in sorted(ratios.items()))
     meta = {
