@@ -83,8 +83,8 @@ float64) measured right after each Dask pass. A Dask pass costs the call's fixed
 partitions' work, so its per-core ratio is at most 1 / (1 + latency x workers x in-memory
 rate / rows): the acceptance figure is taken on the first subset size (8 million rows by
 default, 3.2 GB of float64: it fits in memory, and the latency is under a tenth of a
-2-worker pass); the 2-million-row rows show the latency's share at a size where it is
-about half of the 2-worker pass. The "2 threads" row is the in-memory oracle itself on 2
+2-worker pass); the 2-million-row rows show the latency's share at a size where it is a
+quarter or more of a 2-worker pass. The "2 threads" row is the in-memory oracle itself on 2
 threads: what 2 cores sharing memory bandwidth and cache give without Dask. `load_1min` is
 the machine's 1-minute load average as the Dask passes start, `other_busy_cores` the cores
 that processes other than this benchmark's kept busy in the second before the passes
