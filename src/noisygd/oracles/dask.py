@@ -552,8 +552,9 @@ class DaskOracle(ObjectiveOracle):
 
         Persisted partitions run as **one task per worker** (:func:`_run_group`: the
         partitions that :meth:`_place` put on it, each evaluated in partition order, their
-        results returned as a list): Dask's cost per task, not per call, is then paid once
-        per worker. Re-read partitions run one task each, wherever Dask builds them."""
+        results returned as a list): Dask's fixed cost per task is then paid once per
+        worker, not once per partition. Re-read partitions run one task each, wherever Dask
+        builds them."""
         began = time.perf_counter()
         ks = [k for k, _ in tasks]
         starts = self._starts
