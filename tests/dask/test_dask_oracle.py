@@ -154,6 +154,29 @@ def test_dataframe_input_and_progress(client, data) -> None:
     dk.close()
 
 
+def test_persisted_partitions_lie_once_each_spread_over_the_workers(client, data) -> None:
+    """Building persisted partitions copies none of them (each is held by exactly one
+    worker: counting their rows runs where they lie), and the least-loaded worker takes the
+    next partition: 7 partitions of 100 rows lie 4 and 3 on the 2 workers, so a pass runs
+    on both, one task per worker; the sums are still the in-memory ones."""
+    from collections import Counter
+
+    client.wait_for_workers(2, timeout=60)
+    X, y = data
+    obj = LogisticLoss()
+    dk = DaskOracle(obj, *_dask(X, y, 7), row_norm_bound=B, client=client)
+    holders = [tuple(w) for w in client.who_has(dk._parts).values()]
+    assert len(holders) == 7 and all(len(h) == 1 for h in holders)
+    assert sorted(Counter(h[0] for h in holders).values()) == [3, 4]
+    theta = np.linspace(-1, 1, dk.n_params)
+    mem = ArrayOracle(obj, X, y, row_norm_bound=B)
+    for rows in (None, RowRange(150, 420)):
+        idx = None if rows is None else rows.indices(N)
+        assert _close(dk.clipped_gradient_sum(theta, 0.5, rows=rows),
+                      mem.clipped_gradient_sum(theta, 0.5, rows=idx))
+    dk.close()
+
+
 def test_clear_errors(client, data) -> None:
     X, y = data
     with pytest.raises(ValueError, match="rows"):

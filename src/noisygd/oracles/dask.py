@@ -15,11 +15,15 @@ Partitions
     the same map as in memory.
 
 One reduction per step, in a fixed order
-    :meth:`DaskOracle.clipped_gradient_sum` submits one task per partition the rows touch,
-    each returning its partial sum
+    :meth:`DaskOracle.clipped_gradient_sum` computes, for every partition the rows touch,
+    its partial sum
     :math:`g_k = \sum_{i \in S \cap P_k}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`,
     which the client gathers (one round trip) and adds **in partition order**,
-    :math:`((g_1 + g_2) + g_3) + \dots`:
+    :math:`((g_1 + g_2) + g_3) + \dots`. Persisted partitions are built spread over the
+    workers (each on the worker then holding the fewest rows) and a call submits **one task
+    per worker**, which returns the partial sums of that worker's partitions; re-read
+    partitions (``persist=False``) run one task each. Either way the sums are added on the
+    client in partition order:
     the result does not depend on which worker ran what, or when. It equals the in-memory
     sum up to floating-point rounding (the in-memory oracle adds row blocks of its own
     size): same seed, same data, the fits agree to about :math:`10^{-13}` relative.
@@ -202,8 +206,9 @@ def _ordered_row_sums(parts: Sequence[RowSums]) -> RowSums:
     return total
 
 
-def _count_rows(parts: Sequence[ArrayOracle]) -> list[int]:
-    return [part.n_rows for part in parts]
+def _count_rows(part: ArrayOracle) -> int:
+    """The partition's row count (a task on the partition's own worker: no rows move)."""
+    return part.n_rows
 
 
 def _ordered_sum(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -327,11 +332,12 @@ class DaskOracle(ObjectiveOracle):
         self._delayed = [build(xb, yb, objective, self._B, sparse) for xb, yb in zip(xs, ys,
                                                                                     strict=True)]
         self._parts: list[Any] | None = None
+        self._where: list[Any] = []  # the worker each persisted partition was built on
         if self._persist:
             began = time.perf_counter()
-            self._parts = self._client.compute(self._delayed)
-            held = self._wait(self._client.submit(_count_rows, self._parts, pure=False),
-                              "build", len(lengths), self._n, began)
+            self._parts = self._place(self._delayed)
+            held = self._wait(_Gathered(self._client, self._client.map(
+                _count_rows, self._parts, pure=False)), "build", len(lengths), self._n, began)
             if held != list(lengths):  # pragma: no cover (a collection whose chunks lie)
                 raise ValueError("the partitions hold other row counts than their chunks "
                                  "declare")
@@ -453,8 +459,9 @@ class DaskOracle(ObjectiveOracle):
             began = time.perf_counter()
             targets = self._client.compute(list(y.to_delayed().ravel()))
             other._parts = self._client.map(_with_targets, self._parts, targets, pure=False)
-            other._wait(self._client.submit(_count_rows, other._parts, pure=False), "build",
-                        self.n_partitions, self._n, began)
+            other._wait(_Gathered(self._client, self._client.map(
+                _count_rows, other._parts, pure=False)), "build", self.n_partitions, self._n,
+                began)
         return other
 
     def gather(self) -> tuple[np.ndarray, np.ndarray]:
@@ -511,6 +518,26 @@ class DaskOracle(ObjectiveOracle):
         return self._reduce(_part_sum, {"method": method, "theta": theta, "clip": C}, tasks,
                             _ordered_sum, kind)
 
+    def _place(self, delayed: Sequence[Any]) -> list[Any]:
+        """Build the partitions' oracles, partition ``k`` (its reads too) on the worker then
+        holding the fewest rows (in partition order, workers by address): the workers share
+        the rows evenly and every call's tasks run where their partition lies, in parallel.
+        A loose restriction (``allow_other_workers``): a partition whose worker is lost is
+        rebuilt on another."""
+        workers = sorted(self._client.nthreads())  # every worker's address
+        if len(workers) < 2:
+            self._where = [None] * len(delayed)
+            return self._client.compute(list(delayed))
+        load = dict.fromkeys(workers, 0)
+        futures, self._where = [], []
+        for part, rows in zip(delayed, self._lengths, strict=True):
+            where = min(workers, key=load.__getitem__)  # the first of the least loaded
+            load[where] += rows
+            self._where.append(where)
+            futures.append(self._client.compute(part, workers=[where],
+                                                allow_other_workers=True))
+        return futures
+
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
         """Futures of the oracles of partitions ``ks`` (all by default), built now when
         not persisted."""
@@ -522,16 +549,32 @@ class DaskOracle(ObjectiveOracle):
     def _reduce(self, fn: Callable, kwargs: dict[str, Any], tasks: list, combine: Callable,
                 kind: str) -> np.ndarray:
         """``fn(partition, its rows, start, stop, **kwargs)`` on every partition of
-        ``tasks`` (one batch of tasks), the results combined in partition order."""
+        ``tasks`` (one batch of tasks), the results combined in partition order.
+
+        Persisted partitions run as **one task per worker** (:func:`_run_group`: the
+        partitions that :meth:`_place` put on it, each evaluated in partition order, their
+        results returned as a list): Dask's fixed cost per task is then paid once per
+        worker, not once per partition. Re-read partitions run one task each, wherever Dask
+        builds them."""
         began = time.perf_counter()
         ks = [k for k, _ in tasks]
         starts = self._starts
-        futures = self._client.map(fn, self._handles(ks), [sel for _, sel in tasks],
-                                   [int(starts[k]) for k in ks],
-                                   [int(starts[k + 1]) for k in ks], pure=False, **kwargs)
-        rows = int(sum(self._lengths[k] for k, _ in tasks))
-        return combine(self._wait(_Gathered(self._client, futures), kind, len(tasks), rows,
-                                  began))
+        handles = self._handles(ks)
+        args = [(h, sel, int(starts[k]), int(starts[k + 1]))
+                for h, (k, sel) in zip(handles, tasks, strict=True)]
+        if self._parts is not None:
+            groups: dict[Any, list[int]] = {}
+            for i, k in enumerate(ks):
+                groups.setdefault(self._where[k], []).append(i)
+            order = list(groups.values())
+            futures = [self._client.submit(_run_group, fn, [args[i] for i in group], kwargs,
+                                           pure=False) for group in order]
+        else:
+            order = None
+            futures = self._client.map(fn, *zip(*args, strict=True), pure=False, **kwargs)
+        rows = int(sum(self._lengths[k] for k in ks))
+        return combine(self._wait(_Gathered(self._client, futures, order), kind, len(tasks),
+                                  rows, began))
 
     def _wait(self, future: Any, kind: str, partitions: int, rows: int, began: float) -> Any:
         """``future.result()``; a lost worker or scheduler becomes :class:`DaskFitError`, the
@@ -560,14 +603,31 @@ def _with_targets(part: ArrayOracle, y: Any) -> ArrayOracle:
     return part.with_targets(np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y))
 
 
-class _Gathered:
-    """The results of ``futures`` in their order, fetched by :meth:`result` (one gather)."""
+def _run_group(fn: Callable, group: list[tuple[Any, Any, int, int]],
+               kwargs: dict[str, Any]) -> list[Any]:
+    """``[fn(part, rows, start, stop, **kwargs) for each partition of the group]``, one task
+    (the partitions of one worker, in partition order)."""
+    return [fn(part, rows, start, stop, **kwargs) for part, rows, start, stop in group]
 
-    def __init__(self, client: Any, futures: list[Any]) -> None:
-        self.client, self.futures = client, futures
+
+class _Gathered:
+    """The results of ``futures`` in their order, fetched by :meth:`result` (one gather);
+    with ``order`` (future ``j`` returns the list of results of the tasks at positions
+    ``order[j]``), those results put back at their positions."""
+
+    def __init__(self, client: Any, futures: list[Any],
+                 order: list[list[int]] | None = None) -> None:
+        self.client, self.futures, self.order = client, futures, order
 
     def result(self) -> list[Any]:
-        return self.client.gather(self.futures)
+        out = self.client.gather(self.futures)
+        if self.order is None:
+            return out
+        placed: list[Any] = [None] * sum(len(group) for group in self.order)
+        for group, results in zip(self.order, out, strict=True):
+            for i, value in zip(group, results, strict=True):
+                placed[i] = value
+        return placed
 
 
 def _take_all(part: ArrayOracle) -> tuple[np.ndarray, np.ndarray]:
