@@ -342,7 +342,8 @@ class ArrayOracle(ObjectiveOracle):
             if isinstance(model, MultiMarginModel) or fs.shape != (A.shape[1],):
                 raise ValueError(f"a feature scale needs one margin and {A.shape[1]} values")
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
-        scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs)
+        scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs,
+                         nonzero_limit=SPARSE_DENSITY * A.size)  # counted up to the rule
         if not sp.issparse(A) and objective.supports_sparse and (
             sparse == "always"
             or (sparse == "auto" and scan.nonzeros is not None
@@ -366,6 +367,11 @@ class ArrayOracle(ObjectiveOracle):
         self._scale = None if self._all_inside else scan.scale
         kappa = None if model is None else model.intercept_scale
         self._kappa = kappa
+        # sum_i min(||x_i - c||/B, 1)^2 for bounded_row_sums (from this scan: no second pass)
+        u = np.divide(scan.norms, B)
+        np.minimum(u, 1.0, out=u)
+        self._sq_sum = float(np.sum(np.square(u, out=u)))
+        del u
         self._inv_aug = _inverse_augmented_norms(scan.norms, inside, B, kappa)
         # clipping at C changes no gradient when fl(C * min_i 1/||x~_i||) >= sup|phi'| (then
         # fl(C / ||x~_i||) >= |r_i| for every row: the clipped kernel would return r as is)
@@ -645,21 +651,22 @@ class ArrayOracle(ObjectiveOracle):
         h = None if target_half_range is None else check_positive("target_half_range",
                                                                    target_half_range)
         self.rows_read += self._n
-        scan = scan_rows(self._X, self._B, centre=self._centre, feature_scale=self._fs)
-        s = np.asarray(scan.scale, dtype=np.float64)
+        # the construction's scan: the same scale factors s_i the gradients use, and its
+        # sum of min(||f (x_i - c)||/B, 1)^2 (no further pass over the norms)
+        s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
+             else self._scale)
         X = self._X
         total = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
         if self._centre is not None:
             total = total - self._centre * float(s.sum())
         if self._fs is not None:
             total = total * self._fs
-        u = np.minimum(scan.norms / self._B, 1.0) ** 2
         t1 = t2 = 0.0
         if h is not None:
             t = np.clip(np.asarray(self._y, dtype=np.float64) / h, -1.0, 1.0)
             t1, t2 = float(t.sum()), float(np.dot(t, t))
         ab = self._absolute_columns(s) if absolute else None
-        return RowSums(float(self._n), total / self._B, float(u.sum()), t1, t2, ab)
+        return RowSums(float(self._n), total / self._B, self._sq_sum, t1, t2, ab)
 
     def _absolute_columns(self, s: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i |a_i|` (entrywise) with :math:`a_i = s_i f\odot(x_i - c)/B`, block
@@ -668,6 +675,7 @@ class ArrayOracle(ObjectiveOracle):
         s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j/B`."""
         X, c, d = self._X, self._centre, self._d
         out = np.zeros(d)
+        buf = None if self._csr else np.empty((self._block, d))  # reused: no per-block malloc
         for a, b in self._blocks:
             if self._csr:
                 p0, p1 = int(X.indptr[a]), int(X.indptr[b])
@@ -676,11 +684,12 @@ class ArrayOracle(ObjectiveOracle):
                 terms = np.abs(vals) if c is None else np.abs(vals - c[cols]) - np.abs(c[cols])
                 out += np.bincount(cols, weights=terms * wr, minlength=d)
             else:
-                if c is not None:  # one block-sized temporary
-                    Db = np.subtract(X[a:b], c, dtype=np.float64)
+                Db = buf[:b - a]  # one block-sized buffer for every block
+                if c is not None:
+                    np.subtract(X[a:b], c, out=Db, dtype=np.float64)
                     np.abs(Db, out=Db)
                 else:
-                    Db = np.abs(X[a:b], dtype=np.float64)
+                    np.abs(X[a:b], out=Db, dtype=np.float64)
                 out += s[a:b] @ Db
         if self._csr and c is not None:
             out += np.abs(c) * float(s.sum())

@@ -134,10 +134,12 @@ def _dense_block(X: np.ndarray, a: int, b: int) -> np.ndarray:
 
 def _block_sq(
     X: np.ndarray | sp.csr_array, a: int, b: int, c: np.ndarray | None, cc: float,
-    count_nonzero: bool, nnz: int, f: np.ndarray | None = None,
+    count_nonzero: bool, nnz: int, f: np.ndarray | None = None, buf: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, object, int]:
     r"""Squared norms of rows ``a:b`` (minus ``c``, times the column weights ``f``); the
-    block, its centred (weighted) copy, empty rows. ``cc`` is :math:`\lVert f\odot c\rVert^2`."""
+    block, its centred (weighted) copy, empty rows. ``cc`` is :math:`\lVert f\odot c\rVert^2`;
+    ``buf`` (dense, at least ``b - a`` rows) receives the centred (weighted) copy, so that a
+    scan allocates one block-sized temporary, not one per block."""
     if sp.issparse(X):
         # the block's entries are a slice of X.data (no copy of the block's structure)
         counts = np.diff(X.indptr[a:b + 1])
@@ -154,9 +156,16 @@ def _block_sq(
     Xb = _dense_block(X, a, b)
     if count_nonzero:
         nnz += int(np.count_nonzero(Xb))
-    D = Xb if c is None else Xb - c
-    if f is not None:
-        D = D * f if c is None else np.multiply(D, f, out=D)  # never write into X
+    if c is None and f is None:
+        D = Xb
+    else:  # never write into X
+        D = np.empty_like(Xb) if buf is None else buf[:b - a]
+        if c is None:
+            np.multiply(Xb, f, out=D)
+        else:
+            np.subtract(Xb, c, out=D)
+            if f is not None:
+                np.multiply(D, f, out=D)
     return np.einsum("ij,ij->i", D, D), D, None, Xb, nnz
 
 
@@ -167,6 +176,7 @@ def scan_rows(
     centre: np.ndarray | None = None,
     count_nonzero: bool = False,
     feature_scale: np.ndarray | None = None,
+    nonzero_limit: float | None = None,
 ) -> RowScan:
     r"""One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
 
@@ -187,6 +197,11 @@ def scan_rows(
         Also count the nonzeros of a dense ``X`` (for the "auto" sparse storage rule).
     feature_scale : ndarray of shape (d,) or None
         Public positive column weights :math:`f` (None: all ones).
+    nonzero_limit : float or None
+        With ``count_nonzero``: stop counting once the count exceeds this (the reported
+        ``nonzeros`` is then some value above it, not the total). For a caller that only
+        compares the count with a threshold (:class:`~noisygd.oracles.array.ArrayOracle`'s
+        "auto" storage rule): a dense ``X`` is not counted past the threshold.
 
     Raises
     ------
@@ -207,10 +222,13 @@ def scan_rows(
     nnz = 0
     rows = block_rows(X) if n else 1
     cc = 0.0 if c is None else float(c @ c) if f is None else float((c * f) @ (c * f))
+    buf = (np.empty((min(rows, n), d)) if not sp.issparse(X) and (c is not None or f is not None)
+           else None)
     for a in range(0, n, rows):
         b = min(a + rows, n)
         with np.errstate(over="ignore", invalid="ignore"):
-            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, count_nonzero, nnz, f)
+            counting = count_nonzero and (nonzero_limit is None or nnz <= nonzero_limit)
+            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, nnz, f, buf)
         with np.errstate(invalid="ignore"):
             special = ~(sq <= _SQ_HI)  # overflow, inf or NaN
         low = np.flatnonzero(sq < _SQ_LO)  # sq == 0 is exact only for a zero row
