@@ -130,3 +130,42 @@ def test_block_size_rule_closed_form() -> None:
     assert rows(100_000) == 100_000 // TARGET_BLOCKS  # 40 MB: ten blocks
     assert rows(10**7) == MAX_BLOCK_BYTES // 400
     assert rows(100) == 100  # one block
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+def test_scan_is_the_same_for_every_number_of_threads(storage) -> None:
+    """Rows are scanned independently: norms, scale factors, overflow-prone rows and the
+    nonzero count are bit-identical for 1, 2 and 3 threads (huge, tiny and zero rows in
+    several blocks, rows outside the ball in every block)."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((60_000, 12)) * (rng.random((60_000, 12)) < 0.5) + 0.3
+    X[[5, 30_000, 59_990]] *= 1e200
+    X[[7, 40_000]] *= 1e-200
+    X[11] = 0.0
+    A = sp.csr_array(X) if storage == "csr" else X
+    c, f = rng.standard_normal(12), rng.uniform(0.5, 2.0, 12)
+    for kw in ({}, {"centre": c}, {"centre": c, "feature_scale": f}):
+        scans = [scan_rows(A, 2.0, count_nonzero=True, n_threads=t, **kw) for t in (1, 2, 3)]
+        for s in scans[1:]:
+            np.testing.assert_array_equal(s.norms, scans[0].norms)
+            np.testing.assert_array_equal(s.scale, scans[0].scale)
+            np.testing.assert_array_equal(np.sort(s.big), np.sort(scans[0].big))
+            assert s.nonzeros == scans[0].nonzeros
+        assert np.sort(scans[0].big).tolist() == [5, 30_000, 59_990]
+    if storage == "dense":
+        assert scans[0].nonzeros == np.count_nonzero(X)
+
+
+def test_nonzero_limit_decides_like_the_full_count() -> None:
+    """With ``nonzero_limit`` the count stops once above it: it is then above the limit
+    (so ``count <= limit`` decides as the full count does), and exact when it stays below."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((200_000, 10)) * (rng.random((200_000, 10)) < 0.6)
+    total = np.count_nonzero(X)
+    for limit in (0.0, 0.1 * X.size, 0.25 * X.size, total - 1, float(total), 0.9 * X.size):
+        for t in (1, 2):
+            got = scan_rows(X, count_nonzero=True, nonzero_limit=limit, n_threads=t).nonzeros
+            assert (got <= limit) == (total <= limit)
+            assert got <= total
+            if total <= limit:
+                assert got == total

@@ -116,16 +116,17 @@ _DEFAULT = ComputeContext()
 
 
 @contextlib.contextmanager
-def _call_context() -> Iterator[ComputeContext]:
+def _call_context(blas: bool = True) -> Iterator[ComputeContext]:
     """The active :func:`compute_context`, or, outside one, the persistent default pool with
     BLAS limited for this call only (an oracle used directly, e.g. by an algorithm called
-    without :func:`noisygd.training.fit_private`)."""
+    without :func:`noisygd.training.fit_private`); ``blas=False``: blocks that call no BLAS
+    routine, so no limit is set."""
     active = _ACTIVE.get()
     if active is not None:
         yield active
         return
-    with _DEFAULT_LOCK, _OneBlasThread():  # the default pool serves one call at a time
-        yield _DEFAULT
+    with _DEFAULT_LOCK, (_OneBlasThread() if blas else contextlib.nullcontext()):
+        yield _DEFAULT  # the default pool serves one call at a time
 
 
 @contextlib.contextmanager
@@ -146,15 +147,17 @@ def compute_context() -> Iterator[ComputeContext]:
         limiter.restore_original_limits()
 
 
-def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int) -> list[T]:
+def run_blocks(fn: Callable[[int], T], n_blocks: int, n_threads: int, *,
+               blas: bool = True) -> list[T]:
     """``[fn(0), ..., fn(n_blocks - 1)]``, computed by up to ``n_threads`` threads.
 
     Threads take the next unclaimed block index until none is left (so a thread slowed
     by other load does less); results are stored by block index, so the list, and any
     sum of it taken in order, does not depend on ``n_threads``. Runs in the active
-    :func:`compute_context` (outside one: module docstring).
+    :func:`compute_context` (outside one: module docstring; ``blas=False`` declares that
+    ``fn`` calls no BLAS routine, so outside a context no BLAS limit is set for the call).
     """
-    with _call_context() as context:
+    with _call_context(blas) as context:
         workers = min(n_threads, n_blocks)
         if workers <= 1:
             return [fn(j) for j in range(n_blocks)]

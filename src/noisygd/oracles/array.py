@@ -343,7 +343,8 @@ class ArrayOracle(ObjectiveOracle):
                 raise ValueError(f"a feature scale needs one margin and {A.shape[1]} values")
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
         scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs,
-                         nonzero_limit=SPARSE_DENSITY * A.size)  # counted up to the rule
+                         nonzero_limit=SPARSE_DENSITY * A.size,  # counted up to the rule
+                         n_threads=self.n_threads)
         if not sp.issparse(A) and objective.supports_sparse and (
             sparse == "always"
             or (sparse == "auto" and scan.nonzeros is not None

@@ -24,12 +24,14 @@ Each function reads ``X`` once, in row blocks of 2 to 4 MiB (:func:`block_rows`)
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from noisygd._checks import check_positive
+from noisygd._checks import check_positive, check_positive_int
+from noisygd.oracles._parallel import run_blocks
 
 __all__ = ["BLOCK_BYTES", "block_rows", "clip_rows", "row_norms", "row_scale", "scan_rows"]
 
@@ -177,6 +179,7 @@ def scan_rows(
     count_nonzero: bool = False,
     feature_scale: np.ndarray | None = None,
     nonzero_limit: float | None = None,
+    n_threads: int = 1,
 ) -> RowScan:
     r"""One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
 
@@ -202,6 +205,9 @@ def scan_rows(
         ``nonzeros`` is then some value above it, not the total). For a caller that only
         compares the count with a threshold (:class:`~noisygd.oracles.array.ArrayOracle`'s
         "auto" storage rule): a dense ``X`` is not counted past the threshold.
+    n_threads : int, default=1
+        Threads over the row blocks (:func:`~noisygd.oracles._parallel.run_blocks`); each
+        row's results are computed alone, so they are the same for every value.
 
     Raises
     ------
@@ -217,18 +223,25 @@ def scan_rows(
     if f is not None and (f.shape != (d,) or not np.all(np.isfinite(f)) or np.any(f <= 0)):
         raise ValueError(f"feature_scale must hold {d} finite positive values")
     norms = np.empty(n)
-    scale: np.ndarray | None = None  # allocated at the first row outside the ball
-    big: list[np.ndarray] = []
-    nnz = 0
     rows = block_rows(X) if n else 1
+    blocks = [(a, min(a + rows, n)) for a in range(0, n, rows)]
     cc = 0.0 if c is None else float(c @ c) if f is None else float((c * f) @ (c * f))
-    buf = (np.empty((min(rows, n), d)) if not sp.issparse(X) and (c is not None or f is not None)
-           else None)
-    for a in range(0, n, rows):
-        b = min(a + rows, n)
+    need_buf = not sp.issparse(X) and (c is not None or f is not None)
+    local = threading.local()  # one block-sized buffer per thread, reused for its blocks
+    count = [0]  # nonzeros so far (blocks counted while at most nonzero_limit)
+    lock = threading.Lock()
+
+    def one(j: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        a, b = blocks[j]
+        buf = getattr(local, "buf", None)
+        if need_buf and buf is None:
+            buf = local.buf = np.empty((min(rows, n), d))
+        counting = count_nonzero and (nonzero_limit is None or count[0] <= nonzero_limit)
         with np.errstate(over="ignore", invalid="ignore"):
-            counting = count_nonzero and (nonzero_limit is None or nnz <= nonzero_limit)
-            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, nnz, f, buf)
+            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, 0, f, buf)
+        if counting:
+            with lock:
+                count[0] += nnz
         with np.errstate(invalid="ignore"):
             special = ~(sq <= _SQ_HI)  # overflow, inf or NaN
         low = np.flatnonzero(sq < _SQ_LO)  # sq == 0 is exact only for a zero row
@@ -237,12 +250,14 @@ def scan_rows(
                 special[low[~empty[low]]] = True  # type: ignore[index]
             else:
                 special[low[np.any(D[low] != 0, axis=1)]] = True
-        nb = np.sqrt(sq)
+        nb = norms[a:b]
+        np.sqrt(sq, out=nb)
         if bound is None:
-            sb = np.ones(b - a)
+            sb = None
         else:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 sb = np.minimum(1.0, bound / nb)  # 1 for a zero row (bound / 0 = inf)
+        big = None
         if np.any(special):
             idx = np.flatnonzero(special)
             E = X[a + idx].toarray() if sp.issparse(X) else Xb[idx]  # type: ignore[index]
@@ -252,21 +267,31 @@ def scan_rows(
             if f is not None:
                 E = E * f
             nb[idx], s_exact = _exact(E, bound)
-            sb[idx] = s_exact
+            if sb is not None:
+                sb[idx] = s_exact
             with np.errstate(invalid="ignore"):
                 hi = ~(sq[idx] <= _SQ_HI)
             if np.any(hi):
-                big.append(a + idx[hi])
-        norms[a:b] = nb
-        if scale is None and np.any(sb != 1.0):
-            scale = np.ones(n)
-        if scale is not None:
-            scale[a:b] = sb
+                big = a + idx[hi]
+        if sb is not None and not np.any(sb != 1.0):
+            sb = None  # all inside: not kept
+        return sb, big
+
+    # rows are independent: the result is the same for every number of threads
+    # (einsum, ufuncs and count_nonzero: no BLAS call, so no BLAS limit is needed)
+    parts = run_blocks(one, len(blocks), check_positive_int("n_threads", n_threads), blas=False)
+    scale: np.ndarray | None = None  # allocated only when a row lies outside the ball
+    if any(sb is not None for sb, _ in parts):
+        scale = np.ones(n)
+        for (a, b), (sb, _) in zip(blocks, parts, strict=True):
+            if sb is not None:
+                scale[a:b] = sb
+    big = [bg for _, bg in parts if bg is not None]
     return RowScan(
         norms=norms,
         scale=np.broadcast_to(np.float64(1.0), (n,)) if scale is None else scale,
         big=np.concatenate(big) if big else np.empty(0, dtype=np.intp),
-        nonzeros=nnz if (count_nonzero and not sp.issparse(X)) else None,
+        nonzeros=count[0] if (count_nonzero and not sp.issparse(X)) else None,
     )
 
 
