@@ -139,9 +139,10 @@ def _block_sq(
     count_nonzero: bool, nnz: int, f: np.ndarray | None = None, buf: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, object, int]:
     r"""Squared norms of rows ``a:b`` (minus ``c``, times the column weights ``f``); the
-    block, its centred (weighted) copy, empty rows. ``cc`` is :math:`\lVert f\odot c\rVert^2`;
-    ``buf`` (dense, at least ``b - a`` rows) receives the centred (weighted) copy, so that a
-    scan allocates one block-sized temporary, not one per block."""
+    block's rows as summed (dense without ``c`` and ``f``: the block; else None), empty rows
+    (CSR), the block. ``cc`` is :math:`\lVert f\odot c\rVert^2`; ``buf`` (dense, any number of
+    rows) receives the centred (weighted) rows a chunk at a time, so that a scan allocates one
+    small buffer per thread, not a block-sized temporary per block."""
     if sp.issparse(X):
         # the block's entries are a slice of X.data (no copy of the block's structure)
         counts = np.diff(X.indptr[a:b + 1])
@@ -159,16 +160,39 @@ def _block_sq(
     if count_nonzero:
         nnz += int(np.count_nonzero(Xb))
     if c is None and f is None:
-        D = Xb
-    else:  # never write into X
-        D = np.empty_like(Xb) if buf is None else buf[:b - a]
+        return np.einsum("ij,ij->i", Xb, Xb), Xb, None, Xb, nnz
+    # never write into X: the centred (weighted) rows go to the buffer, a chunk of rows at a
+    # time (a chunk small enough to stay in the core's cache between its write and its read)
+    if buf is None:
+        buf = np.empty((min(b - a, _chunk_rows(Xb.shape[1])), Xb.shape[1]))
+    sq = np.empty(b - a)
+    step = buf.shape[0]
+    for i in range(0, b - a, step):
+        j = min(i + step, b - a)
+        D = buf[:j - i]
         if c is None:
-            np.multiply(Xb, f, out=D)
+            np.multiply(Xb[i:j], f, out=D)
         else:
-            np.subtract(Xb, c, out=D)
+            np.subtract(Xb[i:j], c, out=D)
             if f is not None:
                 np.multiply(D, f, out=D)
-    return np.einsum("ij,ij->i", D, D), D, None, Xb, nnz
+        np.einsum("ij,ij->i", D, D, out=sq[i:j])
+    return sq, None, None, Xb, nnz
+
+
+def _chunk_rows(d: int) -> int:
+    """Rows of the centred-copy buffer: about 256 KiB (at least 16 rows)."""
+    return max(16, (1 << 18) // max(8 * d, 1))
+
+
+def _centred(E: np.ndarray, c: np.ndarray | None, f: np.ndarray | None) -> np.ndarray:
+    r""":math:`f\odot(E - c)` row by row, as the scan computes it (a copy)."""
+    E = E.astype(np.float64, copy=False)
+    if c is not None:
+        E = E - c
+    if f is not None:
+        E = E * f
+    return E
 
 
 def scan_rows(
@@ -235,7 +259,7 @@ def scan_rows(
         a, b = blocks[j]
         buf = getattr(local, "buf", None)
         if need_buf and buf is None:
-            buf = local.buf = np.empty((min(rows, n), d))
+            buf = local.buf = np.empty((min(rows, n, _chunk_rows(d)), d))
         counting = count_nonzero and (nonzero_limit is None or count[0] <= nonzero_limit)
         with np.errstate(over="ignore", invalid="ignore"):
             sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, 0, f, buf)
@@ -246,10 +270,11 @@ def scan_rows(
             special = ~(sq <= _SQ_HI)  # overflow, inf or NaN
         low = np.flatnonzero(sq < _SQ_LO)  # sq == 0 is exact only for a zero row
         if low.size:
-            if D is None:
-                special[low[~empty[low]]] = True  # type: ignore[index]
-            else:
-                special[low[np.any(D[low] != 0, axis=1)]] = True
+            if empty is not None:  # CSR
+                special[low[~empty[low]]] = True
+            else:  # dense: the low rows' centred (weighted) entries, as the scan made them
+                Dl = D[low] if D is not None else _centred(Xb[low], c, f)  # type: ignore[index]
+                special[low[np.any(Dl != 0, axis=1)]] = True
         nb = norms[a:b]
         np.sqrt(sq, out=nb)
         if bound is None:
@@ -261,12 +286,7 @@ def scan_rows(
         if np.any(special):
             idx = np.flatnonzero(special)
             E = X[a + idx].toarray() if sp.issparse(X) else Xb[idx]  # type: ignore[index]
-            E = E.astype(np.float64, copy=False)
-            if c is not None:
-                E = E - c
-            if f is not None:
-                E = E * f
-            nb[idx], s_exact = _exact(E, bound)
+            nb[idx], s_exact = _exact(_centred(E, c, f), bound)
             if sb is not None:
                 sb[idx] = s_exact
             with np.errstate(invalid="ignore"):
