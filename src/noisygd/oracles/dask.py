@@ -332,7 +332,7 @@ class DaskOracle(ObjectiveOracle):
         self._delayed = [build(xb, yb, objective, self._B, sparse) for xb, yb in zip(xs, ys,
                                                                                     strict=True)]
         self._parts: list[Any] | None = None
-        self._where: list[Any] = []  # the worker each persisted partition was built on
+        self._where: list[Any] = []  # a worker holding each persisted partition (_locate)
         if self._persist:
             began = time.perf_counter()
             self._parts = self._place(self._delayed)
