@@ -64,7 +64,7 @@ def _killing_fit(client: Any, tmp_path: Path, ledger: Path, arm_at: int
         return est.fit(Xd, yd)
 
 
-def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(own_client,
+def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(client,
                                                                           tmp_path) -> None:
     """Dask reruns the lost task on the other worker; its partial sum is the same and the
     step's noise was drawn once, on the client: the model is the in-memory fit's, and the
@@ -74,7 +74,10 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(own_
     ledger = tmp_path / "ledger.sqlite"
     with Ledger(ledger) as opened:
         opened.set_budget("d", 5.0, 1e-5)
-    est = _killing_fit(own_client, tmp_path, ledger, arm_at=3)
+    try:
+        est = _killing_fit(client, tmp_path, ledger, arm_at=3)
+    finally:
+        client.wait_for_workers(2, timeout=60)
     assert (tmp_path / "done").exists()  # a worker was killed during the fit
     mem = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=10, random_state=3,
                                method="noisy_gd").fit(X, y)
