@@ -275,7 +275,7 @@ def test_cli_fit_on_a_parquet_directory_equals_the_in_memory_fit(client, data, t
 
 
 def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
-        own_client, data, tmp_path) -> None:
+        client, data, tmp_path) -> None:
     """Kill (SIGKILL) the worker holding part of the persisted rows while the fit runs:
     Dask recomputes its partitions, the noise is the client's, so the model is the one of
     the fit without the fault, and the ledger records exactly that one release."""
@@ -286,7 +286,7 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
     kw = dict(method="noisy_gd", epsilon=1.0, delta=1e-5, max_iter=12, relation="add_remove")
     expected = fit_private([ArrayOracle(obj, X, y, row_norm_bound=B)],
                            rng=np.random.default_rng(5), **kw)
-    pids = own_client.run(os.getpid)
+    pids = client.run(os.getpid)
     victim = sorted(pids)[0]
     killed: list[int] = []
 
@@ -295,7 +295,7 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
             os.kill(pids[victim], signal.SIGKILL)  # the next step finds the worker gone
             killed.append(step.call)
 
-    dk = DaskOracle(obj, *_dask(X, y, 7), row_norm_bound=B, client=own_client,
+    dk = DaskOracle(obj, *_dask(X, y, 7), row_norm_bound=B, client=client,
                     progress=kill_at_step_4)
     path = tmp_path / "ledger.sqlite"
     with Ledger(path) as ledger:
@@ -305,9 +305,10 @@ def test_a_worker_killed_during_a_fit_gives_the_same_model_and_one_release(
         releases = ledger.releases("d")
         assert len(releases) == 1 and releases[0].id == fit.release.id
     dk.close()
+    client.wait_for_workers(2, timeout=60)
 
 
-def test_a_worker_lost_beyond_retries_is_a_clear_error(own_client, data, tmp_path) -> None:
+def test_a_worker_lost_beyond_retries_is_a_clear_error(client, data, tmp_path) -> None:
     """A partition whose task kills its worker from its 3rd run on (persist=False: the
     partitions are recomputed at every call), with no retry allowed: the fit stops with
     DaskFitError naming the call, and returns no model."""
@@ -327,8 +328,8 @@ def test_a_worker_lost_beyond_retries_is_a_clear_error(own_client, data, tmp_pat
 
     Xd = da.from_array(X, chunks=(N, D)).map_blocks(poisoned, dtype=X.dtype)
     dk = DaskOracle(LogisticLoss(), Xd, da.from_array(y, chunks=(N,)), row_norm_bound=B,
-                    client=own_client, persist=False)
-    scheduler = own_client.cluster.scheduler
+                    client=client, persist=False)
+    scheduler = client.cluster.scheduler
     allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
     try:
         with pytest.raises(DaskFitError,
@@ -337,6 +338,7 @@ def test_a_worker_lost_beyond_retries_is_a_clear_error(own_client, data, tmp_pat
                         relation="replace_one", rng=np.random.default_rng(0))
     finally:
         scheduler.allowed_failures = allowed
+        client.wait_for_workers(2, timeout=60)
 
 
 def test_dp_ftrl_random_leaves_on_dask_equal_the_in_memory_fit(client, data) -> None:
