@@ -303,8 +303,6 @@ class DaskOracle(ObjectiveOracle):
         sparse: str = "auto",
         progress: Callable[[StepProgress], None] | None = None,
     ) -> None:
-        from dask import delayed
-
         defaults = dict(_DEFAULTS.get())
         client = defaults.get("client") if client is None else client
         persist = defaults.get("persist", True) if persist is None else persist
@@ -328,14 +326,15 @@ class DaskOracle(ObjectiveOracle):
         self._n = int(self._starts[-1])
         self._d = int(X.shape[1])
         self._p = objective.n_params(self._d)
-        build = delayed(_build_part, pure=True)
-        self._delayed = [build(xb, yb, objective, self._B, sparse) for xb, yb in zip(xs, ys,
-                                                                                    strict=True)]
+        self._blocks = list(zip(xs, ys, strict=True))
+        self._sparse = sparse
+        self._targets: list[Any] | None = None  # other targets' blocks (with_targets)
         self._parts: list[Any] | None = None
         self._where: list[Any] = []  # a worker holding each persisted partition (_locate)
         if self._persist:
             began = time.perf_counter()
-            self._parts = self._place(self._delayed)
+            self._parts = self._place([self._part_graph(k, pure=True)
+                                       for k in range(len(lengths))])
             held = self._wait(_Gathered(self._client, self._client.map(
                 _count_rows, self._parts, pure=False)), "build", len(lengths), self._n, began)
             if held != list(lengths):  # pragma: no cover (a collection whose chunks lie)
@@ -449,16 +448,12 @@ class DaskOracle(ObjectiveOracle):
             raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
         if y.chunks[0] != self._lengths:
             y = y.rechunk((self._lengths,))
-        from dask import delayed
-
         other = copy.copy(self)
         other._calls = 0
-        retarget = delayed(_with_targets, pure=True)
-        other._delayed = [retarget(part, yb) for part, yb in
-                          zip(self._delayed, y.to_delayed().ravel(), strict=True)]
+        other._targets = list(y.to_delayed().ravel())
         if self._parts is not None:
             began = time.perf_counter()
-            targets = self._client.compute(list(y.to_delayed().ravel()))
+            targets = self._client.compute(other._targets)
             other._parts = self._client.map(_with_targets, self._parts, targets, pure=False)
             other._wait(_Gathered(self._client, self._client.map(
                 _count_rows, other._parts, pure=False)), "build", self.n_partitions, self._n,
@@ -537,13 +532,29 @@ class DaskOracle(ObjectiveOracle):
         held = self._client.who_has(self._parts)
         self._where = [min(held.get(part.key, ()) or (None,), key=str) for part in self._parts]
 
+    def _part_graph(self, k: int, *, pure: bool) -> Any:
+        """The delayed oracle of partition ``k``: its rows read and mapped
+        (:func:`_build_part`), with other targets where :meth:`with_targets` gave them.
+
+        ``pure=False`` gives the tasks keys of their own, new at every call: a re-read
+        partition must be read again, and the same keys could instead bind to the previous
+        call's result, still held while the client releases its futures (it does so
+        asynchronously, on its event loop)."""
+        from dask import delayed
+
+        xb, yb = self._blocks[k]
+        part = delayed(_build_part, pure=pure)(xb, yb, self.objective, self._B, self._sparse)
+        if self._targets is not None:
+            part = delayed(_with_targets, pure=pure)(part, self._targets[k])
+        return part
+
     def _handles(self, ks: Sequence[int] | None = None) -> list[Any]:
-        """Futures of the oracles of partitions ``ks`` (all by default), built now when
-        not persisted."""
+        """Futures of the oracles of partitions ``ks`` (all by default), built now (under
+        fresh keys: :meth:`_part_graph`) when not persisted."""
         ks = range(self.n_partitions) if ks is None else ks
         if self._parts is not None:
             return [self._parts[k] for k in ks]
-        return self._client.compute([self._delayed[k] for k in ks])
+        return self._client.compute([self._part_graph(k, pure=False) for k in ks])
 
     def _reduce(self, fn: Callable, kwargs: dict[str, Any], tasks: list, combine: Callable,
                 kind: str) -> np.ndarray:
