@@ -369,10 +369,13 @@ def test_diagonal_preconditioner_majorises_on_sparse_rows():
     o = ArrayOracle(LogisticLoss(l2=1e-3), X, y, row_norm_bound=1.0)
     H = o.clipped_curvature_sum(np.zeros(o.n_params), None)
     assert np.linalg.eigvalsh(4 * np.diag(np.diag(H)) - H)[0] >= -1e-9
-    with pytest.raises(ValueError, match="row_nonzeros"):
-        _plan_for(o, hessian="diagonal")
-    plan = _plan_for(o, eps=1e6, hessian="diagonal", row_nonzeros=4, steps=60)
-    res = newton(o, plan, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="row_nonzeros"):  # secure mode: declare it
+        _plan_for(o, hessian="diagonal", secure=True)
     _, best_value = o.minimize()
-    value = o.value(res.theta)
-    assert value - best_value <= 0.02 * (o.value(np.zeros(o.n_params)) - best_value)
+    # declared m = 4, and the paid m (no declaration: released from the row histogram)
+    for kw in ({"row_nonzeros": 4}, {}):
+        plan = _plan_for(o, eps=1e6, hessian="diagonal", steps=60, **kw)
+        res = newton(o, plan, np.random.default_rng(0))
+        value = o.value(res.theta)
+        assert value - best_value <= 0.02 * (o.value(np.zeros(o.n_params)) - best_value)
+    assert res.info["plan"]["row_nonzeros"]["released"] == 4

@@ -10,6 +10,7 @@ import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import log_loss, r2_score
 
+from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Composed, Gaussian, Neighbouring
 from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 from noisygd.exceptions import AssumptionError
@@ -128,11 +129,21 @@ def test_plan_options():
         solver.plan(_facts(options={"stepz": 3}), budget)
     # the declared smoothness is the curvature clip (logistic: (B^2 + 1) / 4)
     assert solver.plan(_facts(), budget).curvature_clip == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="row_nonzeros"):
-        solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
+    with pytest.raises(ValueError, match="row_nonzeros"):  # an oracle without the histogram
+        solver.plan(dataclasses.replace(_facts(d=MAX_FULL_PARAMS), row_nonzero_counts=None),
+                    budget)
     wide = solver.plan(_facts(d=MAX_FULL_PARAMS, options={"row_nonzeros": 11}), budget)
     assert wide.hessian == "diagonal" and wide.step_scale == pytest.approx(1 / 11)
-    assert wide.steps == DEFAULT_DIAGONAL_STEPS and wide.hessian_steps == (0, 12)
+    # the diagonal form: T = ceil(6 sqrt(m)), momentum 1 - 1/sqrt(m), one curvature release
+    # at step 0, equal gradient noise and the last half averaged
+    assert wide.steps == math.ceil(6 * math.sqrt(11)) and wide.hessian_steps == (0,)
+    assert wide.momentum == pytest.approx(1 - 1 / math.sqrt(11)) and wide.tail == 10
+    assert len(set(wide.gradient_noise)) == 1
+    # no declaration: the paid row support, where the oracle serves its histogram
+    paid = solver.plan(_facts(d=MAX_FULL_PARAMS), budget)
+    assert paid.nnz_noise is not None and paid.adaptive_steps
+    assert paid.steps == DEFAULT_DIAGONAL_STEPS and paid.hessian_steps == (0,)
+    assert paid.summary()["mu"] == pytest.approx(calibrate_mu(1.0, 1e-5), rel=1e-12)
     assert solver.plan(_facts(d=MAX_FULL_PARAMS - 1), budget).hessian == "full"
     squared = solver.plan(_facts(SquaredLoss(l2=1e-3, target_bound=1.0), clip=1.0), budget)
     assert squared.hessian_steps == (0,)

@@ -90,6 +90,7 @@ and why the curvature is refreshed during the approach only (the tail keeps the 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,7 @@ from noisygd._checks import (
     check_nonnegative,
     check_positive,
     check_positive_int,
+    check_real,
 )
 from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
 from noisygd.algorithms.base import FitResult
@@ -112,16 +114,22 @@ from noisygd.oracles.base import GradientOracle
 
 __all__ = [
     "DAMPINGS",
+    "DEFAULT_DIAGONAL_MAX_SHARE",
+    "DEFAULT_NNZ_SHARE",
     "DEFAULT_STEPS",
     "EIGENVALUE_RULES",
     "HESSIAN_FORMS",
     "NewtonPlan",
     "curvature_sensitivity",
+    "diagonal_momentum",
+    "diagonal_steps",
     "modified_eigen",
     "modify_curvature",
     "newton",
     "noise_floor",
+    "paid_row_nonzeros",
     "plan_newton",
+    "row_nonzero_edges",
     "symmetric_gaussian_noise",
 ]
 
@@ -235,6 +243,20 @@ class NewtonPlan:
     step_scale : float
         Multiplies every step: :math:`1/m` for the diagonal preconditioner of rows with at
         most :math:`m` nonzero coordinates (module doc), 1 otherwise.
+    momentum : float
+        Nesterov momentum of the steps (0: none; the diagonal form's rule
+        :func:`diagonal_momentum`).
+    nnz_noise : float or None
+        The paid row support (module doc, "The paid row support"): the noise multiplier of
+        the released histogram of the rows' nonzeros (sensitivity
+        :func:`curvature_sensitivity`, in rows); None when ``row_nonzeros`` was declared.
+        The run then takes :math:`m` from the release (:func:`paid_row_nonzeros`), and its
+        step, momentum and, with ``adaptive_steps``, its ``T`` from :math:`m`.
+    nnz_edges : tuple of int
+        The histogram's bin edges (:func:`row_nonzero_edges`).
+    adaptive_steps : bool
+        With the paid support: ``T`` = :func:`diagonal_steps` of the released :math:`m`
+        (the gradients' :math:`\mu^2` unchanged, spread evenly over the ``T`` steps).
     details : dict
         Public facts of the planning rule (for reports).
     """
@@ -255,6 +277,10 @@ class NewtonPlan:
     damping: str = "none"
     ridge: float = 0.0
     step_scale: float = 1.0
+    momentum: float = 0.0
+    nnz_noise: float | None = None
+    nnz_edges: tuple[int, ...] = ()
+    adaptive_steps: bool = False
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -266,6 +292,14 @@ class NewtonPlan:
         if (self.hessian not in HESSIAN_FORMS or self.eigenvalue_rule not in EIGENVALUE_RULES
                 or self.damping not in DAMPINGS):
             raise ValueError("unknown hessian form, eigenvalue rule or damping")
+        if not 0.0 <= self.momentum < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
+        if self.nnz_noise is not None and (
+                self.secure or self.hessian != "diagonal" or self.hessian_steps != (0,)
+                or not self.nnz_edges or len(set(self.gradient_noise)) != 1):
+            raise ValueError("the paid row support needs the diagonal form, one curvature "
+                             "release at step 0, equal gradient noise, edges and no secure "
+                             "mode")
 
     @property
     def steps(self) -> int:
@@ -298,8 +332,9 @@ class NewtonPlan:
     def mu_squares(self) -> tuple[list[float], list[float]]:
         r"""(:math:`\mu_t^2` of each gradient release, of each curvature release)."""
         sg, sh = self.gradient_sensitivity, self.hessian_sensitivity
+        pre = [] if self.nnz_noise is None else [(sh / self.nnz_noise) ** 2]
         return ([(sg / z) ** 2 for z in self.gradient_noise],
-                [(sh / z) ** 2 for z in self.hessian_noise])
+                pre + [(sh / z) ** 2 for z in self.hessian_noise])
 
     def _releases(self) -> list[tuple[float, float, float, int]]:
         """``(z, sensitivity, unit, dim)`` per release, in release order."""
@@ -316,6 +351,13 @@ class NewtonPlan:
     def event(self) -> Composed:
         """``Composed`` of one Gaussian per release in release order (module doc); in secure
         mode each wrapped in ``DiscreteGaussianNoise`` with its own inflation."""
+        if self.nnz_noise is not None:  # module doc, "The paid row support"
+            sg, sh = self.gradient_sensitivity, self.hessian_sensitivity
+            mu_g = math.sqrt(math.fsum((sg / z) ** 2 for z in self.gradient_noise))
+            return Composed((
+                Gaussian(self.nnz_noise, sensitivity=sh, relation=self.relation),
+                Gaussian(self.hessian_noise[0], sensitivity=sh, relation=self.relation),
+                Gaussian(sg / mu_g, sensitivity=sg, relation=self.relation)))
         parts: list = []
         rng = SecureRandom() if self.secure else None
         for z, sens, unit, dim in self._releases():
@@ -342,6 +384,10 @@ class NewtonPlan:
             "failure_probability": self.failure_probability, "secure": self.secure,
             **({"l2_planned": self.ridge} if self.ridge else {}),
             **({"step_scale": self.step_scale} if self.step_scale != 1.0 else {}),
+            **({"momentum": self.momentum} if self.momentum else {}),
+            **({"row_nonzeros": "paid", "row_nonzeros_noise_multiplier": self.nnz_noise,
+                "adaptive_steps": self.adaptive_steps}
+               if self.nnz_noise is not None else {}),
             **self.details,
         }
 
@@ -394,6 +440,12 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
         raise TypeError(f"method 'newton' needs an oracle with curvature sums and a stated "
                         f"self-concordance constant; {type(oracle).__name__} over this loss "
                         "has none (supported: logistic and least squares, one margin)")
+    if plan.nnz_noise is not None and not getattr(oracle, "serves_row_nonzeros", False):
+        raise TypeError(f"{type(oracle).__name__} serves no row-support histogram: declare "
+                        "method_options['row_nonzeros'] for the diagonal preconditioner")
+    planned, paid = plan, None
+    if plan.nnz_noise is not None:
+        plan, paid = _with_paid_row_nonzeros(oracle, plan, rng)
     n, lam = float(plan.n_samples), float(oracle.l2) + plan.ridge
     reg = n * lam
     C, CH = plan.clip, plan.curvature_clip
@@ -403,6 +455,8 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
     T = plan.steps
     first_tail = T - plan.tail
     theta = oracle.project(np.zeros(p))
+    previous = theta
+    beta = float(plan.momentum)
     acc = np.zeros(p)
     weight = 0.0
     eigen: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -422,9 +476,12 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
             shifted = noisy + reg if diagonal else noisy + reg * np.eye(p)
             eigen = modified_eigen(shifted, tau, floor, plan.eigenvalue_rule)
             floors += int(float(np.min(eigen[0])) <= floor * (1 + 1e-12))
-        g = oracle.clipped_gradient_sum(theta, C)
+        # Nesterov: the gradient at the look-ahead point (theta itself without momentum)
+        point = theta if beta == 0.0 or t == 0 else oracle.project(
+            theta + beta * (theta - previous))
+        g = oracle.clipped_gradient_sum(point, C)
         if reg:
-            g = g + reg * theta
+            g = g + reg * point
         g = np.asarray(add_gaussian_noise(g, plan.gradient_noise[t] * C, rng),
                        dtype=np.float64)
         assert eigen is not None  # step 0 releases the curvature
@@ -435,14 +492,14 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
         R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0
         s = math.log1p(R) / R if R > 0 else 1.0
         damping.append(s)
-        theta = oracle.project(theta + s * delta)
+        previous, theta = theta, oracle.project(point + s * delta)
         if t >= first_tail:
             acc += g_mu2[t] * theta
             weight += g_mu2[t]
     info = {
         "algorithm": "private damped Newton (noisy gradient and curvature per step, "
                      "Gaussian-DP composition)",
-        "plan": plan.summary(),
+        "plan": _run_summary(planned, plan, paid),
         "damping": damping,
         "eigenvalue_floor_bound": floors,
         "self_concordance": M,
@@ -450,7 +507,109 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
     }
     if plan.ridge:
         info["plan"]["l2"] = lam
-    return FitResult(theta=acc / weight, event=plan.event, n_iter=T, info=info)
+    return FitResult(theta=acc / weight, event=planned.event, n_iter=T, info=info)
+
+
+def _run_summary(planned: NewtonPlan, run: NewtonPlan,
+                 paid: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's plan summary; with the paid row support the run's own steps, noise, step
+    and momentum, and the planned budget's ``mu`` and shares (the histogram included)."""
+    out = run.summary()
+    if paid is not None:
+        total = planned.summary()
+        out.update({"mu": total["mu"], "hessian_mu_share": total["hessian_mu_share"],
+                    "row_nonzeros": paid,
+                    "row_nonzeros_noise_multiplier": planned.nnz_noise})
+    return out
+
+
+def _with_paid_row_nonzeros(oracle: GradientOracle, plan: NewtonPlan,
+                            rng: np.random.Generator) -> tuple[NewtonPlan, dict[str, Any]]:
+    r"""The paid row support's release and the run's plan from it (module doc, "The paid
+    row support"): the noisy histogram, :math:`m` (:func:`paid_row_nonzeros`), the step
+    :math:`1/m`, the momentum :func:`diagonal_momentum` and, with ``adaptive_steps``,
+    ``T`` = :func:`diagonal_steps`; the gradients' :math:`\mu_g^2` spread evenly over ``T``
+    (their composition is :math:`\mu_g`-GDP whatever ``T``: Dong, Roth and Su 2022, Cor.
+    3.3; the event is the plan's, with one Gaussian of :math:`\mu_g` for them)."""
+    edges = np.asarray(plan.nnz_edges, dtype=np.int64)
+    counts = oracle.row_nonzero_histogram(edges)
+    sd = float(plan.nnz_noise)  # in rows (the histogram's unit)
+    noisy = np.asarray(add_gaussian_noise(counts, sd, rng), dtype=np.float64)
+    del counts
+    m = paid_row_nonzeros(noisy, edges, sd, plan.n_samples)
+    g_mu2, _ = plan.mu_squares()
+    mu_g = math.sqrt(math.fsum(g_mu2))
+    T = diagonal_steps(m) if plan.adaptive_steps else plan.steps
+    z = math.sqrt(T) * plan.gradient_sensitivity / mu_g
+    run = dataclasses.replace(
+        plan, gradient_noise=(z,) * T, tail=math.ceil(T / 2), step_scale=1.0 / m,
+        momentum=diagonal_momentum(m), nnz_noise=None, nnz_edges=())
+    return run, {"released": m, "steps": T, "step_scale": 1.0 / m,
+                 "momentum": run.momentum, "tail_fraction": NNZ_TAIL_FRACTION,
+                 "rule": "m: smallest edge whose noisy count of rows above it is at most "
+                         "tail_fraction * n + 2 noise sds * sqrt(bins above); step 1/m, "
+                         "momentum 1 - 1/sqrt(m), T = min(T_max, max(T_min, "
+                         "ceil(c sqrt(m)))) when adaptive"}
+
+
+#: The paid row support's share of the run's :math:`\mu^2` (module doc).
+DEFAULT_NNZ_SHARE = 0.01
+#: Rows allowed above the paid :math:`m` (a fraction of ``n``; module doc).
+NNZ_TAIL_FRACTION = 1e-3
+#: :func:`diagonal_steps`: ``T = ceil(c sqrt(m))`` within ``[T_min, T_max]``.
+DIAGONAL_STEPS_PER_ROOT = 6.0
+MIN_DIAGONAL_STEPS = 10
+MAX_DIAGONAL_STEPS = 1000
+#: The diagonal form's curvature: at most this share of :math:`\mu^2` (one release).
+DEFAULT_DIAGONAL_MAX_SHARE = 0.1
+
+
+def row_nonzero_edges(n_params: int) -> tuple[int, ...]:
+    r"""Bin edges of the paid row support (public, from ``p``): every integer up to 32, then
+    a factor :math:`\sqrt2` per edge (rounded up) up to ``n_params`` (the largest support of
+    a row, intercept column included)."""
+    p = check_positive_int("n_params", n_params)
+    edges = list(range(1, min(p, 32) + 1))
+    e = 32.0
+    while edges[-1] < p:
+        e *= math.sqrt(2.0)
+        edges.append(min(p, math.ceil(e)))
+    return tuple(edges)
+
+
+def paid_row_nonzeros(noisy: np.ndarray, edges: np.ndarray, sd: float, n: float,
+                      fraction: float = NNZ_TAIL_FRACTION) -> int:
+    r"""The paid :math:`m` from the noisy histogram (post-processing): the smallest edge
+    :math:`e_j` with
+
+    .. math:: \sum_{k > j}\tilde c_k \le f\,n + 2\sigma\sqrt{K - j},
+
+    :math:`\tilde c_k` the noisy counts, :math:`K - j` the number of bins above :math:`e_j`,
+    :math:`\sigma` their noise sd and ``f`` = ``fraction``: at most about :math:`fn` rows
+    have more than :math:`m` nonzeros (the majorisation :math:`H \preceq mD` then holds for
+    all other rows; a utility rule, privacy does not depend on it); the last edge when none
+    qualifies."""
+    noisy = np.asarray(noisy, dtype=np.float64)
+    e = np.asarray(edges, dtype=np.int64)
+    above = np.cumsum(noisy[::-1])[::-1][1:]  # above[j]: bins j+1..K, i.e. k > e_j
+    bins_above = np.arange(e.size, 0, -1)
+    allowed = fraction * float(n) + 2.0 * float(sd) * np.sqrt(bins_above)
+    ok = np.flatnonzero(above <= allowed)
+    return int(e[ok[0]]) if ok.size else int(e[-1])
+
+
+def diagonal_momentum(m: int) -> float:
+    r""":math:`1 - 1/\sqrt m`: the momentum of the diagonal form with step :math:`1/m`
+    (module doc, "The diagonal preconditioner's steps"); 0 for :math:`m = 1`."""
+    return 1.0 - 1.0 / math.sqrt(check_positive_int("m", m))
+
+
+def diagonal_steps(m: int) -> int:
+    r""":math:`T = \min(T_{\max}, \max(T_{\min}, \lceil c\sqrt m\rceil))` with
+    :math:`c` = :data:`DIAGONAL_STEPS_PER_ROOT` (module doc, "The diagonal preconditioner's
+    steps")."""
+    t = math.ceil(DIAGONAL_STEPS_PER_ROOT * math.sqrt(check_positive_int("m", m)))
+    return int(min(MAX_DIAGONAL_STEPS, max(MIN_DIAGONAL_STEPS, t)))
 
 
 #: Default number of steps ``T`` (module doc of :mod:`noisygd.solvers.newton`).
@@ -474,7 +633,8 @@ def plan_newton(
     hessian_max_share: float = DEFAULT_HESSIAN_MAX_SHARE,
     tail_share: float = DEFAULT_TAIL_SHARE, damping: str = "none",
     hessian_every: int = DEFAULT_HESSIAN_EVERY, ridge: float = 0.0,
-    row_nonzeros: int | None = None, secure: bool = False,
+    row_nonzeros: int | None = None, secure: bool = False, momentum: float | None = None,
+    nnz_share: float = DEFAULT_NNZ_SHARE, adaptive_steps: bool = False,
 ) -> NewtonPlan:
     r"""The Newton plan spending exactly :math:`\mu`-GDP, from public facts only.
 
@@ -525,15 +685,32 @@ def plan_newton(
         raise ValueError("hessian_max_share must be in (0, 1) and tail_share in (0, 1]")
     W = T - K
     every = check_positive_int("hessian_every", hessian_every, minimum=0)
-    step_scale = 1.0
-    if hessian == "diagonal":
-        if row_nonzeros is None:
+    step_scale, paid = 1.0, False
+    if hessian == "diagonal" and row_nonzeros is None:
+        if secure:
             raise ValueError(
-                "the diagonal preconditioner needs method_options['row_nonzeros']: a public "
-                "bound on the nonzero coordinates per row, intercept column included (e.g. "
-                "the number of one-hot fields + 1); without one use method='noisy_gd'")
-        step_scale = 1.0 / check_positive_int("row_nonzeros", row_nonzeros)
-    if constant_hessian or W == 0:
+                "the diagonal preconditioner in secure mode needs method_options["
+                "'row_nonzeros']: a public bound on the nonzero coordinates per row, "
+                "intercept column included (the paid row support is not priced for the "
+                "discrete Gaussian); without one use method='noisy_gd'")
+        paid = True  # module doc, "The paid row support"
+        nnz_share = check_fraction("nnz_share", nnz_share, closed_right=False)
+        if not 0.0 < nnz_share < 1.0:
+            raise ValueError("nnz_share must be in (0, 1)")
+        if momentum is not None and momentum != 0.0:
+            raise ValueError("with the paid row support the momentum is the rule's "
+                             "(diagonal_momentum of the released m)")
+        K = math.ceil(T / 2) if tail is None else K
+        W = T - K
+    elif hessian == "diagonal":
+        m_declared = check_positive_int("row_nonzeros", row_nonzeros)
+        step_scale = 1.0 / m_declared
+        if momentum is None:
+            momentum = diagonal_momentum(m_declared)
+    if momentum is None:
+        momentum = 0.0
+    momentum = check_real("momentum", momentum)
+    if constant_hessian or W == 0 or (hessian == "diagonal" and every == 0) or paid:
         h_steps = [0]
     else:
         h_steps = sorted({0, W - 1, *(range(0, W, every) if every else ())})
@@ -541,10 +718,13 @@ def plan_newton(
     sens_g = relation.clipped_sum_sensitivity
     per = sens_h * noise_floor(1.0, p, rho, hessian) * p / (ratio * n)
     mu2 = mu * mu
+    mu2_nnz = nnz_share * mu2 if paid else 0.0
     mu2_h = min(len(h_steps) * per * per, max_share * mu2)
     mu2_h_each = mu2_h / len(h_steps)
-    mu2_g = mu2 - mu2_h
-    if W == 0:
+    mu2_g = mu2 - mu2_h - mu2_nnz
+    if paid:  # equal gradient noise (the run re-spreads mu_g^2 over its own T)
+        g_each = [mu2_g / T] * T
+    elif W == 0:
         g_each = [mu2_g / K] * K
     else:
         g_each = [(1.0 - share) * mu2_g / W] * W + [share * mu2_g / K] * K
@@ -566,4 +746,7 @@ def plan_newton(
         hessian=hessian, eigenvalue_rule=rule, failure_probability=rho, secure=bool(secure),
         damping=check_choice("damping", damping, DAMPINGS),
         ridge=check_nonnegative("ridge", ridge), step_scale=step_scale,
+        momentum=float(momentum),
+        nnz_noise=sens_h / math.sqrt(mu2_nnz) if paid else None,
+        nnz_edges=row_nonzero_edges(p) if paid else (), adaptive_steps=bool(paid and adaptive_steps),
         details=details)

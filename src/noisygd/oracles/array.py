@@ -469,6 +469,31 @@ class ArrayOracle(ObjectiveOracle):
         :math:`H_{\kappa\kappa} = \kappa^2\sum w`."""
         return self._curvature(theta, clip, rows, diagonal=True)
 
+    serves_row_nonzeros = True
+
+    def row_nonzero_histogram(self, edges: np.ndarray) -> np.ndarray:
+        r"""Counts of the rows by :math:`k_i`, their stored nonzeros plus 1 for the intercept
+        column (:meth:`GradientOracle.row_nonzero_histogram`; bins by ``edges``, increasing
+        integers). :math:`k_i` counts the support of :math:`x_i` itself: the projection onto
+        the ball and a feature scale keep it; a public centre :math:`c` makes the served row
+        :math:`x_i - c` dense, and the count then bounds the support of its data part (the
+        rank-one public part :math:`c` is not counted; docs/newton.md, "The paid row
+        support"). CSR: the row pointers only (the stored entries, explicit zeros included: an
+        upper bound); dense: one pass, block by block. **Not private**."""
+        e = np.asarray(edges, dtype=np.int64)
+        if e.ndim != 1 or e.size == 0 or np.any(np.diff(e) <= 0):
+            raise ValueError("edges must be a non-empty increasing 1-D array of integers")
+        if self._csr:
+            k = np.diff(self._X.indptr).astype(np.int64)
+        else:
+            self.rows_read += self._n
+            k = np.concatenate([np.count_nonzero(self._X[a:b], axis=1)
+                                for a, b in self._blocks]).astype(np.int64)
+        if self._kappa is not None:
+            k += 1
+        return np.bincount(np.searchsorted(e, k, side="left"),
+                           minlength=e.size + 1).astype(np.float64)
+
     def self_concordance(self) -> float | None:
         r""":math:`M = \sup|\phi'''/\phi''|\,\sqrt{B^2 + \kappa^2}`
         (:meth:`GradientOracle.self_concordance`): logistic :math:`\sqrt{B^2 + \kappa^2}`

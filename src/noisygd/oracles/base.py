@@ -300,6 +300,30 @@ class GradientOracle(ABC):
             f"{type(self).__name__} provides no curvature sums (second-order methods such as "
             "method='newton' need a loss of one margin: logistic or least squares)")
 
+    #: Whether :meth:`row_nonzero_histogram` is served (a public capability of the oracle's
+    #: class, never a fact of its rows).
+    serves_row_nonzeros: bool = False
+
+    def row_nonzero_histogram(self, edges: np.ndarray) -> np.ndarray:
+        r"""Counts of the served rows by their number of nonzero coordinates, shape
+        ``(len(edges) + 1,)``: bin 0 holds the rows with :math:`k_i \le e_0`, bin ``j`` those
+        with :math:`e_{j-1} < k_i \le e_j`, the last bin those with :math:`k_i > e_{-1}`.
+
+        :math:`k_i` is the support of the stored row plus the intercept column when the
+        model has one (:meth:`noisygd.oracles.array.ArrayOracle.row_nonzero_histogram`). One
+        row adds 1 to one bin: the L2 sensitivity is 1 under add/remove and :math:`\sqrt2`
+        under replace-one (or 0 when both rows fall in the same bin). **Not private**: the
+        caller adds the noise (:mod:`noisygd.algorithms.newton`, the paid ``row_nonzeros``).
+
+        Raises
+        ------
+        NotImplementedError
+            By default (:attr:`serves_row_nonzeros` is False).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} serves no row-support histogram: declare "
+            "method_options['row_nonzeros'] for the diagonal preconditioner")
+
     def self_concordance(self) -> float | None:
         r"""A public :math:`M` with :math:`|\tfrac{d^3}{ds^3}\ell_i(\theta + s\Delta)| \le
         M\lVert\Delta\rVert\,\tfrac{d^2}{ds^2}\ell_i(\theta + s\Delta)` for every served row,

@@ -41,18 +41,15 @@ class SecondOrderPlan:
 
 
 def curvature_share(newton_plan: Any) -> float:
-    r"""The share of the Newton plan's :math:`\mu^2` spent on its curvature releases,
-    :math:`\sum_h(\Delta_H/z_h)^2/\sum_k(\Delta_k/z_k)^2`, from the plan alone (public).
-    The Newton planner gives each release the noise whose eigenvalue floor is a tenth of the
-    curvature per direction of ``n`` rows at the declared bound (``hessian_ratio``), within
-    half the budget; the smaller this share, the less gradient budget Newton gives up."""
-    from noisygd.algorithms.newton import curvature_sensitivity
-
-    sens_h = curvature_sensitivity(newton_plan.relation)
-    sens_g = newton_plan.relation.clipped_sum_sensitivity
-    mu2_h = sum((sens_h / z) ** 2 for z in newton_plan.hessian_noise)
-    mu2_g = sum((sens_g / z) ** 2 for z in newton_plan.gradient_noise)
-    return float(mu2_h / (mu2_h + mu2_g))
+    r"""The share of the Newton plan's :math:`\mu^2` spent on its preconditioner releases
+    (the curvature, and for the diagonal form's paid row support its histogram),
+    :math:`\sum_h\mu_h^2/\mu^2` (:meth:`~noisygd.algorithms.newton.NewtonPlan.mu_squares`),
+    from the plan alone (public). The Newton planner gives each curvature release the noise
+    whose eigenvalue floor is a tenth of the curvature per direction of ``n`` rows at the
+    declared bound (``hessian_ratio``), within ``hessian_max_share``; the smaller this
+    share, the less gradient budget Newton gives up."""
+    g, h = newton_plan.mu_squares()
+    return float(math.fsum(h) / (math.fsum(g) + math.fsum(h)))
 
 
 def gradient_share(newton_plan: Any) -> float:

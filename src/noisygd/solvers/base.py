@@ -172,6 +172,11 @@ class PublicFacts:
         Whether the oracle serves curvature sums with a stated self-concordance constant
         (:meth:`~noisygd.oracles.base.GradientOracle.self_concordance` not None: what
         ``method="newton"`` needs); None when unknown.
+    row_nonzero_counts : bool or None
+        Whether the oracle serves the histogram of its rows' nonzeros
+        (:meth:`~noisygd.oracles.base.GradientOracle.row_nonzero_histogram`: what the
+        diagonal preconditioner's paid row support needs); None when unknown. A capability
+        of the oracle's class, not a fact of the rows.
     """
 
     n_samples: float
@@ -191,6 +196,7 @@ class PublicFacts:
     n_samples_high: float | None = None
     quadratic_loss: bool = False
     curvature_sums: bool | None = None
+    row_nonzero_counts: bool | None = None
 
     def n_step(self) -> float:
         """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
@@ -229,6 +235,7 @@ class PublicFacts:
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
             curvature_sums=has_self_concordance(objective.margin_model()),
+            row_nonzero_counts=True,  # ArrayOracle.serves_row_nonzeros
         )
 
     @classmethod
@@ -256,6 +263,7 @@ class PublicFacts:
             options=dict(options or {}),
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
             curvature_sums=oracle.self_concordance() is not None,
+            row_nonzero_counts=bool(getattr(oracle, "serves_row_nonzeros", False)),
         )
 
     def clip_norm(self) -> float:

@@ -63,12 +63,21 @@ anything is recorded in a privacy ledger or read (:meth:`NewtonSolver.check_orac
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from noisygd.accounting.events import Composed
 from noisygd.algorithms.base import FitResult
-from noisygd.algorithms.newton import DEFAULT_STEPS, NewtonPlan, newton, plan_newton
+from noisygd._checks import check_positive_int
+from noisygd.algorithms.newton import (
+    DEFAULT_DIAGONAL_MAX_SHARE,
+    DEFAULT_STEPS,
+    NewtonPlan,
+    diagonal_steps,
+    newton,
+    plan_newton,
+)
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import RIDGE_STATUS
@@ -90,7 +99,7 @@ _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stat
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
             "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon",
-            "optimum_norm_bound", "distance_pilot")
+            "optimum_norm_bound", "distance_pilot", "momentum", "nnz_share")
 
 
 class NewtonSolver(Solver):
@@ -131,10 +140,28 @@ class NewtonSolver(Solver):
             hessian = "full" if facts.n_params <= MAX_FULL_PARAMS else "diagonal"
         # the curvature at step 0 and at the last approach step only (module doc)
         opts.setdefault("hessian_every", 0)
-        steps = int(opts.pop("steps", DEFAULT_STEPS if hessian == "full"
-                             else DEFAULT_DIAGONAL_STEPS))
+        fixed_steps = "steps" in opts or facts.max_iter is not None
+        if hessian == "diagonal":
+            m = opts.get("row_nonzeros")
+            if m is None and facts.row_nonzero_counts is not True:
+                raise ValueError(
+                    "the diagonal preconditioner needs method_options['row_nonzeros'] (a "
+                    "public bound on the nonzero coordinates per row, intercept column "
+                    "included) with this oracle, which serves no row-support histogram for "
+                    "the paid bound; without one use method='noisy_gd'")
+            default_steps = (DEFAULT_DIAGONAL_STEPS if m is None
+                             else diagonal_steps(check_positive_int("row_nonzeros", m)))
+        else:
+            default_steps = DEFAULT_STEPS
+        steps = int(opts.pop("steps", default_steps))
         if facts.max_iter is not None:
             steps = min(steps, int(facts.max_iter))
+        if hessian == "diagonal":  # module doc: the diagonal form's defaults
+            opts.setdefault("hessian_max_share", DEFAULT_DIAGONAL_MAX_SHARE)
+            opts.setdefault("tail", math.ceil(steps / 2))
+            opts.setdefault("tail_share", min(1.0, opts["tail"] / steps))
+            if opts.get("row_nonzeros") is None:
+                opts["adaptive_steps"] = not fixed_steps
         clip = facts.clip_norm()
         l2, l2_factor = opts.pop("l2", None), opts.pop("l2_factor", None)
 
