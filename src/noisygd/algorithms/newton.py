@@ -748,5 +748,6 @@ def plan_newton(
         ridge=check_nonnegative("ridge", ridge), step_scale=step_scale,
         momentum=float(momentum),
         nnz_noise=sens_h / math.sqrt(mu2_nnz) if paid else None,
-        nnz_edges=row_nonzero_edges(p) if paid else (), adaptive_steps=bool(paid and adaptive_steps),
+        nnz_edges=row_nonzero_edges(p) if paid else (),
+        adaptive_steps=bool(paid and adaptive_steps),
         details=details)

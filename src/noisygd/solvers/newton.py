@@ -67,9 +67,9 @@ import math
 
 import numpy as np
 
+from noisygd._checks import check_positive_int
 from noisygd.accounting.events import Composed
 from noisygd.algorithms.base import FitResult
-from noisygd._checks import check_positive_int
 from noisygd.algorithms.newton import (
     DEFAULT_DIAGONAL_MAX_SHARE,
     DEFAULT_STEPS,
