@@ -483,16 +483,18 @@ class ArrayOracle(ObjectiveOracle):
         e = np.asarray(edges, dtype=np.int64)
         if e.ndim != 1 or e.size == 0 or np.any(np.diff(e) <= 0):
             raise ValueError("edges must be a non-empty increasing 1-D array of integers")
-        if self._csr:
-            k = np.diff(self._X.indptr).astype(np.int64)
-        else:
+        if not self._csr:
             self.rows_read += self._n
-            k = np.concatenate([np.count_nonzero(self._X[a:b], axis=1)
-                                for a, b in self._blocks]).astype(np.int64)
-        if self._kappa is not None:
-            k += 1
-        return np.bincount(np.searchsorted(e, k, side="left"),
-                           minlength=e.size + 1).astype(np.float64)
+        extra = 0 if self._kappa is None else 1
+        out = np.zeros(e.size + 1, dtype=np.int64)
+        for a, b in self._blocks:  # block-sized temporaries only
+            if self._csr:
+                k = np.diff(self._X.indptr[a:b + 1])
+            else:
+                k = np.count_nonzero(self._X[a:b], axis=1)
+            out += np.bincount(np.searchsorted(e, k + extra, side="left"),
+                               minlength=e.size + 1)
+        return out.astype(np.float64)
 
     def self_concordance(self) -> float | None:
         r""":math:`M = \sup|\phi'''/\phi''|\,\sqrt{B^2 + \kappa^2}`
