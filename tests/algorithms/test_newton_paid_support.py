@@ -6,6 +6,7 @@ wide CSR problem, and same seed, same model."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import dp_accounting
@@ -57,7 +58,7 @@ def test_histogram_matches_a_brute_force_count(storage, intercept):
     edges = np.array([1, 2, 3, 5, 8, 13])
     k = np.count_nonzero(X, axis=1) + int(intercept)
     expected = [np.sum(k <= 1)] + [np.sum((k > a) & (k <= b))
-                                   for a, b in zip(edges[:-1], edges[1:], strict=True)]
+                                   for a, b in itertools.pairwise(edges)]
     expected.append(np.sum(k > 13))
     np.testing.assert_array_equal(o.row_nonzero_histogram(edges), expected)
     assert o.serves_row_nonzeros
@@ -92,7 +93,7 @@ def test_histogram_sensitivity_by_enumerating_neighbours(relation):
     else:
         for i in range(len(BASE)):
             for c in CANDIDATES:
-                other = BASE[:i] + [c] + BASE[i + 1:]
+                other = [*BASE[:i], c, *BASE[i + 1:]]
                 worst = max(worst, float(np.linalg.norm(_histogram(other, edges) - base)))
         bound = math.sqrt(2.0)
     assert worst == pytest.approx(bound)

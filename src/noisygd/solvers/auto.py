@@ -66,9 +66,13 @@ def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
     r"""``(method, why)``: the default's choice between NoisyGD and private Newton
     (``method="auto"``; docs/estimators.md, "The default method"), from public facts only.
 
-    **Rule.** Newton (:mod:`noisygd.solvers.newton`; its diagonal preconditioner when
-    :math:`p >` :data:`~noisygd.solvers.newton.MAX_FULL_PARAMS`) when the objective states
-    its smoothness and has no projection ball, NoisyGD's compute budget binds
+    **Rule.** Newton (:mod:`noisygd.solvers.newton`; when
+    :math:`p >` :data:`~noisygd.solvers.newton.MAX_FULL_PARAMS`, its private diagonal
+    preconditioner: NoisyGD preconditioned by the curvature's diagonal, step :math:`1/m` with
+    momentum :math:`1 - 1/\sqrt m`, :math:`m` the rows' support bound, declared or paid for
+    where the oracle serves its histogram, :mod:`noisygd.algorithms.newton`, "The paid row
+    support") when the objective states its smoothness and has no projection ball,
+    NoisyGD's compute budget binds
     (``plan.details["compute_budget_binds"]``: its accelerated rule wants
     :math:`T_{\rm want}` steps, more than the budget :math:`T_{\max}`) and
 
@@ -85,7 +89,9 @@ def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
 
     **Status: a measured rule, not a theorem.** The two fractions are not the same unit of
     excess risk; the rule was judged on bench_utility's binary tables and on synthetic
-    logistic problems (docs/newton.md, "The default's choice"). Both inputs are public (the
+    logistic problems (docs/newton.md, "The default's choice"), and for the diagonal form on
+    the CSR scale problem and four synthetic sparse problems (docs/newton.md, "Many
+    features": as good or better wherever it is chosen). Both inputs are public (the
     plans are made from public facts), so the choice costs no privacy.
     """
     d = plan.details

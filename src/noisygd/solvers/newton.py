@@ -25,11 +25,22 @@ release's :math:`\mu` in quadrature), with
   the approach: shorter steps, never an overshoot;
 * ``hessian``: ``"full"`` when :math:`p \le` :data:`MAX_FULL_PARAMS`, else ``"diagonal"``
   (a private diagonal preconditioner: the ``p x p`` matrix is neither stored nor
-  decomposed; it needs ``row_nonzeros``, and runs :data:`DEFAULT_DIAGONAL_STEPS` steps with
-  the curvature released at step 0 and at the last approach step, unless given: measured
-  on ``benchmarks/_scale_problems.py``'s CSR problem, 1e6 x 1e4, eps 1: +0.030 training log
-  loss over scikit-learn against +0.046 with 10 steps and the full form's schedule), or
-  the user's choice.
+  decomposed), or the user's choice. The diagonal form
+  (:mod:`noisygd.algorithms.newton`, "The diagonal preconditioner's steps") releases the
+  curvature once, at :math:`\theta = 0`, with at most
+  :data:`~noisygd.algorithms.newton.DEFAULT_DIAGONAL_MAX_SHARE` = 0.1 of :math:`\mu^2`;
+  its step is :math:`1/m` with Nesterov momentum :math:`1 - 1/\sqrt m` over
+  :math:`T = \lceil 6\sqrt m\rceil` steps, equal gradient noise and the last half averaged
+  (``tail`` = ``ceil(T/2)``). :math:`m` is ``row_nonzeros`` when declared; otherwise, where the
+  oracle serves the histogram of its rows' nonzeros (``PublicFacts.row_nonzero_counts``:
+  :class:`~noisygd.oracles.array.ArrayOracle`), it is paid for
+  (:mod:`noisygd.algorithms.newton`, "The paid row support": 0.01 of :math:`\mu^2`, ``T`` set
+  after the release unless ``steps`` or ``max_iter`` fixes it); other oracles need the
+  declaration. Measured on ``benchmarks/_scale_problems.py``'s CSR problem (1e6 x 1e4,
+  eps 1): training log loss +0.0094 over scikit-learn in 20 steps (the former schedule, 20
+  steps at step 1/m without momentum and half the budget on the curvature: +0.030; NoisyGD's
+  1000 steps: +0.037), against a noise floor of about +0.008
+  (``experiments/sparse_noise_floor.py``).
 
 The event is ``Composed`` of one Gaussian per release, exactly :math:`\mu`-GDP (the solver
 is ``gaussian``: a count and the run share one budget by
@@ -39,8 +50,9 @@ Options (``method_options``): ``steps`` (``T``, default
 :data:`~noisygd.algorithms.newton.DEFAULT_STEPS`; ``max_iter`` caps it), ``tail``,
 ``hessian`` (``"auto"``, ``"full"``, ``"diagonal"``), ``eigenvalue_rule`` (``"clip"``,
 ``"add"``), ``curvature_clip``, ``failure_probability``, ``hessian_ratio``,
-``hessian_max_share``, ``tail_share``, ``damping``, ``hessian_every``, ``row_nonzeros``
-(:func:`~noisygd.algorithms.newton.plan_newton`), NoisyGD's ``optimum_norm_bound`` and
+``hessian_max_share``, ``tail_share``, ``damping``, ``hessian_every``, ``row_nonzeros``,
+``momentum``, ``nnz_share`` (:func:`~noisygd.algorithms.newton.plan_newton`), NoisyGD's
+``optimum_norm_bound`` and
 ``distance_pilot`` (accepted and unused: Newton's steps do not depend on the initial
 distance, :mod:`noisygd.solvers.distance`), and ``l2``: a ridge added to the
 objective's for this run, a number or ``"auto"`` (times ``l2_factor``, default 1, as for
