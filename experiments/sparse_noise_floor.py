@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                "steps": int(np.sum(est.n_iter_)),
                "gradient_mu": mu_g, "clip": clip, "default_gap": gap,
                "floor_mean": statistics.mean(excess), "floor_sd": statistics.stdev(excess),
-               "default_over_floor": gap / statistics.mean(excess)}
+               "default_above_floor": gap - statistics.mean(excess)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     out = HERE / "results"
@@ -131,13 +131,13 @@ def main(argv: list[str] | None = None) -> int:
              f"{args.draws} draws; module doc of `experiments/sparse_noise_floor.py`). "
              "`default_gap` = the default fit's excess over lbfgs (seed 0).", "",
              "| epsilon | method | steps | gradient_mu | clip | default_gap | floor "
-             "| default/floor |",
+             "| default - floor |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['epsilon']:g} | {r['method']} | {r['steps']} | "
                      f"{r['gradient_mu']:.4f} | {r['clip']:.4f} | {r['default_gap']:.4f} | "
                      f"{r['floor_mean']:.4f} +- "
-                     f"{r['floor_sd']:.4f} | {r['default_over_floor']:.2f} |")
+                     f"{r['floor_sd']:.4f} | {r['default_above_floor']:.4f} |")
     lines += ["", f"Command: `{meta['command']}`", ""]
     (out / "sparse_noise_floor.md").write_text("\n".join(lines))
     return 0

@@ -39,7 +39,7 @@ release's :math:`\mu` in quadrature), with
   declaration. Measured on ``benchmarks/_scale_problems.py``'s CSR problem (1e6 x 1e4,
   eps 1): training log loss +0.0094 over scikit-learn in 20 steps (the former schedule, 20
   steps at step 1/m without momentum and half the budget on the curvature: +0.030; NoisyGD's
-  1000 steps: +0.037), against a noise floor of about +0.008
+  1000 steps: +0.037), against a noise floor of +0.0083
   (``experiments/sparse_noise_floor.py``).
 
 The event is ``Composed`` of one Gaussian per release, exactly :math:`\mu`-GDP (the solver
