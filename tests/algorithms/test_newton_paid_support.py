@@ -181,7 +181,8 @@ def test_default_on_wide_csr_chooses_the_diagonal_form_same_seed_same_model():
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.intercept_ == b.intercept_
     assert a.fit_info_["method"] == "newton"
-    assert a.fit_info_["method_choice"]["rule"].startswith("Newton")
+    rule = a.fit_info_["method_choice"]["rule"]
+    assert rule.startswith("Newton") and "diagonal preconditioner" in rule and "paid" in rule
     plan = a.fit_info_["plans"][0]["plan"]
     assert plan["hessian"] == "diagonal" and plan["row_nonzeros"]["released"] == 6
     other = DPLogisticRegression(epsilon=8.0, classes=[0.0, 1.0], n_samples_public=60_000,

@@ -24,7 +24,7 @@ from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import NoisyGDPlan
 from noisygd.solvers.base import Budget, PublicFacts
-from noisygd.solvers.newton import NewtonSolver
+from noisygd.solvers.newton import MAX_FULL_PARAMS, NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver, warn_if_budget_binds
 
 __all__ = ["ChoosingSolver", "SecondOrderPlan", "choose_method", "curvature_share",
@@ -149,6 +149,10 @@ class ChoosingSolver(NoisyGDSolver):
         if refusal is not None:
             why = f"NoisyGD: Newton cannot be planned from these public facts ({refusal})"
         if chosen == "newton":
+            if newton_plan.hessian == "diagonal":
+                source = "paid for" if newton_plan.nnz_noise is not None else "declared"
+                why += (f"; p = {facts.n_params:,} > {MAX_FULL_PARAMS:,}: its private diagonal "
+                        f"preconditioner, step 1/m with the rows' support bound m {source}")
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
         choice = {"method": "noisy_gd", "rule": why}
         plan = self.plan_quietly(facts, budget)  # the declared or paid distance, if any
