@@ -294,6 +294,11 @@ class ArrayOracle(ObjectiveOracle):
     n_threads : int, optional
         Threads over row blocks (default: the cores available, at most 8). The result is
         the same for every value.
+    row_sums : tuple of str, default=()
+        Sums of :meth:`bounded_row_sums` to take in the construction's scan of a dense
+        ``X`` (``"rows"``, ``"absolute_rows"``: :func:`~noisygd.oracles.rows.scan_rows`),
+        for a pre-release stage that reads this oracle: its call then reads no row.
+        Ignored for sparse ``X``.
 
     Attributes
     ----------
@@ -315,6 +320,7 @@ class ArrayOracle(ObjectiveOracle):
         row_norm_bound: float,
         sparse: str = "auto",
         n_threads: int | None = None,
+        row_sums: tuple[str, ...] = (),
     ) -> None:
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
@@ -344,7 +350,7 @@ class ArrayOracle(ObjectiveOracle):
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
         scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs,
                          nonzero_limit=SPARSE_DENSITY * A.size,  # counted up to the rule
-                         n_threads=self.n_threads)
+                         n_threads=self.n_threads, sums=tuple(row_sums))
         if not sp.issparse(A) and objective.supports_sparse and (
             sparse == "always"
             or (sparse == "auto" and scan.nonzeros is not None
@@ -368,11 +374,10 @@ class ArrayOracle(ObjectiveOracle):
         self._scale = None if self._all_inside else scan.scale
         kappa = None if model is None else model.intercept_scale
         self._kappa = kappa
-        # sum_i min(||x_i - c||/B, 1)^2 for bounded_row_sums (from this scan: no second pass)
-        u = np.divide(scan.norms, B)
-        np.minimum(u, 1.0, out=u)
-        self._sq_sum = float(np.sum(np.square(u, out=u)))
-        del u
+        # sum_i min(||f (x_i - c)||/B, 1)^2 for bounded_row_sums, and the sums asked for
+        # (row_sums), from this scan: no second pass
+        self._sq_sum = float(scan.squared_norms)  # type: ignore[arg-type]
+        self._scan_sums = {"rows": scan.rows, "absolute_rows": scan.absolute_rows}
         self._inv_aug = _inverse_augmented_norms(scan.norms, inside, B, kappa)
         # clipping at C changes no gradient when fl(C * min_i 1/||x~_i||) >= sup|phi'| (then
         # fl(C / ||x~_i||) >= |r_i| for every row: the clipped kernel would return r as is)
@@ -643,37 +648,48 @@ class ArrayOracle(ObjectiveOracle):
 
     def bounded_row_sums(self, target_half_range: float | None = None, *,
                          absolute: bool = False) -> RowSums:
-        r""":class:`~noisygd.oracles.base.RowSums` of the rows served, in one pass over ``X``
-        (its row norms): :math:`a_i = s_i f\odot(x_i - c)/B` (:math:`f` the feature scale,
-        ones without one), so :math:`\sum_i a_i = f\odot(X^\top s - c\sum_i s_i)/B` and
-        :math:`\lVert a_i\rVert^2 = \min(\lVert f\odot(x_i - c)\rVert/B, 1)^2`; with
-        ``absolute`` also :math:`\sum_i |a_i|`, entrywise (one more pass, block by block).
-        **Not private** (the caller adds the noise)."""
+        r""":class:`~noisygd.oracles.base.RowSums` of the rows served:
+        :math:`a_i = s_i f\odot(x_i - c)/B` (:math:`f` the feature scale, ones without one),
+        :math:`\lVert a_i\rVert^2 = \min(\lVert f\odot(x_i - c)\rVert/B, 1)^2` (summed by
+        the construction's scan); with ``absolute`` also :math:`\sum_i |a_i|`, entrywise.
+        The sums named in the constructor's ``row_sums`` were taken by its scan, row by row
+        from the centred rows (no row is read here); the others take one pass over ``X``
+        each: :math:`\sum_i a_i = f\odot(X^\top s - c\sum_i s_i)/B`, and the absolute values
+        block by block. **Not private** (the caller adds the noise)."""
+        self._open()
         h = None if target_half_range is None else check_positive("target_half_range",
                                                                    target_half_range)
-        self.rows_read += self._n
-        # the construction's scan: the same scale factors s_i the gradients use, and its
-        # sum of min(||f (x_i - c)||/B, 1)^2 (no further pass over the norms)
-        s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
-             else self._scale)
-        X = self._X
-        total = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
-        if self._centre is not None:
-            total = total - self._centre * float(s.sum())
-        if self._fs is not None:
-            total = total * self._fs
+        # the construction's scan: the same scale factors s_i the gradients use, its sum of
+        # min(||f (x_i - c)||/B, 1)^2 and, when asked for there (row_sums), the row sums
+        rows, ab = self._scan_sums["rows"], self._scan_sums["absolute_rows"]
+        if rows is None or (absolute and ab is None):
+            self.rows_read += self._n
+            s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
+                 else self._scale)
+            if rows is None:
+                X = self._X
+                rows = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
+                if self._centre is not None:
+                    rows = rows - self._centre * float(s.sum())
+                if self._fs is not None:
+                    rows = rows * self._fs
+            if absolute and ab is None:
+                ab = self._absolute_columns(s)
+        else:
+            ab = None if ab is None else np.maximum(ab, 0.0)
         t1 = t2 = 0.0
         if h is not None:
             t = np.clip(np.asarray(self._y, dtype=np.float64) / h, -1.0, 1.0)
             t1, t2 = float(t.sum()), float(np.dot(t, t))
-        ab = self._absolute_columns(s) if absolute else None
-        return RowSums(float(self._n), total / self._B, self._sq_sum, t1, t2, ab)
+        return RowSums(float(self._n), rows / self._B, self._sq_sum, t1, t2,
+                       None if not absolute else ab / self._B)
 
     def _absolute_columns(self, s: np.ndarray) -> np.ndarray:
-        r""":math:`\sum_i |a_i|` (entrywise) with :math:`a_i = s_i f\odot(x_i - c)/B`, block
+        r""":math:`B\sum_i |a_i| = \sum_i s_i|f\odot(x_i - c)|` (entrywise), block
         by block (a block-sized temporary). CSR: a column's zeros add :math:`|c_j|s_i`, so
         :math:`\sum_i s_i|x_{ij} - c_j| = |c_j|\sum_i s_i + \sum_{x_{ij}\ne0}
-        s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j/B`."""
+        s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j` (the caller divides by
+        :math:`B`)."""
         X, c, d = self._X, self._centre, self._d
         out = np.zeros(d)
         buf = None if self._csr else np.empty((self._block, d))  # reused: no per-block malloc
@@ -697,7 +713,7 @@ class ArrayOracle(ObjectiveOracle):
         out = np.maximum(out, 0.0)
         if self._fs is not None:
             out = out * self._fs
-        return out / self._B
+        return out
 
     # ------------------------------------------------------------------ extras
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -706,6 +722,7 @@ class ArrayOracle(ObjectiveOracle):
         For kernels that batch many parameter vectors at once (the Table-3 BST14
         baseline); algorithms otherwise use :meth:`clipped_gradient_sum`.
         """
+        self._open()
         idx = self._check_rows(rows)
         self.rows_read += int(idx.size)
         return self._mapped(idx), self._y[idx]
@@ -713,6 +730,7 @@ class ArrayOracle(ObjectiveOracle):
     def with_targets(self, y: np.ndarray) -> ArrayOracle:
         """The same rows (same storage, scale factors and partition: no new pass over ``X``)
         with other targets ``y`` (e.g. one-vs-rest labels), checked by the objective."""
+        self._open()
         y = np.ascontiguousarray(self.objective.check_targets(y))
         if y.shape[0] != self._n:
             raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
@@ -720,6 +738,25 @@ class ArrayOracle(ObjectiveOracle):
         other._y = y
         other.rows_read = 0
         return other
+
+    def close(self) -> None:
+        """Free what this oracle holds of size ``O(n)`` (scale factors, norms, targets, the
+        rows' references); it serves no further call (a later one raises). Oracles made by
+        :meth:`with_targets` share these arrays: they are freed once all are closed. For a
+        fit that builds its next oracle in other coordinates (a pre-release stage's
+        post-processing): the memory of one oracle, not two, at a time."""
+        self._X = self._y = self._scale = self._inv_aug = None  # type: ignore[assignment]
+        self._big_rows = self._labels8 = self._kernel = None  # type: ignore[assignment]
+        self._scan_sums = {"rows": None, "absolute_rows": None}
+
+    def _open(self) -> None:
+        """Refuse a call on a closed oracle (:meth:`close`)."""
+        if self._X is None:
+            raise RuntimeError("this ArrayOracle was closed (close()): it serves no call")
+
+    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
+        self._open()
+        return super()._check_theta(theta)
 
     def __repr__(self) -> str:
         return (f"ArrayOracle({self.objective!r}, <{self._d} columns>, "
