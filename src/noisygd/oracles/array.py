@@ -161,6 +161,10 @@ def _symmetrised(U: np.ndarray) -> np.ndarray:
     out += np.triu(U, 1).T
     return out
 
+#: Rows per chunk of a dense block's curvature product (:meth:`ArrayOracle.
+#: clipped_curvature_sum`): a buffer of ``_CURVATURE_ROWS x (d + 2)`` per thread.
+_CURVATURE_ROWS = 2048
+
 SPARSE_MODES = ("auto", "always", "never")
 #: ``sparse="auto"`` stores a dense ``X`` as CSR when at most this fraction is nonzero.
 SPARSE_DENSITY = 0.25
@@ -606,14 +610,23 @@ class ArrayOracle(ObjectiveOracle):
             M = np.einsum("i,ij,ij->j", u, Xb, Xb)
         else:
             # one syrk on [sqrt(u) X_b, sqrt(u), sqrt(w)] (sqrt(u) sqrt(w) = q): M, m, r
-            # and the three sums in one product while the block is cached
-            d = self._d
-            R = np.empty((Xb.shape[0], d + 2))
-            root_u = np.sqrt(u)
-            np.multiply(Xb, root_u[:, None], out=R[:, :d])
-            R[:, d] = root_u
-            R[:, d + 1] = np.sqrt(w)
-            G = _syrk(R)
+            # and the three sums in one product while the rows are cached, a chunk of
+            # _CURVATURE_ROWS rows at a time (a cache-sized buffer, not a block-sized one)
+            d, m_rows = self._d, Xb.shape[0]
+            step = min(m_rows, _CURVATURE_ROWS)
+            R = np.empty((step, d + 2))
+            root_u, root_w = np.sqrt(u), np.sqrt(w)
+            G = None
+            for i in range(0, m_rows, step):
+                j = min(i + step, m_rows)
+                Rc = R[:j - i]
+                np.multiply(Xb[i:j], root_u[i:j, None], out=Rc[:, :d])
+                Rc[:, d] = root_u[i:j]
+                Rc[:, d + 1] = root_w[i:j]
+                part = _syrk(Rc)
+                G = part if G is None else G + part
+            if G is None:
+                G = _syrk(R[:0])
             return (G[:d, :d], G[:d, d], G[:d, d + 1], float(G[d, d]), float(G[d, d + 1]),
                     float(G[d + 1, d + 1]), extra)
         return M, m, r, float(u.sum()), float(q.sum()), sw, extra

@@ -302,12 +302,20 @@ def scan_rows(
     row_sums = np.zeros((n_blocks, d)) if want_rows else None
     abs_sums = np.zeros((n_blocks, d)) if want_abs else None
     sq_sums = np.zeros(n_blocks)
+    held: list[np.ndarray] = []  # the scale factors, allocated when a row lies outside
+
+    def scales() -> np.ndarray:
+        with lock:
+            if not held:
+                held.append(np.ones(n))
+        return held[0]
+
     if fast:
         starts = np.array([a for a, _ in blocks] + [n], dtype=np.int64)
         nnz_blocks = np.zeros(n_blocks, dtype=np.int64)
         flagged = np.zeros(n_blocks, dtype=np.uint8)
 
-    def one(j: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def one(j: int) -> np.ndarray | None:
         a, b = blocks[j]
         counting = count_nonzero and (nonzero_limit is None or count[0] <= nonzero_limit)
         if fast:  # norms (and the sums) in one read of each row (_row_kernels.c)
@@ -362,25 +370,19 @@ def scan_rows(
         if (want_rows or want_abs) and (recompute or not fast):
             _block_sums(Xb, c, f, sb, None if row_sums is None else row_sums[j],
                         None if abs_sums is None else abs_sums[j])
-        if sb is not None and not np.any(sb != 1.0):
-            sb = None  # all inside: not kept
-        return sb, big
+        if sb is not None and np.any(sb != 1.0):  # written in place (all inside: not kept)
+            scales()[a:b] = sb
+        return big
 
     # rows are independent: the result is the same for every number of threads (einsum,
     # ufuncs, count_nonzero and the compiled scan: no BLAS call, so no BLAS limit is needed,
     # but for the NumPy path's sums)
     parts = run_blocks(one, n_blocks, check_positive_int("n_threads", n_threads),
                        blas=bool((want_rows or want_abs) and not fast))
-    scale: np.ndarray | None = None  # allocated only when a row lies outside the ball
-    if any(sb is not None for sb, _ in parts):
-        scale = np.ones(n)
-        for (a, b), (sb, _) in zip(blocks, parts, strict=True):
-            if sb is not None:
-                scale[a:b] = sb
-    big = [bg for _, bg in parts if bg is not None]
+    big = [bg for bg in parts if bg is not None]
     return RowScan(
         norms=norms,
-        scale=np.broadcast_to(np.float64(1.0), (n,)) if scale is None else scale,
+        scale=held[0] if held else np.broadcast_to(np.float64(1.0), (n,)),
         big=np.concatenate(big) if big else np.empty(0, dtype=np.intp),
         nonzeros=count[0] if (count_nonzero and not sp.issparse(X)) else None,
         squared_norms=None if bound is None else float(np.sum(sq_sums)),
