@@ -375,10 +375,8 @@ def scan_rows(
         return big
 
     # rows are independent: the result is the same for every number of threads (einsum,
-    # ufuncs, count_nonzero and the compiled scan: no BLAS call, so no BLAS limit is needed,
-    # but for the NumPy path's sums)
-    parts = run_blocks(one, n_blocks, check_positive_int("n_threads", n_threads),
-                       blas=bool((want_rows or want_abs) and not fast))
+    # ufuncs, count_nonzero and the compiled scan: no BLAS call, so no BLAS limit is needed)
+    parts = run_blocks(one, n_blocks, check_positive_int("n_threads", n_threads), blas=False)
     big = [bg for bg in parts if bg is not None]
     return RowScan(
         norms=norms,
@@ -402,14 +400,16 @@ def _block_sums(Xb: np.ndarray, c: np.ndarray | None, f: np.ndarray | None,
         rows_out[:] = 0.0
     if abs_out is not None:
         abs_out[:] = 0.0
-    for i in range(0, Xb.shape[0], step):
+    for i in range(0, Xb.shape[0], step):  # ufuncs only: no BLAS call (scan_rows)
         D = _centred(Xb[i:i + step], c, f)
-        s = None if sb is None else sb[i:i + step]
+        s = None if sb is None else sb[i:i + step, None]
         if rows_out is not None:
-            rows_out += D.sum(axis=0) if s is None else s @ D
+            rows_out += (D if s is None else D * s).sum(axis=0)
         if abs_out is not None:
             A = np.abs(D)  # a new chunk (D may be a view of X when there is no c and f)
-            abs_out += A.sum(axis=0) if s is None else s @ A
+            if s is not None:
+                A *= s
+            abs_out += A.sum(axis=0)
 
 
 def row_norms(
