@@ -22,7 +22,7 @@ venv: $(STAMP)
 # torch==2.13.0 exactly, before the package: the local CPU wheel, for noisygd.torch and its
 # tests (any other torch spec pulls GBs of CUDA wheels). `noisygd demo` does not import it.
 # dask and distributed (the Dask oracle's extra, noisygd[dask]) are installed for the tests too.
-$(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c
+$(STAMP): pyproject.toml setup.py src/noisygd/oracles/_margin_kernels.c src/noisygd/oracles/_row_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=23.2"
 	$(BIN)/python -m pip install -q "torch==2.13.0"
@@ -124,4 +124,4 @@ bench-torch-quick: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python benchmarks/bench_torch_vs_opacus.py --quick
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_margin_kernels_c.*.so
+	rm -rf $(VENV) $(PEERS_VENV) build dist src/*.egg-info .pytest_cache site src/noisygd/oracles/_margin_kernels_c.*.so src/noisygd/oracles/_row_kernels_c.*.so

@@ -1,7 +1,9 @@
-"""Build of noisygd's one compiled module (all metadata is in pyproject.toml).
+"""Build of noisygd's compiled modules (all metadata is in pyproject.toml).
 
 ``noisygd.oracles._margin_kernels_c`` is the fused gradient kernel (CSR and dense rows) of
-:mod:`noisygd.oracles.array`. It is optional: where no C compiler is available the install
+:mod:`noisygd.oracles.array`; ``noisygd.oracles._row_kernels_c`` the dense row scan of
+:mod:`noisygd.oracles.rows` (norms, scale factors and the pre-release sums in one read). Both
+are optional: where no C compiler is available the install
 still succeeds and the oracle uses SciPy and BLAS (same results up to rounding, slower).
 """
 
@@ -23,6 +25,12 @@ setup(
             extra_compile_args=FLAGS,
             libraries=["mvec", "m"] if LIBMVEC else [],
             optional=True,
-        )
+        ),
+        Extension(
+            "noisygd.oracles._row_kernels_c",
+            sources=["src/noisygd/oracles/_row_kernels.c"],
+            extra_compile_args=FLAGS,
+            optional=True,
+        ),
     ]
 )

@@ -173,3 +173,37 @@ def test_post_processing_gates_noise_and_recovers_scales():
     np.testing.assert_allclose(capped.scale, np.sqrt(np.mean(m1 ** 2)) / m1, rtol=1e-12)
     assert capped.spread < out.spread and m1[0] > m0[0]  # the cap binds on the narrowest
     np.testing.assert_allclose(capped.scale[-1] / capped.scale[-2], m[-2] / m[-1], rtol=0.05)
+
+
+def test_each_stage_reads_its_scan_sums_and_closes_its_oracles(monkeypatch):
+    """The default classifier's setup (issue 19): the conditioning's and the feature scale's
+    sums come from the scans that built the oracles they read (``bounded_row_sums`` reads no
+    row), and each stage closes the oracles it read before the next ones are built, so one
+    oracle's ``O(n)`` arrays live at a time; the run's oracle stays open."""
+    X, y = _scaled_binary(3000)
+    events: list[tuple[str, int]] = []
+    init, close, sums = ArrayOracle.__init__, ArrayOracle.close, ArrayOracle.bounded_row_sums
+
+    def watched_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        events.append(("build", id(self)))
+
+    def watched_close(self):
+        events.append(("close", id(self)))
+        close(self)
+
+    def watched_sums(self, *args, **kwargs):
+        out = sums(self, *args, **kwargs)
+        events.append(("sums" if self.rows_read == 0 else "sums read rows", id(self)))
+        return out
+
+    monkeypatch.setattr(ArrayOracle, "__init__", watched_init)
+    monkeypatch.setattr(ArrayOracle, "close", watched_close)
+    monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watched_sums)
+    model = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    assert "feature_scale_release" in model.conditioning_
+    kinds = [k for k, _ in events]
+    assert kinds == ["build", "sums", "close", "build", "sums", "close", "build"]
+    first, second, third = (i for k, i in events if k == "build")
+    assert [i for k, i in events if k == "close"] == [first, second]
+    assert len({first, second, third}) == 3

@@ -484,28 +484,34 @@ class _DPLinearModel(BaseEstimator):
     #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
     _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
 
-    def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any
+    def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any,
+                            next_sums: tuple[str, ...] = ()
                             ) -> tuple[PreRelease, list[Any], list[Any]]:
         """The private conditioning (:func:`private_conditioning`'s release) as a
         :class:`~noisygd.training.PreRelease`: its sums from the oracle of the uncentred rows
-        (projected onto the ball of radius ``R``), then the fit's oracles in the released
-        coordinates (``_private_conditioning`` set for :meth:`_conditioning`). Returns the
-        stage, the oracles it reads, and a list its post-processing fills with the oracles
-        it builds (for a later stage's post-processing). ``rng``: a stream of its own."""
+        (projected onto the ball of radius ``R``; the row sums taken by its construction's
+        scan), then the fit's oracles in the released coordinates (``_private_conditioning``
+        set for :meth:`_conditioning`; ``next_sums``: the row sums a later stage reads from
+        them, taken by their scan). The oracles read are closed (their ``O(n)`` arrays freed)
+        before the next ones are built. Returns the stage, the oracles it reads, and a list
+        its post-processing fills with the oracles it builds (for a later stage's
+        post-processing). ``rng``: a stream of its own."""
         from noisygd.oracles import make_oracle
 
         R = float(self.row_norm_bound)
         mu_c, event = self._conditioning_event()
         sigma = math.sqrt(len(self._CONDITIONING_SUMS)) * Neighbouring(
             self.neighbouring).clipped_sum_sensitivity / mu_c
-        first = make_oracle(self._make_objective(), X, targets[0], row_norm_bound=R)
+        first = make_oracle(self._make_objective(), X, targets[0], row_norm_bound=R,
+                            row_sums=("rows",))
         raw = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
         built: list[Any] = []
 
         def then(noisy: np.ndarray) -> PreparedFit:
             self._private_conditioning = conditioning_from_release(noisy, R, sigma)
-            getattr(first, "close", lambda: None)()  # a DaskOracle's partitions
-            built[:] = self._oracles(X, targets)
+            for oracle in raw:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
+                getattr(oracle, "close", lambda: None)()
+            built[:] = self._oracles(X, targets, row_sums=next_sums)
             return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
 
         stage = PreRelease("conditioning", event, self._CONDITIONING_SUMS, sigma, rng, then,
@@ -614,10 +620,12 @@ class _DPLinearModel(BaseEstimator):
         stream ``child``) and, when released, the per-feature scale's
         (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the first
         reads and the list the last one's post-processing fills."""
+        scaled = self._uses_feature_scale()
         stage, raw, built = self._conditioning_stage(
-            X, targets, self._release_rng(self.random_state, child=child))
+            X, targets, self._release_rng(self.random_state, child=child),
+            next_sums=("rows", "absolute_rows") if scaled else ())
         stages = [stage]
-        if self._uses_feature_scale():
+        if scaled:
             fs_stage, built = self._feature_scale_stage(
                 X, targets, built, self._release_rng(self.random_state, child=child + 2))
             stages.append(fs_stage)
@@ -643,8 +651,8 @@ class _DPLinearModel(BaseEstimator):
             cond = self._private_conditioning
             self._private_feature_scale = feature_scale_from_release(
                 noisy, cond.count, sigma, FEATURE_SCALE_Z)
-            for oracle in previous:
-                getattr(oracle, "close", lambda: None)()  # a DaskOracle's partitions
+            for oracle in previous:  # a DaskOracle's partitions, an ArrayOracle's arrays
+                getattr(oracle, "close", lambda: None)()
             built[:] = self._oracles(X, targets)
             return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
 
@@ -763,10 +771,11 @@ class _DPLinearModel(BaseEstimator):
         params.pop("dataset", None)
         return {"estimator": type(self).__name__, **params}
 
-    def _oracles(self, X: Any, targets: list[Any]) -> list[Any]:
+    def _oracles(self, X: Any, targets: list[Any], row_sums: tuple[str, ...] = ()
+                 ) -> list[Any]:
         """One oracle per problem in the fit's public conditioning (recorded as
-        ``conditioning_``): one pass over ``X`` (scan, partition), the other problems share
-        it (``with_targets``)."""
+        ``conditioning_``): one pass over ``X`` (scan, partition; with the ``row_sums`` a
+        pre-release stage reads), the other problems share it (``with_targets``)."""
         from noisygd.oracles import make_oracle  # ArrayOracle, or DaskOracle for Dask data
 
         objective = self._fit_objective(X.shape[1])
@@ -774,7 +783,8 @@ class _DPLinearModel(BaseEstimator):
         self.conditioning_ = {"centre": centre, "row_norm_bound": bound,
                               "intercept_scale": scale,
                               "feature_scale": self._feature_scale_used()}
-        first = make_oracle(objective, X, targets[0], row_norm_bound=bound)
+        first = make_oracle(objective, X, targets[0], row_norm_bound=bound,
+                            **({"row_sums": row_sums} if row_sums else {}))
         return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
 
     def _fit_targets(self, X: Any, targets: list[Any],

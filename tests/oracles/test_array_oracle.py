@@ -358,3 +358,50 @@ def test_provably_inactive_clip_is_skipped_bit_for_bit(storage, loss):
     for label in (-1.0, 1.0):
         r = LogisticLoss().residual(z, np.full(5, label))
         assert np.all(np.abs(r) <= 1.0)
+
+
+# ------------------------------------------- row sums taken by the construction's scan
+@pytest.mark.parametrize("centred", [False, True])
+def test_row_sums_from_the_scan_equal_the_oracle_pass(centred: bool) -> None:
+    """``row_sums``: the pre-release sums taken by the construction's scan (no row read by
+    ``bounded_row_sums``) equal those of the pass over ``X`` (to rounding: another order of
+    summation), with a public centre, feature scale and rows outside the ball."""
+    from noisygd.objectives.centred import CentredGLM
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40_000, 6)) * rng.uniform(0.2, 2.0, size=(40_000, 1))
+    y = np.where(rng.random(40_000) < 0.5, 1.0, -1.0)
+    obj = LogisticLoss(l2=1e-3)
+    if centred:
+        obj = CentredGLM(obj, centre=rng.standard_normal(6) * 0.3, intercept_scale=0.7,
+                         feature_scale=rng.uniform(0.5, 2.0, 6))
+    plain = ArrayOracle(obj, X, y, row_norm_bound=1.5)
+    summed = ArrayOracle(obj, X, y, row_norm_bound=1.5, row_sums=("rows", "absolute_rows"))
+    want = plain.bounded_row_sums(2.0, absolute=True)
+    assert plain.rows_read == X.shape[0]
+    got = summed.bounded_row_sums(2.0, absolute=True)
+    assert summed.rows_read == 0  # nothing read: the scan summed them
+    np.testing.assert_allclose(got.rows, want.rows, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(got.absolute_rows, want.absolute_rows, rtol=1e-11)
+    assert got.squared_norms == want.squared_norms
+    assert (got.count, got.targets, got.squared_targets) == (
+        want.count, want.targets, want.squared_targets)
+    theta = rng.standard_normal(plain.n_params)  # the same oracle otherwise
+    np.testing.assert_array_equal(summed.clipped_gradient_sum(theta, 1.0),
+                                  plain.clipped_gradient_sum(theta, 1.0))
+
+
+def test_a_closed_oracle_serves_nothing() -> None:
+    rng = np.random.default_rng(8)
+    X, y = rng.standard_normal((500, 4)) * 0.3, np.where(rng.random(500) < 0.5, 1.0, -1.0)
+    oracle = ArrayOracle(LogisticLoss(), X, y, row_norm_bound=1.0)
+    other = oracle.with_targets(-y)
+    oracle.close()
+    for call in (lambda: oracle.clipped_gradient_sum(np.zeros(5), 1.0),
+                 lambda: oracle.per_example_loss(np.zeros(5)),
+                 lambda: oracle.clipped_curvature_sum(np.zeros(5), 1.0),
+                 lambda: oracle.bounded_row_sums(), lambda: oracle.take(np.arange(3)),
+                 lambda: oracle.with_targets(y)):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    assert other.clipped_gradient_sum(np.zeros(5), 1.0).shape == (5,)  # its own arrays

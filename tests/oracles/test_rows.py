@@ -169,3 +169,83 @@ def test_nonzero_limit_decides_like_the_full_count() -> None:
             assert got <= total
             if total <= limit:
                 assert got == total
+
+
+# ------------------------------------------------------------ the scan's sums (issue 19)
+def _served(X: np.ndarray, B: float, c: np.ndarray | None, f: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The served rows s_i f (x_i - c) and min(||f (x_i - c)||/B, 1), with max-abs scaling
+    (no overflow)."""
+    D = X.astype(np.float64) - (0.0 if c is None else c)
+    D = D * (1.0 if f is None else f)
+    m = np.max(np.abs(D), axis=1)
+    m[m == 0] = 1.0
+    unit = np.linalg.norm(D / m[:, None], axis=1)
+    with np.errstate(over="ignore", divide="ignore"):
+        norm = m * unit
+        s = np.where(norm > B, (B / m) / np.where(unit > 0, unit, 1.0), 1.0)
+    return D * s[:, None], np.minimum(norm / B, 1.0)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("weighted", ["none", "centre", "scale", "both"])
+def test_scan_sums_are_the_served_rows_sums(compiled: bool, weighted: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sums``: sum_i s_i f (x_i - c), sum_i s_i |f (x_i - c)| and
+    sum_i min(||f (x_i - c)||/B, 1)^2 against a row-by-row closed form, also with rows whose
+    squared norm overflows or underflows (their blocks take the NumPy path), by the compiled
+    scan and by NumPy alone, and the same for every number of threads."""
+    import noisygd.oracles.rows as rows_module
+
+    if not compiled:
+        monkeypatch.setattr(rows_module, "_scan_blocks", None)
+    elif rows_module._scan_blocks is None:  # pragma: no cover (an install without C)
+        pytest.skip("the compiled scan is not built")
+    X = _rows(3, n=70_000, d=9)  # several blocks
+    X[11] = 0.0
+    X[12] = 1e-200  # squared norm underflows
+    X[60_000] = 1e200  # squared norm overflows
+    rng = np.random.default_rng(4)
+    c = rng.standard_normal(9) if weighted in ("centre", "both") else None
+    f = rng.uniform(0.5, 2.0, 9) if weighted in ("scale", "both") else None
+    B = 2.0
+    A, u = _served(X, B, c, f)
+    scans = [scan_rows(X, B, centre=c, feature_scale=f, n_threads=k,
+                       sums=("rows", "absolute_rows")) for k in (1, 3)]
+    for scan in scans:
+        np.testing.assert_allclose(scan.rows, A.sum(axis=0), rtol=1e-11, atol=1e-9)
+        np.testing.assert_allclose(scan.absolute_rows, np.abs(A).sum(axis=0), rtol=1e-11)
+        assert scan.squared_norms == pytest.approx(float(np.sum(u * u)), rel=1e-12)
+    for name in ("rows", "absolute_rows", "norms", "scale"):  # threads change nothing
+        np.testing.assert_array_equal(getattr(scans[0], name), getattr(scans[1], name))
+    assert scans[0].squared_norms == scans[1].squared_norms
+    plain = scan_rows(X, B, centre=c, feature_scale=f)  # the sums change no norm or scale
+    np.testing.assert_array_equal(plain.norms, scans[0].norms)
+    np.testing.assert_array_equal(plain.scale, scans[0].scale)
+    assert plain.rows is None and plain.absolute_rows is None
+
+
+def test_scan_sums_need_a_bound_and_known_names() -> None:
+    X = _rows(5, n=50)
+    with pytest.raises(ValueError, match="need a bound"):
+        scan_rows(X, None, sums=("rows",))
+    with pytest.raises(ValueError, match="unknown scan sums"):
+        scan_rows(X, 1.0, sums=("counts",))
+    # sparse X: the oracle sums it itself (the scan's sums are for dense rows)
+    assert scan_rows(sp.csr_array(X), 1.0, sums=("rows",)).rows is None
+
+
+def test_compiled_scan_matches_numpy_norms_to_rounding(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    import noisygd.oracles.rows as rows_module
+
+    if rows_module._scan_blocks is None:  # pragma: no cover (an install without C)
+        pytest.skip("the compiled scan is not built")
+    X = _rows(6, n=20_000, d=13)
+    c = np.linspace(-1.0, 1.0, 13)
+    fast = scan_rows(X, 1.0, centre=c, count_nonzero=True)
+    monkeypatch.setattr(rows_module, "_scan_blocks", None)
+    slow = scan_rows(X, 1.0, centre=c, count_nonzero=True)
+    np.testing.assert_allclose(fast.norms, slow.norms, rtol=1e-14)
+    np.testing.assert_allclose(fast.scale, slow.scale, rtol=1e-14)
+    assert fast.nonzeros == slow.nonzeros == int(np.count_nonzero(X))

@@ -145,14 +145,14 @@ def has_self_concordance(model: MarginModel | None) -> bool:
 
 
 def _syrk(R: np.ndarray) -> np.ndarray:
-    r"""The upper triangle of :math:`R^\top R` (diagonal included; zeros below) by BLAS
-    ``dsyrk``, half the work of a general product. Sums of these are symmetrised once
-    (:func:`_symmetrised`)."""
+    r""":math:`R^\top R` by NumPy's ``R.T @ R``, which calls BLAS ``dsyrk`` for the product
+    of an array with its own transpose (half the work of a general product; both triangles
+    filled). NumPy's BLAS, not SciPy's ``scipy.linalg.blas.dsyrk``: the same values, about
+    20% faster here (NumPy's OpenBLAS build), and no SciPy BLAS library to load or to limit
+    to one thread. Sums of these are symmetrised once (:func:`_symmetrised`)."""
     if R.shape[0] == 0:
         return np.zeros((R.shape[1], R.shape[1]))
-    from scipy.linalg.blas import dsyrk
-
-    return dsyrk(1.0, R.T, trans=0, lower=0)  # R.T is Fortran-contiguous: no copy
+    return R.T @ R
 
 
 def _symmetrised(U: np.ndarray) -> np.ndarray:
@@ -160,6 +160,10 @@ def _symmetrised(U: np.ndarray) -> np.ndarray:
     out = np.triu(U)
     out += np.triu(U, 1).T
     return out
+
+#: Rows per chunk of a dense block's curvature product (:meth:`ArrayOracle.
+#: clipped_curvature_sum`): a buffer of ``_CURVATURE_ROWS x (d + 2)`` per thread.
+_CURVATURE_ROWS = 2048
 
 SPARSE_MODES = ("auto", "always", "never")
 #: ``sparse="auto"`` stores a dense ``X`` as CSR when at most this fraction is nonzero.
@@ -294,6 +298,11 @@ class ArrayOracle(ObjectiveOracle):
     n_threads : int, optional
         Threads over row blocks (default: the cores available, at most 8). The result is
         the same for every value.
+    row_sums : tuple of str, default=()
+        Sums of :meth:`bounded_row_sums` to take in the construction's scan of a dense
+        ``X`` (``"rows"``, ``"absolute_rows"``: :func:`~noisygd.oracles.rows.scan_rows`),
+        for a pre-release stage that reads this oracle: its call then reads no row.
+        Ignored for sparse ``X``.
 
     Attributes
     ----------
@@ -315,6 +324,7 @@ class ArrayOracle(ObjectiveOracle):
         row_norm_bound: float,
         sparse: str = "auto",
         n_threads: int | None = None,
+        row_sums: tuple[str, ...] = (),
     ) -> None:
         if not isinstance(objective, Objective):
             raise TypeError(f"objective must be an Objective, got {type(objective).__name__}")
@@ -344,7 +354,7 @@ class ArrayOracle(ObjectiveOracle):
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
         scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs,
                          nonzero_limit=SPARSE_DENSITY * A.size,  # counted up to the rule
-                         n_threads=self.n_threads)
+                         n_threads=self.n_threads, sums=tuple(row_sums))
         if not sp.issparse(A) and objective.supports_sparse and (
             sparse == "always"
             or (sparse == "auto" and scan.nonzeros is not None
@@ -368,11 +378,10 @@ class ArrayOracle(ObjectiveOracle):
         self._scale = None if self._all_inside else scan.scale
         kappa = None if model is None else model.intercept_scale
         self._kappa = kappa
-        # sum_i min(||x_i - c||/B, 1)^2 for bounded_row_sums (from this scan: no second pass)
-        u = np.divide(scan.norms, B)
-        np.minimum(u, 1.0, out=u)
-        self._sq_sum = float(np.sum(np.square(u, out=u)))
-        del u
+        # sum_i min(||f (x_i - c)||/B, 1)^2 for bounded_row_sums, and the sums asked for
+        # (row_sums), from this scan: no second pass
+        self._sq_sum = float(scan.squared_norms)  # type: ignore[arg-type]
+        self._scan_sums = {"rows": scan.rows, "absolute_rows": scan.absolute_rows}
         self._inv_aug = _inverse_augmented_norms(scan.norms, inside, B, kappa)
         # clipping at C changes no gradient when fl(C * min_i 1/||x~_i||) >= sup|phi'| (then
         # fl(C / ||x~_i||) >= |r_i| for every row: the clipped kernel would return r as is)
@@ -628,14 +637,23 @@ class ArrayOracle(ObjectiveOracle):
             M = np.einsum("i,ij,ij->j", u, Xb, Xb)
         else:
             # one syrk on [sqrt(u) X_b, sqrt(u), sqrt(w)] (sqrt(u) sqrt(w) = q): M, m, r
-            # and the three sums in one product while the block is cached
-            d = self._d
-            R = np.empty((Xb.shape[0], d + 2))
-            root_u = np.sqrt(u)
-            np.multiply(Xb, root_u[:, None], out=R[:, :d])
-            R[:, d] = root_u
-            R[:, d + 1] = np.sqrt(w)
-            G = _syrk(R)
+            # and the three sums in one product while the rows are cached, a chunk of
+            # _CURVATURE_ROWS rows at a time (a cache-sized buffer, not a block-sized one)
+            d, m_rows = self._d, Xb.shape[0]
+            step = min(m_rows, _CURVATURE_ROWS)
+            R = np.empty((step, d + 2))
+            root_u, root_w = np.sqrt(u), np.sqrt(w)
+            G = None
+            for i in range(0, m_rows, step):
+                j = min(i + step, m_rows)
+                Rc = R[:j - i]
+                np.multiply(Xb[i:j], root_u[i:j, None], out=Rc[:, :d])
+                Rc[:, d] = root_u[i:j]
+                Rc[:, d + 1] = root_w[i:j]
+                part = _syrk(Rc)
+                G = part if G is None else G + part
+            if G is None:
+                G = _syrk(R[:0])
             return (G[:d, :d], G[:d, d], G[:d, d + 1], float(G[d, d]), float(G[d, d + 1]),
                     float(G[d + 1, d + 1]), extra)
         return M, m, r, float(u.sum()), float(q.sum()), sw, extra
@@ -654,7 +672,7 @@ class ArrayOracle(ObjectiveOracle):
             return out + extra
         out = np.zeros((self._p, self._p))
         H = out[:d, :d]
-        H += M if self._csr else _symmetrised(M)  # dense blocks: upper triangles (_syrk)
+        H += M if self._csr else _symmetrised(M)  # dense blocks: their upper triangles
         if c is not None:
             cm = np.outer(c, m)
             H -= cm
@@ -670,37 +688,48 @@ class ArrayOracle(ObjectiveOracle):
 
     def bounded_row_sums(self, target_half_range: float | None = None, *,
                          absolute: bool = False) -> RowSums:
-        r""":class:`~noisygd.oracles.base.RowSums` of the rows served, in one pass over ``X``
-        (its row norms): :math:`a_i = s_i f\odot(x_i - c)/B` (:math:`f` the feature scale,
-        ones without one), so :math:`\sum_i a_i = f\odot(X^\top s - c\sum_i s_i)/B` and
-        :math:`\lVert a_i\rVert^2 = \min(\lVert f\odot(x_i - c)\rVert/B, 1)^2`; with
-        ``absolute`` also :math:`\sum_i |a_i|`, entrywise (one more pass, block by block).
-        **Not private** (the caller adds the noise)."""
+        r""":class:`~noisygd.oracles.base.RowSums` of the rows served:
+        :math:`a_i = s_i f\odot(x_i - c)/B` (:math:`f` the feature scale, ones without one),
+        :math:`\lVert a_i\rVert^2 = \min(\lVert f\odot(x_i - c)\rVert/B, 1)^2` (summed by
+        the construction's scan); with ``absolute`` also :math:`\sum_i |a_i|`, entrywise.
+        The sums named in the constructor's ``row_sums`` were taken by its scan, row by row
+        from the centred rows (no row is read here); the others take one pass over ``X``
+        each: :math:`\sum_i a_i = f\odot(X^\top s - c\sum_i s_i)/B`, and the absolute values
+        block by block. **Not private** (the caller adds the noise)."""
+        self._open()
         h = None if target_half_range is None else check_positive("target_half_range",
                                                                    target_half_range)
-        self.rows_read += self._n
-        # the construction's scan: the same scale factors s_i the gradients use, and its
-        # sum of min(||f (x_i - c)||/B, 1)^2 (no further pass over the norms)
-        s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
-             else self._scale)
-        X = self._X
-        total = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
-        if self._centre is not None:
-            total = total - self._centre * float(s.sum())
-        if self._fs is not None:
-            total = total * self._fs
+        # the construction's scan: the same scale factors s_i the gradients use, its sum of
+        # min(||f (x_i - c)||/B, 1)^2 and, when asked for there (row_sums), the row sums
+        rows, ab = self._scan_sums["rows"], self._scan_sums["absolute_rows"]
+        if rows is None or (absolute and ab is None):
+            self.rows_read += self._n
+            s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
+                 else self._scale)
+            if rows is None:
+                X = self._X
+                rows = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
+                if self._centre is not None:
+                    rows = rows - self._centre * float(s.sum())
+                if self._fs is not None:
+                    rows = rows * self._fs
+            if absolute and ab is None:
+                ab = self._absolute_columns(s)
+        else:
+            ab = None if ab is None else np.maximum(ab, 0.0)
         t1 = t2 = 0.0
         if h is not None:
             t = np.clip(np.asarray(self._y, dtype=np.float64) / h, -1.0, 1.0)
             t1, t2 = float(t.sum()), float(np.dot(t, t))
-        ab = self._absolute_columns(s) if absolute else None
-        return RowSums(float(self._n), total / self._B, self._sq_sum, t1, t2, ab)
+        return RowSums(float(self._n), rows / self._B, self._sq_sum, t1, t2,
+                       None if not absolute else ab / self._B)
 
     def _absolute_columns(self, s: np.ndarray) -> np.ndarray:
-        r""":math:`\sum_i |a_i|` (entrywise) with :math:`a_i = s_i f\odot(x_i - c)/B`, block
+        r""":math:`B\sum_i |a_i| = \sum_i s_i|f\odot(x_i - c)|` (entrywise), block
         by block (a block-sized temporary). CSR: a column's zeros add :math:`|c_j|s_i`, so
         :math:`\sum_i s_i|x_{ij} - c_j| = |c_j|\sum_i s_i + \sum_{x_{ij}\ne0}
-        s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j/B`."""
+        s_i(|x_{ij} - c_j| - |c_j|)`; then times :math:`f_j` (the caller divides by
+        :math:`B`)."""
         X, c, d = self._X, self._centre, self._d
         out = np.zeros(d)
         buf = None if self._csr else np.empty((self._block, d))  # reused: no per-block malloc
@@ -724,7 +753,7 @@ class ArrayOracle(ObjectiveOracle):
         out = np.maximum(out, 0.0)
         if self._fs is not None:
             out = out * self._fs
-        return out / self._B
+        return out
 
     # ------------------------------------------------------------------ extras
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -733,6 +762,7 @@ class ArrayOracle(ObjectiveOracle):
         For kernels that batch many parameter vectors at once (the Table-3 BST14
         baseline); algorithms otherwise use :meth:`clipped_gradient_sum`.
         """
+        self._open()
         idx = self._check_rows(rows)
         self.rows_read += int(idx.size)
         return self._mapped(idx), self._y[idx]
@@ -740,6 +770,7 @@ class ArrayOracle(ObjectiveOracle):
     def with_targets(self, y: np.ndarray) -> ArrayOracle:
         """The same rows (same storage, scale factors and partition: no new pass over ``X``)
         with other targets ``y`` (e.g. one-vs-rest labels), checked by the objective."""
+        self._open()
         y = np.ascontiguousarray(self.objective.check_targets(y))
         if y.shape[0] != self._n:
             raise ValueError(f"X has {self._n} rows but y has {y.shape[0]} entries")
@@ -747,6 +778,25 @@ class ArrayOracle(ObjectiveOracle):
         other._y = y
         other.rows_read = 0
         return other
+
+    def close(self) -> None:
+        """Free what this oracle holds of size ``O(n)`` (scale factors, norms, targets, the
+        rows' references); it serves no further call (a later one raises). Oracles made by
+        :meth:`with_targets` share these arrays: they are freed once all are closed. For a
+        fit that builds its next oracle in other coordinates (a pre-release stage's
+        post-processing): the memory of one oracle, not two, at a time."""
+        self._X = self._y = self._scale = self._inv_aug = None  # type: ignore[assignment]
+        self._big_rows = self._labels8 = self._kernel = None  # type: ignore[assignment]
+        self._scan_sums = {"rows": None, "absolute_rows": None}
+
+    def _open(self) -> None:
+        """Refuse a call on a closed oracle (:meth:`close`)."""
+        if self._X is None:
+            raise RuntimeError("this ArrayOracle was closed (close()): it serves no call")
+
+    def _check_theta(self, theta: np.ndarray) -> np.ndarray:
+        self._open()
+        return super()._check_theta(theta)
 
     def __repr__(self) -> str:
         return (f"ArrayOracle({self.objective!r}, <{self._d} columns>, "

@@ -23,8 +23,9 @@ def make_oracle(objective: Objective, X: Any, y: Any, *, row_norm_bound: float,
     row_norm_bound : float
         The declared row bound ``B``.
     **options
-        Passed to the oracle's constructor (e.g. ``sparse``; ``client``, ``persist`` and
-        ``progress`` for Dask). Dask-only options are dropped for in-memory data.
+        Passed to the oracle's constructor (e.g. ``sparse`` and ``row_sums`` for in-memory
+        data; ``client``, ``persist`` and ``progress`` for Dask). Dask-only options are
+        dropped for in-memory data, ``row_sums`` for Dask.
 
     Returns
     -------
@@ -35,6 +36,7 @@ def make_oracle(objective: Objective, X: Any, y: Any, *, row_norm_bound: float,
     if is_dask_collection(X):
         from noisygd.oracles.dask import DaskOracle
 
+        options.pop("row_sums", None)  # an in-memory scan's option (its partitions sum)
         return DaskOracle(objective, X, y, row_norm_bound=row_norm_bound, **options)
     from noisygd.oracles.array import ArrayOracle
 

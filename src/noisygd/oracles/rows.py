@@ -33,6 +33,11 @@ import scipy.sparse as sp
 from noisygd._checks import check_positive, check_positive_int
 from noisygd.oracles._parallel import run_blocks
 
+try:  # the compiled dense scan (setup.py); optional: without it NumPy serves every block
+    from noisygd.oracles._row_kernels_c import scan_blocks as _scan_blocks
+except ImportError:  # pragma: no cover (an install without a C compiler)
+    _scan_blocks = None
+
 __all__ = ["BLOCK_BYTES", "block_rows", "clip_rows", "row_norms", "row_scale", "scan_rows"]
 
 #: Smallest target size of one row block (bytes of ``X``): two blocks in flight stay in the
@@ -85,12 +90,22 @@ class RowScan:
         margin could overflow: the oracle evaluates them on scaled copies).
     nonzeros : int or None
         Number of nonzero entries (dense ``X``, when asked).
+    squared_norms : float or None
+        :math:`\\sum_i \\min(\\lVert f\\odot(x_i - c)\\rVert/B, 1)^2` (with a bound; the
+        blocks' sums added in block order).
+    rows : ndarray (d,) or None
+        :math:`\\sum_i s_i f\\odot(x_i - c)` (when asked: ``sums``).
+    absolute_rows : ndarray (d,) or None
+        :math:`\\sum_i s_i |f\\odot(x_i - c)|`, entrywise (when asked: ``sums``).
     """
 
     norms: np.ndarray
     scale: np.ndarray
     big: np.ndarray
     nonzeros: int | None
+    squared_norms: float | None = None
+    rows: np.ndarray | None = None
+    absolute_rows: np.ndarray | None = None
 
 
 def _as_matrix(X: object) -> np.ndarray | sp.csr_array:
@@ -195,6 +210,10 @@ def _centred(E: np.ndarray, c: np.ndarray | None, f: np.ndarray | None) -> np.nd
     return E
 
 
+#: What :func:`scan_rows` sums besides the norms when asked (``sums``).
+SCAN_SUMS = ("rows", "absolute_rows")
+
+
 def scan_rows(
     X: np.ndarray | sp.sparray | sp.spmatrix,
     bound: float | None = None,
@@ -204,6 +223,7 @@ def scan_rows(
     feature_scale: np.ndarray | None = None,
     nonzero_limit: float | None = None,
     n_threads: int = 1,
+    sums: tuple[str, ...] = (),
 ) -> RowScan:
     r"""One pass over ``X``: norms, scale factors, overflow-prone rows, nonzeros; checks finiteness.
 
@@ -211,6 +231,18 @@ def scan_rows(
     rescaled centred rows :math:`\lVert f\odot(x_i - c)\rVert` and the scale factors
     :math:`s_i = \min(1, B/\lVert f\odot(x_i - c)\rVert)` project onto the ball in those
     coordinates (a per-row map with public constants, as without it).
+
+    With a bound, the same pass sums :math:`\sum_i\min(\lVert f\odot(x_i - c)\rVert/B, 1)^2`
+    (``squared_norms``) and, for a dense ``X`` and the names in ``sums``, the served rows
+    :math:`\sum_i s_i f\odot(x_i - c)` (``"rows"``) and their absolute values
+    :math:`\sum_i s_i|f\odot(x_i - c)|` (``"absolute_rows"``), each row while it is in cache
+    (the sums of :meth:`~noisygd.oracles.array.ArrayOracle.bounded_row_sums`, formed directly
+    from the centred rows: no cancellation against :math:`c\sum_i s_i`). Each block's sums are
+    taken in row order and the blocks' added in block order, so they do not depend on
+    ``n_threads``. A C-contiguous float64 dense ``X`` is scanned by the compiled kernel
+    (``_row_kernels.c``, one read per row) where it is built; other dtypes, blocks holding a
+    row whose squared norm leaves :math:`[10^{-290}, 10^{290}]` and installs without it take
+    the NumPy path (equal up to rounding).
 
     Parameters
     ----------
@@ -232,6 +264,9 @@ def scan_rows(
     n_threads : int, default=1
         Threads over the row blocks (:func:`~noisygd.oracles._parallel.run_blocks`); each
         row's results are computed alone, so they are the same for every value.
+    sums : tuple of str, default=()
+        Names in :data:`SCAN_SUMS` to sum in the same pass (dense ``X`` and a bound only;
+        ignored for sparse ``X``).
 
     Raises
     ------
@@ -246,23 +281,56 @@ def scan_rows(
     f = None if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
     if f is not None and (f.shape != (d,) or not np.all(np.isfinite(f)) or np.any(f <= 0)):
         raise ValueError(f"feature_scale must hold {d} finite positive values")
+    unknown = sorted(set(sums) - set(SCAN_SUMS))
+    if unknown:
+        raise ValueError(f"unknown scan sums {unknown}; known: {list(SCAN_SUMS)}")
+    if sums and bound is None:
+        raise ValueError("the scan's sums need a bound")
+    dense = not sp.issparse(X)
+    want_rows, want_abs = dense and "rows" in sums, dense and "absolute_rows" in sums
     norms = np.empty(n)
     rows = block_rows(X) if n else 1
     blocks = [(a, min(a + rows, n)) for a in range(0, n, rows)]
+    n_blocks = len(blocks)
     cc = 0.0 if c is None else float(c @ c) if f is None else float((c * f) @ (c * f))
-    need_buf = not sp.issparse(X) and (c is not None or f is not None)
+    fast = (_scan_blocks is not None and dense and X.dtype == np.float64
+            and X.flags.c_contiguous and n > 0)
+    need_buf = not fast and dense and (c is not None or f is not None)
     local = threading.local()  # one block-sized buffer per thread, reused for its blocks
     count = [0]  # nonzeros so far (blocks counted while at most nonzero_limit)
     lock = threading.Lock()
+    row_sums = np.zeros((n_blocks, d)) if want_rows else None
+    abs_sums = np.zeros((n_blocks, d)) if want_abs else None
+    sq_sums = np.zeros(n_blocks)
+    held: list[np.ndarray] = []  # the scale factors, allocated when a row lies outside
 
-    def one(j: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def scales() -> np.ndarray:
+        with lock:
+            if not held:
+                held.append(np.ones(n))
+        return held[0]
+
+    if fast:
+        starts = np.array([a for a, _ in blocks] + [n], dtype=np.int64)
+        nnz_blocks = np.zeros(n_blocks, dtype=np.int64)
+        flagged = np.zeros(n_blocks, dtype=np.uint8)
+
+    def one(j: int) -> np.ndarray | None:
         a, b = blocks[j]
-        buf = getattr(local, "buf", None)
-        if need_buf and buf is None:
-            buf = local.buf = np.empty((min(rows, n, _chunk_rows(d)), d))
         counting = count_nonzero and (nonzero_limit is None or count[0] <= nonzero_limit)
-        with np.errstate(over="ignore", invalid="ignore"):
-            sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, 0, f, buf)
+        if fast:  # norms (and the sums) in one read of each row (_row_kernels.c)
+            _scan_blocks(X, c, f, 0.0 if bound is None else float(bound), starts, j, j + 1,
+                         norms, None if row_sums is None else row_sums,
+                         None if abs_sums is None else abs_sums,
+                         nnz_blocks if counting else None, flagged)
+            sq, D, empty, Xb = norms[a:b].copy(), None, None, X[a:b]
+            nnz = int(nnz_blocks[j]) if counting else 0
+        else:
+            buf = getattr(local, "buf", None)
+            if need_buf and buf is None:
+                buf = local.buf = np.empty((min(rows, n, _chunk_rows(d)), d))
+            with np.errstate(over="ignore", invalid="ignore"):
+                sq, D, empty, Xb, nnz = _block_sq(X, a, b, c, cc, counting, 0, f, buf)
         if counting:
             with lock:
                 count[0] += nnz
@@ -283,7 +351,9 @@ def scan_rows(
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 sb = np.minimum(1.0, bound / nb)  # 1 for a zero row (bound / 0 = inf)
         big = None
+        recompute = bool(fast and flagged[j])
         if np.any(special):
+            recompute = True
             idx = np.flatnonzero(special)
             E = X[a + idx].toarray() if sp.issparse(X) else Xb[idx]  # type: ignore[index]
             nb[idx], s_exact = _exact(_centred(E, c, f), bound)
@@ -293,26 +363,53 @@ def scan_rows(
                 hi = ~(sq[idx] <= _SQ_HI)
             if np.any(hi):
                 big = a + idx[hi]
-        if sb is not None and not np.any(sb != 1.0):
-            sb = None  # all inside: not kept
-        return sb, big
+        if bound is not None:
+            u = np.divide(nb, bound)
+            np.minimum(u, 1.0, out=u)
+            sq_sums[j] = float(np.square(u, out=u).sum())  # no BLAS call (module doc)
+        if (want_rows or want_abs) and (recompute or not fast):
+            _block_sums(Xb, c, f, sb, None if row_sums is None else row_sums[j],
+                        None if abs_sums is None else abs_sums[j])
+        if sb is not None and np.any(sb != 1.0):  # written in place (all inside: not kept)
+            scales()[a:b] = sb
+        return big
 
-    # rows are independent: the result is the same for every number of threads
-    # (einsum, ufuncs and count_nonzero: no BLAS call, so no BLAS limit is needed)
-    parts = run_blocks(one, len(blocks), check_positive_int("n_threads", n_threads), blas=False)
-    scale: np.ndarray | None = None  # allocated only when a row lies outside the ball
-    if any(sb is not None for sb, _ in parts):
-        scale = np.ones(n)
-        for (a, b), (sb, _) in zip(blocks, parts, strict=True):
-            if sb is not None:
-                scale[a:b] = sb
-    big = [bg for _, bg in parts if bg is not None]
+    # rows are independent: the result is the same for every number of threads (einsum,
+    # ufuncs, count_nonzero and the compiled scan: no BLAS call, so no BLAS limit is needed)
+    parts = run_blocks(one, n_blocks, check_positive_int("n_threads", n_threads), blas=False)
+    big = [bg for bg in parts if bg is not None]
     return RowScan(
         norms=norms,
-        scale=np.broadcast_to(np.float64(1.0), (n,)) if scale is None else scale,
+        scale=held[0] if held else np.broadcast_to(np.float64(1.0), (n,)),
         big=np.concatenate(big) if big else np.empty(0, dtype=np.intp),
         nonzeros=count[0] if (count_nonzero and not sp.issparse(X)) else None,
+        squared_norms=None if bound is None else float(np.sum(sq_sums)),
+        rows=None if row_sums is None else row_sums.sum(axis=0),
+        absolute_rows=None if abs_sums is None else abs_sums.sum(axis=0),
     )
+
+
+def _block_sums(Xb: np.ndarray, c: np.ndarray | None, f: np.ndarray | None,
+                sb: np.ndarray | None, rows_out: np.ndarray | None,
+                abs_out: np.ndarray | None) -> None:
+    r"""A dense block's :math:`\sum_i s_i f\odot(x_i - c)` and :math:`\sum_i s_i|f\odot(x_i -
+    c)|` (the NumPy path of :func:`scan_rows`'s sums), written into ``rows_out``, ``abs_out``
+    (a chunk of rows at a time: no block-sized temporary)."""
+    step = _chunk_rows(Xb.shape[1])
+    if rows_out is not None:
+        rows_out[:] = 0.0
+    if abs_out is not None:
+        abs_out[:] = 0.0
+    for i in range(0, Xb.shape[0], step):  # ufuncs only: no BLAS call (scan_rows)
+        D = _centred(Xb[i:i + step], c, f)
+        s = None if sb is None else sb[i:i + step, None]
+        if rows_out is not None:
+            rows_out += (D if s is None else D * s).sum(axis=0)
+        if abs_out is not None:
+            A = np.abs(D)  # a new chunk (D may be a view of X when there is no c and f)
+            if s is not None:
+                A *= s
+            abs_out += A.sum(axis=0)
 
 
 def row_norms(
@@ -388,8 +485,9 @@ def clip_rows(X: np.ndarray | sp.sparray | sp.spmatrix, bound: float) -> np.ndar
     out[over] *= s[over, None]
     for _ in range(8):  # rounding guard, as np.linalg.norm and as row_norms measure
         rows = out[over]
-        norms = np.maximum(np.linalg.norm(rows, axis=1),
-                           np.sqrt(np.einsum("ij,ij->i", rows, rows)))
+        norms = np.maximum(np.maximum(np.linalg.norm(rows, axis=1),
+                                      np.sqrt(np.einsum("ij,ij->i", rows, rows))),
+                           row_norms(rows))  # the scan's own sum (compiled or NumPy)
         still = norms > B
         if not np.any(still):
             break

@@ -1,0 +1,237 @@
+/*
+ * The row scan of noisygd.oracles.rows (scan_rows) for C-contiguous float64 dense rows:
+ * per row block j (rows starts[j] .. starts[j+1]) and row i of it, in one read of the row,
+ *
+ *     D_i  = (x_i - c) * f                          (c, f optional: 0 and 1 without them)
+ *     sq_i = sum_k D_ik^2                           (four partial sums over k mod 4, added
+ *                                                    as (s0 + s1) + (s2 + s3))
+ *
+ * and, with the bound B (B > 0) and the sums asked for, while the row is in cache,
+ *
+ *     s_i = min(1, B / sqrt(sq_i)),  rows[j] += s_i D_i,  absr[j] += s_i |D_i|
+ *
+ * (the scale factor of the projection onto the ball, then the block's sums of the served
+ * rows and of their absolute values, each in row order: a block's result does not depend on
+ * how blocks are shared among threads). With nnz, also the block's number of nonzero x_ik.
+ * A row whose sq_i leaves [1e-290, 1e290] (or is not finite) adds nothing to the sums and
+ * sets special[j]: the caller recomputes that block's norms and sums (rows.py, module doc).
+ * The GIL is released for the whole call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SQ_HI 1e290
+#define SQ_LO 1e-290
+
+static int optional_buffer(PyObject *obj, Py_buffer *view)
+{
+    if (obj == Py_None) {
+        view->obj = NULL;
+        return 1;
+    }
+    return PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == 0
+               ? 1
+               : (PyErr_Clear(),
+                  PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) == 0);
+}
+
+static void release(Py_buffer *view)
+{
+    if (view->obj)
+        PyBuffer_Release(view);
+}
+
+static int need(const Py_buffer *view, Py_ssize_t bytes, const char *name)
+{
+    if (view->len < bytes) {
+        PyErr_Format(PyExc_ValueError, "%s is too small", name);
+        return 0;
+    }
+    return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+/* the nonzeros of a row (a loop of its own: vectorised) */
+CLONES static int64_t nonzeros(const double *restrict x, Py_ssize_t d)
+{
+    int64_t count = 0;
+    for (Py_ssize_t k = 0; k < d; k++)
+        count += x[k] != 0.0 ? 1 : 0;
+    return count;
+}
+
+CLONES static void scan_block(const double *restrict X, Py_ssize_t d, int64_t a, int64_t b,
+                              const double *restrict c, const double *restrict f,
+                              double bound, double *restrict sq, double *restrict rows,
+                              double *restrict absr, int64_t *nnz, uint8_t *special,
+                              double *restrict D)
+{
+    int64_t count = 0;
+    int flagged = 0;
+    if (rows)
+        memset(rows, 0, (size_t)d * sizeof(double));
+    if (absr)
+        memset(absr, 0, (size_t)d * sizeof(double));
+    for (int64_t i = a; i < b; i++) {
+        const double *x = X + i * d;
+        if (nnz)
+            count += nonzeros(x, d);
+        if (c && f)
+            for (Py_ssize_t k = 0; k < d; k++)
+                D[k] = (x[k] - c[k]) * f[k];
+        else if (c)
+            for (Py_ssize_t k = 0; k < d; k++)
+                D[k] = x[k] - c[k];
+        else if (f)
+            for (Py_ssize_t k = 0; k < d; k++)
+                D[k] = x[k] * f[k];
+        const double *r = (c || f) ? D : x;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        Py_ssize_t k = 0;
+        for (; k + 4 <= d; k += 4) {
+            s0 += r[k] * r[k];
+            s1 += r[k + 1] * r[k + 1];
+            s2 += r[k + 2] * r[k + 2];
+            s3 += r[k + 3] * r[k + 3];
+        }
+        for (; k < d; k++)
+            s0 += r[k] * r[k];
+        const double q = (s0 + s1) + (s2 + s3);
+        sq[i] = q;
+        if (!(q <= SQ_HI) || (q < SQ_LO && q != 0.0)) {
+            flagged = 1; /* the caller recomputes this block (and finds any zero row exact) */
+            continue;
+        }
+        if (!rows && !absr)
+            continue;
+        const double s = q > 0.0 ? fmin(1.0, bound / sqrt(q)) : 1.0;
+        if (rows)
+            for (Py_ssize_t t = 0; t < d; t++)
+                rows[t] += s * r[t];
+        if (absr)
+            for (Py_ssize_t t = 0; t < d; t++)
+                absr[t] += s * fabs(r[t]);
+    }
+    if (nnz)
+        *nnz = count;
+    *special = (uint8_t)flagged;
+}
+
+PyDoc_STRVAR(scan_blocks_doc,
+"scan_blocks(X, c, f, bound, starts, j0, j1, sq, rows, absr, nnz, special)\n"
+"\n"
+"Blocks j0 .. j1 - 1 of the C-contiguous float64 rows X (n x d): writes sq[i] (squared norms\n"
+"of (x_i - c) * f), and, each optional (None: not computed), rows[j] and absr[j] (d doubles:\n"
+"the sums of s_i (x_i - c) f and s_i |x_i - c| f, s_i = min(1, bound / sqrt(sq_i)); need\n"
+"bound > 0), nnz[j] (int64 nonzeros of x); special[j] (uint8) is 1 when a row's squared\n"
+"norm leaves [1e-290, 1e290] or is not finite (its block's sums then omit it). c and f may\n"
+"be None.");
+
+static PyObject *scan_blocks(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *x_obj, *c_obj, *f_obj, *rows_obj, *absr_obj, *nnz_obj;
+    double bound;
+    Py_ssize_t j0, j1;
+    Py_buffer X = {0}, c = {0}, f = {0}, starts = {0}, sq = {0}, rows = {0}, absr = {0};
+    Py_buffer nnz = {0}, special = {0};
+    PyObject *result = NULL;
+    double *D = NULL;
+    if (!PyArg_ParseTuple(args, "OOOdO&nnO&OOOO&", &x_obj, &c_obj, &f_obj, &bound,
+                          optional_buffer, &starts, &j0, &j1, optional_buffer, &sq,
+                          &rows_obj, &absr_obj, &nnz_obj, optional_buffer, &special))
+        goto done;
+    if (!optional_buffer(x_obj, &X) || !optional_buffer(c_obj, &c)
+        || !optional_buffer(f_obj, &f) || !optional_buffer(rows_obj, &rows)
+        || !optional_buffer(absr_obj, &absr) || !optional_buffer(nnz_obj, &nnz))
+        goto done;
+    if (!X.obj || !starts.obj || !sq.obj || !special.obj) {
+        PyErr_SetString(PyExc_TypeError, "X, starts, sq and special must be arrays");
+        goto done;
+    }
+    if (sq.readonly || special.readonly || (rows.obj && rows.readonly)
+        || (absr.obj && absr.readonly) || (nnz.obj && nnz.readonly)) {
+        PyErr_SetString(PyExc_ValueError, "the outputs must be writable");
+        goto done;
+    }
+    if ((rows.obj || absr.obj) && !(bound > 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "the sums need a positive bound");
+        goto done;
+    }
+    if (X.ndim != 2 || X.itemsize != 8 || !X.shape) {
+        PyErr_SetString(PyExc_ValueError, "X must be a 2-D float64 array");
+        goto done;
+    }
+    {
+        const Py_ssize_t n = X.shape[0], d = X.shape[1];
+        const Py_ssize_t n_blocks = starts.len / (Py_ssize_t)sizeof(int64_t) - 1;
+        const int64_t *st = (const int64_t *)starts.buf;
+        if (n_blocks < 0 || j0 < 0 || j1 < j0 || j1 > n_blocks) {
+            PyErr_SetString(PyExc_ValueError, "bad block range");
+            goto done;
+        }
+        for (Py_ssize_t j = j0; j < j1; j++)
+            if (st[j] < 0 || st[j] > st[j + 1] || st[j + 1] > n) {
+                PyErr_SetString(PyExc_ValueError, "block starts outside the rows");
+                goto done;
+            }
+        if (!need(&sq, n * 8, "sq") || !need(&special, n_blocks, "special")
+            || (c.obj && !need(&c, d * 8, "c")) || (f.obj && !need(&f, d * 8, "f"))
+            || (rows.obj && !need(&rows, n_blocks * d * 8, "rows"))
+            || (absr.obj && !need(&absr, n_blocks * d * 8, "absr"))
+            || (nnz.obj && !need(&nnz, n_blocks * 8, "nnz")))
+            goto done;
+        D = (double *)malloc((size_t)(d > 0 ? d : 1) * sizeof(double));
+        if (!D) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        const double *cb = c.obj ? (const double *)c.buf : NULL;
+        const double *fb = f.obj ? (const double *)f.buf : NULL;
+        double *rb = rows.obj ? (double *)rows.buf : NULL;
+        double *ab = absr.obj ? (double *)absr.buf : NULL;
+        int64_t *nb = nnz.obj ? (int64_t *)nnz.buf : NULL;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = j0; j < j1; j++)
+            scan_block((const double *)X.buf, d, st[j], st[j + 1], cb, fb, bound,
+                       (double *)sq.buf, rb ? rb + j * d : NULL, ab ? ab + j * d : NULL,
+                       nb ? nb + j : NULL, (uint8_t *)special.buf + j, D);
+        Py_END_ALLOW_THREADS
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    free(D);
+    release(&X);
+    release(&c);
+    release(&f);
+    release(&starts);
+    release(&sq);
+    release(&rows);
+    release(&absr);
+    release(&nnz);
+    release(&special);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_blocks", scan_blocks, METH_VARARGS, scan_blocks_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_row_kernels_c",
+    "The dense row scan of noisygd.oracles.rows (see _row_kernels.c).", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__row_kernels_c(void) { return PyModule_Create(&module); }
