@@ -407,3 +407,21 @@ def test_check_treats_a_shape_mismatch_as_disagreement():
     assert not _agree([torch.ones(2)], [torch.ones(3)])
     assert not _agree([torch.ones(2)], [torch.ones(2), torch.ones(2)])
     assert _agree([torch.ones(2)], [torch.ones(2) * (1 + 1e-6)])
+
+
+def test_convolutional_batches_are_gathered_channels_last_with_the_same_values():
+    """The fused oracle of a network with a Conv2d copies each batch channels-last (faster
+    CPU kernels): the same examples and values, the stored examples left as given; a network
+    without a convolution, or the torch.func path, gets the batch as stored."""
+    model, x, y = _setup("conv2d_grouped")
+    oracle = TorchOracle(model, CE, x, y)
+    rows = torch.tensor([4, 1, 1])
+    xb, yb = oracle._batch(rows)
+    assert xb.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(xb, x[rows]) and torch.equal(yb, y[rows])
+    assert oracle.X.is_contiguous()
+    assert torch.equal(oracle._batch(None)[0], x)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    assert plain._batch(rows)[0].is_contiguous()
+    mlp, xm, ym = _setup("linear")
+    assert TorchOracle(mlp, CE, xm, ym)._batch(rows)[0].is_contiguous()

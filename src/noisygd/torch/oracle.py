@@ -24,6 +24,14 @@ parameters) or per layer (one norm per parameter tensor with :math:`C_k = C w_k/
 so the clipped per-example gradient still has norm at most :math:`C`: the same sensitivity and
 the same events).
 
+Memory format: on CPU, when the fused path serves a network holding a ``Conv2d`` and the
+examples are images ``(N, C, H, W)``, each batch is copied channels-last
+(``x.contiguous(memory_format=torch.channels_last)``, the values unchanged): the convolutions
+then produce channels-last activations, on which PyTorch's CPU kernels for pooling and
+element-wise layers are several times faster than on NCHW ones (``MaxPool2d`` on 3x32x32
+inputs, batch 256: about 3.5 ms against 15.5 ms). The stored examples and the module are not
+changed; only the layout of a batch's activations, hence the rounding of float sums, differs.
+
 Declared facts: a network states no Lipschitz or smoothness constant and no row bound
 (:attr:`row_norm_bound` is None: the model clips gradients, not rows), and it is not convex;
 algorithms whose theorem needs those constants refuse it
@@ -195,6 +203,11 @@ class TorchOracle(GradientOracle):
             raise ValueError("fused=True: some trained parameter is not in a Linear, Conv2d "
                              "(groups=1, zero padding), Embedding, LayerNorm or GroupNorm layer")
         self._checked = False
+        # the fused path's batches of a convolutional network are gathered channels-last
+        # (module doc, "Memory format"): same values, same modules, faster CPU kernels
+        self._channels_last = (self._fused is not None and self.X.dim() == 4
+                               and self.device.type == "cpu"
+                               and any(isinstance(m, nn.Conv2d) for m in module.modules()))
         self._chunk = (None if max_physical_batch_size is None
                        else check_positive_int("max_physical_batch_size",
                                                max_physical_batch_size))
@@ -294,6 +307,11 @@ class TorchOracle(GradientOracle):
         return list(torch.split(idx, self._chunk))
 
     def _batch(self, rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        if self._channels_last and self._fused is not None:
+            # the stored examples keep their layout; the batch is copied channels-last
+            x = self.X if rows is None else self.X[rows]
+            return (x.contiguous(memory_format=torch.channels_last),
+                    self.y if rows is None else self.y[rows])
         if rows is None:
             return self.X, self.y
         return self.X[rows], self.y[rows]
