@@ -466,8 +466,8 @@ class FusedPlan:
         del done
         with torch.no_grad():  # steps 3 and 4 record no graph
             sq, caches = self._norms(inputs, bs, release=True)
-            factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
             finite = finite_rows(sq)
+            factors = dict(zip(self.names, clip_factors(sq, clips, finite), strict=True))
             # every norm finite: the masks would copy the tensors unchanged, and are skipped
             # (on CPU; on an accelerator the test would cost a synchronisation: they run)
             keep = None if finite.device.type == "cpu" and bool(finite.all()) else finite

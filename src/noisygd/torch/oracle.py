@@ -331,7 +331,8 @@ class TorchOracle(GradientOracle):
                 return done
         per = per_example_gradients(self.module, self.loss, x, y, self._names)
         sq = [g.flatten(1).pow(2).sum(1) for g in per]
-        factors, keep = clip_factors(sq, clips), finite_rows(sq)
+        keep = finite_rows(sq)
+        factors = clip_factors(sq, clips, keep)
         grads = [torch.einsum("b,b...->...", c, masked_rows(g, keep))  # non-finite: exactly 0
                  for c, g in zip(factors, per, strict=True)]
         with torch.no_grad():
