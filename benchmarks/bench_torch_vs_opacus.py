@@ -92,15 +92,18 @@ def _cifar_shape():
 
 def save_cifar_shape(path: Path) -> Path:
     """The CIFAR-shaped set, split and in float32 as the workers use it, saved by the main
-    process as ``.npz``: generating it in float64 (several arrays of 126 MB) would otherwise
-    set every worker's peak memory, the same for every library, above what training uses."""
+    process as ``.npy`` files in the folder ``path``: generating it in float64 (several
+    arrays of 126 MB) would otherwise set every worker's peak memory, the same for every
+    library, above what training uses."""
     import numpy as np
 
     X, y, rng = _cifar_shape()
     tr, te = _split(len(X), rng)
-    np.savez(path, X_train=X[tr].astype(np.float32), y_train=y[tr],
-             X_test=X[te].astype(np.float32), y_test=y[te])
-    return path
+    path.mkdir()
+    for name, a in (("X_train", X[tr].astype(np.float32)), ("y_train", y[tr]),
+                    ("X_test", X[te].astype(np.float32)), ("y_test", y[te])):
+        np.save(path / f"{name}.npy", a)  # .npy: read straight into the array (an .npz
+    return path                           # member is read into a buffer, then copied)
 
 
 def _split(n: int, rng):
@@ -113,10 +116,11 @@ def _split(n: int, rng):
 def load(dataset: str, path: str | None = None):
     """``(X_train, y_train, X_test, y_test)`` as float32 / int64 tensors (no noisygd import).
 
-    ``path``: the ``.npz`` of :func:`save_digits` or :func:`save_cifar_shape`, written by the
-    main process (the workers read it with NumPy, so that no worker imports scikit-learn,
-    whose import, about 150 MB of resident memory and of another size in each environment,
-    is the harness's, not the library's, nor generates the CIFAR-shaped set); without it,
+    ``path``: the ``.npz`` of :func:`save_digits` or the folder of :func:`save_cifar_shape`,
+    written by the main process (the workers read it with NumPy, so that no worker imports
+    scikit-learn, whose import, about 150 MB of resident memory and of another size in each
+    environment, is the harness's, not the library's, nor generates the CIFAR-shaped set);
+    without it,
     the data are loaded or generated here (the same values)."""
     import numpy as np
     import torch
@@ -126,8 +130,8 @@ def load(dataset: str, path: str | None = None):
 
     if dataset != "digits":
         if path is not None:
-            with np.load(path) as f:
-                parts = (f["X_train"], f["y_train"], f["X_test"], f["y_test"])
+            parts = tuple(np.load(Path(path) / f"{name}.npy")
+                          for name in ("X_train", "y_train", "X_test", "y_test"))
         else:
             X, y, rng = _cifar_shape()
             tr, te = _split(len(X), rng)
@@ -363,7 +367,8 @@ def _folder() -> Path:
 def _data_file(dataset: str) -> Path:
     if dataset not in _DATA:
         save = save_digits if dataset == "digits" else save_cifar_shape
-        _DATA[dataset] = save(_folder() / f"{dataset}.npz")
+        _DATA[dataset] = save(_folder() / (f"{dataset}.npz" if dataset == "digits"
+                                           else dataset))
     return _DATA[dataset]
 
 

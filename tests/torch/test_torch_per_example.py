@@ -410,9 +410,10 @@ def test_check_treats_a_shape_mismatch_as_disagreement():
 
 
 def test_convolutional_batches_are_gathered_channels_last_with_the_same_values():
-    """The fused oracle of a network with a Conv2d copies each batch channels-last (faster
-    CPU kernels): the same examples and values, the stored examples left as given; a network
-    without a convolution, or the torch.func path, gets the batch as stored."""
+    """The fused oracle of a network with a Conv2d copies each batch of images of 16x16 pixels
+    or more channels-last (faster CPU kernels): the same examples and values, the stored
+    examples left as given; smaller images, a network without a convolution, or the
+    torch.func path get the batch as stored."""
     model, x, y = _setup("conv2d_grouped")
     oracle = TorchOracle(model, CE, x, y)
     rows = torch.tensor([4, 1, 1])
@@ -425,3 +426,5 @@ def test_convolutional_batches_are_gathered_channels_last_with_the_same_values()
     assert plain._batch(rows)[0].is_contiguous()
     mlp, xm, ym = _setup("linear")
     assert TorchOracle(mlp, CE, xm, ym)._batch(rows)[0].is_contiguous()
+    small, xs, ys = _setup("conv2d")  # 9x9 images: below the channels-last threshold
+    assert TorchOracle(small, CE, xs, ys)._batch(rows)[0].is_contiguous()
