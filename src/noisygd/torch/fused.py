@@ -195,6 +195,27 @@ class _Linear(_Layer):
 
 
 class _Conv2d(_Layer):
+    def __init__(self, module: nn.Module, names: dict[str, str]) -> None:
+        super().__init__(module, names)
+        #: Memory that :meth:`_patches` reuses from step to step (:meth:`_scratch`).
+        self._buffer: torch.Tensor | None = None
+
+    def _scratch(self, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        """An uninitialised tensor of ``shape`` in memory this layer keeps between calls
+        (grown when too small): a fresh allocation of a few MB per step costs more in first
+        touches of its pages than the copy written into it (Poisson batches change size at
+        every step, so the allocator does not hand the same block back). Valid until the
+        next call."""
+        n = 1
+        for k in shape:
+            n *= k
+        buf = self._buffer
+        if (buf is None or buf.numel() < n or buf.dtype != like.dtype
+                or buf.device != like.device):
+            buf = torch.empty(max(n, 1), dtype=like.dtype, device=like.device)
+            self._buffer = buf
+        return buf[:n].view(shape)
+
     def _unfold(self, a: torch.Tensor) -> torch.Tensor:
         """``F.unfold(a, ...)`` of shape (B, C kh kw, L), by a strided view of the padded
         input and one copy (several times faster than ``F.unfold`` on CPU)."""
@@ -211,7 +232,8 @@ class _Conv2d(_Layer):
     def _patches(self, a: torch.Tensor) -> torch.Tensor:
         """The input patches as ``(B, L, kh kw C)``, from a channels-last copy of the padded
         input (the order of the patch coordinates is that of the contiguous channels-last
-        windows, not the weight's; ghost norms do not depend on it). For many input
+        windows, not the weight's; ghost norms do not depend on it), written into the layer's
+        scratch memory (:meth:`_scratch`: valid until the next call). For many input
         channels several times faster than :meth:`_unfold`, whose innermost copied run is
         one row of one window."""
         m = self.module
@@ -223,7 +245,9 @@ class _Conv2d(_Layer):
         Wo = (Wp - dw * (kw - 1) - 1) // sw + 1
         s0, s1, s2, s3 = xp.stride()
         win = xp.as_strided((B, Ho, Wo, kh, kw, C), (s0, sh * s1, sw * s2, dh * s1, dw * s2, s3))
-        return win.reshape(B, Ho * Wo, kh * kw * C)
+        out = self._scratch((B, Ho, Wo, kh, kw, C), a)
+        out.copy_(win)
+        return out.view(B, Ho * Wo, kh * kw * C)
 
     def _per_example(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """The per-example weight gradients, shape (B, p, d): one convolution with the batch
