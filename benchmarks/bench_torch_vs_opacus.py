@@ -2,9 +2,12 @@
 
 One run, one script: every row runs in its own subprocess of this script (``--worker``), so
 that its peak memory is its own. noisygd's rows and the non-private rows run in noisygd's
-environment (``.venv``, torch 2.13.0); Opacus' rows run the same worker code in the peers'
-environment (``.venv-peers``: torch 2.13.0, opacus 1.6.0; ``make bench-env``), which does not
-import noisygd. The main process collects the rows and computes the PLD epsilon of the event
+environment (``.venv``, torch 2.13.0); Opacus' rows run the same worker code with Opacus 1.6.0
+from the peers' environment (``.venv-peers``; ``make bench-env``) and do not import noisygd:
+in noisygd's interpreter, with only ``opacus`` and ``opt_einsum`` taken from the peers'
+environment, when both hold the same torch, NumPy and SciPy (``_opacus_launch``: then every
+row maps the same library files), else in the peers' interpreter. The main process
+collects the rows and computes the PLD epsilon of the event
 every DP-SGD row performed (``SelfComposed(PoissonSampled(q, Gaussian(z)), T)``) with
 noisygd's PLD accountant, beside each library's own epsilon (noisygd: the tightest of its
 accountants; Opacus: its default PRV accountant, and its RDP accountant).
@@ -23,13 +26,16 @@ Every step after ``WARMUP`` untimed ones is timed alone. On CPU the step time is
 other jobs of a shared machine held the cores; the wall-clock mean is ``wall_step_ms`` beside
 it); on a GPU it is the mean wall time after synchronising. Examples per second is the batch
 size over the step time. Memory: the worker's peak
-resident set (``peak_memory_mb``, imports included) and its growth during training
+resident set (``peak_memory_mb``, imports included: ``VmHWM``, the high-water mark of its own
+address space; ``ru_maxrss`` would include the main process's peak, :func:`_peak_mb`) and
+its growth during training
 (``training_memory_mb``: peak minus the resident set before the first step), or
 ``torch.cuda.max_memory_allocated`` on a GPU. The main process writes the digits to an
-``.npz`` that the workers read with NumPy: no worker imports scikit-learn, whose import
-(1.9 in noisygd's environment, 1.6 in the peers': about 175 and 150 MB) would otherwise be
-counted in every row's peak, 25 MB more in noisygd's. Accuracy is on the held-out split after all
-steps.
+``.npz`` and the CIFAR-shaped set (split, float32) to ``.npy`` files that the workers read
+with NumPy: no worker imports scikit-learn, whose import (1.9 in noisygd's environment, 1.6
+in the peers': about 175 and 150 MB) would otherwise be counted in every row's peak, 25 MB
+more in noisygd's, nor generates the CIFAR-shaped set in float64. Accuracy is on the
+held-out split after all steps.
 
 Table 2: DP-FTRL, NoisyGD and DP-SGD (noisygd) and Opacus' DP-SGD (ghost clipping) on the CNN
 on digits at epsilon 1, 2 and 8 (delta 1e-5), noise calibrated by each library.
@@ -173,6 +179,18 @@ def _peak_mb(device: str) -> float:
 
     if device.startswith("cuda"):
         return torch.cuda.max_memory_allocated() / 2**20
+    # VmHWM: the high-water mark of this process's own address space. ``ru_maxrss`` is not:
+    # Linux folds into it the peak of the address space the process replaced at exec, which
+    # for a worker spawned by ``subprocess`` (vfork, then exec) is the main process's, so
+    # every worker's "peak" was at least the main process's peak so far (481 MB for each
+    # CIFAR-shaped row of the last run, the non-private one included)
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:  # pragma: no cover - not Linux
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
