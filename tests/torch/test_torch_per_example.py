@@ -428,3 +428,29 @@ def test_convolutional_batches_are_gathered_channels_last_with_the_same_values()
     assert TorchOracle(mlp, CE, xm, ym)._batch(rows)[0].is_contiguous()
     small, xs, ys = _setup("conv2d")  # 9x9 images: below the channels-last threshold
     assert TorchOracle(small, CE, xs, ys)._batch(rows)[0].is_contiguous()
+
+
+def test_convolutional_batches_padded_to_a_bucket_give_the_exact_sum():
+    """On CPU the fused path pads a convolutional network's batches to a multiple of 8 rows
+    with copies of the first example at factor 0: the clipped sum and the loss equal the
+    unpadded torch.func ones; a batch of one real example (padded to 8 copies) does not pass
+    the fused path's check, which needs two distinct examples."""
+    model, x, y = _setup("conv2d")
+    fused = TorchOracle(model, CE, x, y)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    rows = torch.tensor([5, 0, 2, 2, 3])
+    padded, n_real = fused._padded(rows)
+    assert n_real == 5 and padded.tolist() == [5, 0, 2, 2, 3, 5, 5, 5]
+    assert plain._padded(rows) == (rows, None)
+    lone = TorchOracle(model, CE, x, y)
+    lone.clipped_sum(torch.tensor([4]), 0.1)
+    assert lone.fused and not lone._checked
+    norms = torch.stack(plain.per_example_sq_norms()).sum(0).sqrt()
+    clip = float(norms.median())
+    for idx in (rows, torch.tensor([4]), torch.arange(6)):
+        a, la = fused.clipped_sum(idx, clip)
+        b, lb = plain.clipped_sum(idx, clip)
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-9)
+        torch.testing.assert_close(la, lb)
+    mlp, xm, ym = _setup("linear")
+    assert TorchOracle(mlp, CE, xm, ym)._padded(rows) == (rows, None)

@@ -478,11 +478,12 @@ class FusedPlan:
 
     def clipped_sum(
         self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor,
-        clips: float | Sequence[float],
+        clips: float | Sequence[float], n_real: int | None = None,
     ) -> tuple[list[torch.Tensor], torch.Tensor] | None:
         r""":math:`\sum_i c_i g_i` for each trained parameter (order of ``names``) and the
         summed loss, or None when this forward pass did not call each covered layer exactly
-        once (the caller then uses the ``torch.func`` path)."""
+        once (the caller then uses the ``torch.func`` path). ``n_real``: only the first
+        ``n_real`` examples count (the others, padding, get factor 0 and no loss)."""
         done = self._backward(module, loss, x, y)
         if done is None:
             return None
@@ -491,7 +492,11 @@ class FusedPlan:
         with torch.no_grad():  # steps 3 and 4 record no graph
             sq, caches = self._norms(inputs, bs, release=True)
             finite = finite_rows(sq)
-            factors = dict(zip(self.names, clip_factors(sq, clips, finite), strict=True))
+            listed = clip_factors(sq, clips, finite)
+            if n_real is not None and n_real < x.shape[0]:
+                for f in {id(f): f for f in listed}.values():  # flat: one tensor, shared
+                    f[n_real:] = 0.0  # padding rows (finite, copies of a real one) add 0
+            factors = dict(zip(self.names, listed, strict=True))
             # every norm finite: the masks would copy the tensors unchanged, and are skipped
             # (on CPU; on an accelerator the test would cost a synchronisation: they run)
             keep = None if finite.device.type == "cpu" and bool(finite.all()) else finite
@@ -504,7 +509,7 @@ class FusedPlan:
                 for attr, g in layer.grads(inputs[k], bs[k], caches[k], f, keep).items():
                     grads[layer.names[attr]] = g
                 inputs[k] = bs[k] = caches[k] = None
-            return [grads[k] for k in self.names], losses.sum()
+            return [grads[k] for k in self.names], losses[:n_real].sum()
 
     def sq_norms(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
                  ) -> list[torch.Tensor] | None:
