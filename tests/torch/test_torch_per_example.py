@@ -431,10 +431,11 @@ def test_convolutional_batches_are_gathered_channels_last_with_the_same_values()
 
 
 def test_convolutional_batches_padded_to_a_bucket_give_the_exact_sum():
-    """On CPU the fused path pads a convolutional network's batches to a multiple of 8 rows
-    with copies of the first example at factor 0: the clipped sum and the loss equal the
-    unpadded torch.func ones; a batch of one real example (padded to 8 copies) does not pass
-    the fused path's check, which needs two distinct examples."""
+    """On CPU the fused path pads a convolutional network's batches of small images (below
+    16x16 pixels) to a multiple of 8 rows with copies of the first example at factor 0: the
+    clipped sum and the loss equal the unpadded torch.func ones; a batch of one real example
+    (padded to 8 copies) does not pass the fused path's check, which needs two distinct
+    examples. Larger images (channels-last) are not padded."""
     model, x, y = _setup("conv2d")
     fused = TorchOracle(model, CE, x, y)
     plain = TorchOracle(model, CE, x, y, fused=False)
@@ -454,3 +455,5 @@ def test_convolutional_batches_padded_to_a_bucket_give_the_exact_sum():
         torch.testing.assert_close(la, lb)
     mlp, xm, ym = _setup("linear")
     assert TorchOracle(mlp, CE, xm, ym)._padded(rows) == (rows, None)
+    big, xb, yb = _setup("conv2d_grouped")  # 34x34 images: channels-last, not padded
+    assert TorchOracle(big, CE, xb, yb)._padded(rows) == (rows, None)

@@ -26,9 +26,10 @@ output pixels of a convolution after ``unfold``):
   :math:`\lVert G_i\rVert_F^2 = \langle a_i a_i^\top, b_i b_i^\top\rangle_F` (cost
   :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper (the
   per-layer rule of Bu et al. 2023 and of Opacus' mixed ghost clipping); a convolution's
-  :math:`G_i` comes from one batch-grouped convolution or, for few input channels or small
-  maps, from ``unfold`` over chunks of examples; bias: :math:`\lVert \mathbf 1^\top
-  b_i\rVert^2`;
+  :math:`G_i` comes from one batch-grouped convolution (from the input's patches and one
+  batched product per chunk of examples when the input is channels-last) or, for few input
+  channels or small maps, from ``unfold`` over chunks of examples; bias:
+  :math:`\lVert \mathbf 1^\top b_i\rVert^2`;
 * ``Embedding`` with indices :math:`k_{i,t}`:
   :math:`\sum_{t,s}[k_{i,t} = k_{i,s}]\,\langle b_{i,t}, b_{i,s}\rangle`;
 * ``LayerNorm`` and ``GroupNorm``: the per-example gradients of the affine parameters,

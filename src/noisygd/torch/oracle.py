@@ -32,12 +32,14 @@ then produce channels-last activations, on which PyTorch's CPU kernels for pooli
 element-wise layers are several times faster than on NCHW ones (``MaxPool2d`` on 3x32x32
 inputs, batch 256: about 3.5 ms against 15.5 ms). The stored examples and the module are not
 changed; only the layout of a batch's activations, hence the rounding of float sums, differs.
-On CPU the fused path also pads such a network's batches to a multiple of :data:`_BUCKET`
-rows with copies of the batch's first example, whose clipping factors are set to 0 (they add
-exactly nothing; their loss is not counted): oneDNN compiles its convolution kernels for each
-input shape (about 1.5 ms for a new batch size against 0.2 ms for a seen one, on the digits
-CNN's first layer), and Poisson batches change size at every step, so without padding nearly
-every step would compile them anew.
+For smaller images (below 16x16 pixels) the fused path on CPU instead pads a convolutional
+network's batches to a multiple of :data:`_BUCKET` rows with copies of the batch's first
+example, whose clipping factors are set to 0 (they add exactly nothing; their loss is not
+counted): oneDNN compiles its convolution kernels for each input shape (about 1.5 ms for a new
+batch size against 0.2 ms for a seen one, on the digits CNN's first layer), and Poisson
+batches change size at every step, so without padding nearly every step of a small network
+would compile them anew (on the CIFAR-shaped CNN the compilation is a small part of a 60 ms
+step, and padding measured no faster there).
 
 Declared facts: a network states no Lipschitz or smoothness constant and no row bound
 (:attr:`row_norm_bound` is None: the model clips gradients, not rows), and it is not convex;
@@ -225,8 +227,9 @@ class TorchOracle(GradientOracle):
                                and self.device.type == "cpu"
                                and self.X.shape[2] * self.X.shape[3] >= _CHANNELS_LAST_PIXELS
                                and any(isinstance(m, nn.Conv2d) for m in module.modules()))
-        # and its Poisson batches padded to a multiple of _BUCKET rows (module doc)
+        # smaller images' Poisson batches padded to a multiple of _BUCKET rows (module doc)
         self._bucket = (self._fused is not None and self.device.type == "cpu"
+                        and self.X.dim() == 4 and not self._channels_last
                         and any(isinstance(m, nn.Conv2d) for m in module.modules()))
         self._chunk = (None if max_physical_batch_size is None
                        else check_positive_int("max_physical_batch_size",
