@@ -2,9 +2,12 @@
 
 One run, one script: every row runs in its own subprocess of this script (``--worker``), so
 that its peak memory is its own. noisygd's rows and the non-private rows run in noisygd's
-environment (``.venv``, torch 2.13.0); Opacus' rows run the same worker code in the peers'
-environment (``.venv-peers``: torch 2.13.0, opacus 1.6.0; ``make bench-env``), which does not
-import noisygd. The main process collects the rows and computes the PLD epsilon of the event
+environment (``.venv``, torch 2.13.0); Opacus' rows run the same worker code with Opacus 1.6.0
+from the peers' environment (``.venv-peers``; ``make bench-env``) and do not import noisygd:
+in noisygd's interpreter, with only ``opacus`` and ``opt_einsum`` taken from the peers'
+environment, when both hold the same torch, NumPy and SciPy (``_opacus_launch``: then every
+row maps the same library files), else in the peers' interpreter. The main process
+collects the rows and computes the PLD epsilon of the event
 every DP-SGD row performed (``SelfComposed(PoissonSampled(q, Gaussian(z)), T)``) with
 noisygd's PLD accountant, beside each library's own epsilon (noisygd: the tightest of its
 accountants; Opacus: its default PRV accountant, and its RDP accountant).
@@ -23,13 +26,16 @@ Every step after ``WARMUP`` untimed ones is timed alone. On CPU the step time is
 other jobs of a shared machine held the cores; the wall-clock mean is ``wall_step_ms`` beside
 it); on a GPU it is the mean wall time after synchronising. Examples per second is the batch
 size over the step time. Memory: the worker's peak
-resident set (``peak_memory_mb``, imports included) and its growth during training
+resident set (``peak_memory_mb``, imports included: ``VmHWM``, the high-water mark of its own
+address space; ``ru_maxrss`` would include the main process's peak, :func:`_peak_mb`) and
+its growth during training
 (``training_memory_mb``: peak minus the resident set before the first step), or
 ``torch.cuda.max_memory_allocated`` on a GPU. The main process writes the digits to an
-``.npz`` that the workers read with NumPy: no worker imports scikit-learn, whose import
-(1.9 in noisygd's environment, 1.6 in the peers': about 175 and 150 MB) would otherwise be
-counted in every row's peak, 25 MB more in noisygd's. Accuracy is on the held-out split after all
-steps.
+``.npz`` and the CIFAR-shaped set (split, float32) to ``.npy`` files that the workers read
+with NumPy: no worker imports scikit-learn, whose import (1.9 in noisygd's environment, 1.6
+in the peers': about 175 and 150 MB) would otherwise be counted in every row's peak, 25 MB
+more in noisygd's, nor generates the CIFAR-shaped set in float64. Accuracy is on the
+held-out split after all steps.
 
 Table 2: DP-FTRL, NoisyGD and DP-SGD (noisygd) and Opacus' DP-SGD (ghost clipping) on the CNN
 on digits at epsilon 1, 2 and 8 (delta 1e-5), noise calibrated by each library.
@@ -77,38 +83,77 @@ def save_digits(path: Path) -> Path:
     return path
 
 
-def load(dataset: str, digits: str | None = None):
-    """``(X_train, y_train, X_test, y_test)`` as float32 / int64 tensors (no noisygd import).
-
-    ``digits``: the ``.npz`` of :func:`save_digits` (the workers read it with NumPy, so that
-    no worker imports scikit-learn: its import, about 150 MB of resident memory and of
-    another size in each environment, is the harness's, not the library's); without it,
-    the digits are loaded by scikit-learn."""
+def _cifar_shape():
+    """The synthetic CIFAR-shaped set (module doc): ``(X, y)`` in float64, and the rng after
+    drawing them (it draws the split next)."""
     import numpy as np
-    import torch
 
     rng = np.random.default_rng(SEED)
-    if dataset == "digits":
-        if digits is None:
-            from sklearn.datasets import load_digits
+    n, k = 5120, 10
+    means = rng.normal(size=(k, 3, 32, 32))
+    y = rng.integers(0, k, size=n)
+    X = 0.08 * means[y] + rng.normal(size=(n, 3, 32, 32))
+    return X, y, rng
 
-            X, y = load_digits(return_X_y=True)
-        else:
-            with np.load(digits) as f:
-                X, y = f["X"], f["y"]
-        X = (X / 16.0).reshape(-1, 1, 8, 8)
-    else:
-        n, k = 5120, 10
-        means = rng.normal(size=(k, 3, 32, 32))
-        y = rng.integers(0, k, size=n)
-        X = 0.08 * means[y] + rng.normal(size=(n, 3, 32, 32))
-    perm = rng.permutation(len(X))
-    cut = int(0.8 * len(X))
-    tr, te = perm[:cut], perm[cut:]
+
+def save_cifar_shape(path: Path) -> Path:
+    """The CIFAR-shaped set, split and in float32 as the workers use it, saved by the main
+    process as ``.npy`` files in the folder ``path``: generating it in float64 (several
+    arrays of 126 MB) would otherwise set every worker's peak memory, the same for every
+    library, above what training uses."""
+    import numpy as np
+
+    X, y, rng = _cifar_shape()
+    tr, te = _split(len(X), rng)
+    path.mkdir()
+    for name, a in (("X_train", X[tr].astype(np.float32)), ("y_train", y[tr]),
+                    ("X_test", X[te].astype(np.float32)), ("y_test", y[te])):
+        np.save(path / f"{name}.npy", a)  # .npy: read straight into the array (an .npz
+    return path                           # member is read into a buffer, then copied)
+
+
+def _split(n: int, rng):
+    """Training and test indices: a seeded 80/20 split."""
+    perm = rng.permutation(n)
+    cut = int(0.8 * n)
+    return perm[:cut], perm[cut:]
+
+
+def load(dataset: str, path: str | None = None):
+    """``(X_train, y_train, X_test, y_test)`` as float32 / int64 tensors (no noisygd import).
+
+    ``path``: the ``.npz`` of :func:`save_digits` or the folder of :func:`save_cifar_shape`,
+    written by the main process (the workers read it with NumPy, so that no worker imports
+    scikit-learn, whose import, about 150 MB of resident memory and of another size in each
+    environment, is the harness's, not the library's, nor generates the CIFAR-shaped set);
+    without it,
+    the data are loaded or generated here (the same values)."""
+    import numpy as np
+    import torch
 
     def t(a, dtype):
         return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype)
 
+    if dataset != "digits":
+        if path is not None:
+            parts = tuple(np.load(Path(path) / f"{name}.npy")
+                          for name in ("X_train", "y_train", "X_test", "y_test"))
+        else:
+            X, y, rng = _cifar_shape()
+            tr, te = _split(len(X), rng)
+            parts = (X[tr], y[tr], X[te], y[te])
+        return tuple(t(a, torch.float32 if k % 2 == 0 else torch.int64)
+                     for k, a in enumerate(parts))
+    rng = np.random.default_rng(SEED)
+    if path is None:
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+    else:
+        with np.load(path) as f:
+            X, y = f["X"], f["y"]
+    X = (X / 16.0).reshape(-1, 1, 8, 8)
+    tr, te = _split(len(X), rng)
     return (t(X[tr], torch.float32), t(y[tr], torch.int64), t(X[te], torch.float32),
             t(y[te], torch.int64))
 
@@ -134,6 +179,18 @@ def _peak_mb(device: str) -> float:
 
     if device.startswith("cuda"):
         return torch.cuda.max_memory_allocated() / 2**20
+    # VmHWM: the high-water mark of this process's own address space. ``ru_maxrss`` is not:
+    # Linux folds into it the peak of the address space the process replaced at exec, which
+    # for a worker spawned by ``subprocess`` (vfork, then exec) is the main process's, so
+    # every worker's "peak" was at least the main process's peak so far (481 MB for each
+    # CIFAR-shaped row of the last run, the non-private one included)
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:  # pragma: no cover - not Linux
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
@@ -183,12 +240,13 @@ def worker(args: argparse.Namespace) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    data = tuple(t.to(args.device) for t in load(args.dataset, args.digits))
+    data = tuple(t.to(args.device) for t in load(args.dataset, args.data))
     runs = [_train(args, data, seed) for seed in range(SEED, SEED + args.seeds)]
     out = runs[0]
     accs = [r["accuracy"] for r in runs]
     out.update(accuracy=statistics.fmean(accs), accuracies=accs, seeds=len(accs),
                accuracy_std=statistics.stdev(accs) if len(accs) > 1 else 0.0)
+    out["python"] = sys.executable
     out["peak_memory_mb"] = _peak_mb(args.device)
     out["training_memory_mb"] = max(0.0, out["peak_memory_mb"] - out["rss_before_training_mb"])
     return out
@@ -306,35 +364,99 @@ def _opacus(args, net, opt, Xtr, ytr, q, timer, seed) -> dict:
 
 
 # ------------------------------------------------------------------------------ main side
-_DIGITS: list[Path] = []  # the digits' .npz, written once by the main process
+_FOLDER: list[Path] = []  # the main process's temporary folder (data files, Opacus' path)
+_DATA: dict[str, Path] = {}  # each dataset's .npz, written once by the main process
+_PEERS: dict[str, object] = {}  # how the Opacus rows run (_opacus_launch)
+_SHARED = ("torch", "numpy", "scipy")  # the libraries every row must share
 
 
-def _digits_file() -> Path:
-    if not _DIGITS:
+def _folder() -> Path:
+    if not _FOLDER:
         import atexit
         import shutil
         import tempfile
 
         folder = tempfile.mkdtemp(prefix="bench_torch_")
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        _DIGITS.append(save_digits(Path(folder) / "digits.npz"))
-    return _DIGITS[0]
+        _FOLDER.append(Path(folder))
+    return _FOLDER[0]
+
+
+def _data_file(dataset: str) -> Path:
+    if dataset not in _DATA:
+        save = save_digits if dataset == "digits" else save_cifar_shape
+        _DATA[dataset] = save(_folder() / (f"{dataset}.npz" if dataset == "digits"
+                                           else dataset))
+    return _DATA[dataset]
+
+
+def _versions(python: str) -> dict:
+    """Versions and locations of the shared libraries, Opacus and opt_einsum in ``python``."""
+    code = ("import importlib, json, os\n"
+            "out = {}\n"
+            "for m in ('torch', 'numpy', 'scipy', 'opacus', 'opt_einsum'):\n"
+            "    try:\n"
+            "        mod = importlib.import_module(m)\n"
+            "    except ImportError:\n"
+            "        continue\n"
+            "    out[m] = [getattr(mod, '__version__', ''), os.path.dirname(mod.__file__)]\n"
+            "print(json.dumps(out))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    res = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    return json.loads(res.stdout)
+
+
+def _opacus_launch() -> tuple[str, str | None]:
+    """The interpreter and ``PYTHONPATH`` of the Opacus rows.
+
+    When the peers' environment holds the same versions of torch, NumPy and SciPy as
+    noisygd's, the Opacus rows run in noisygd's interpreter with only Opacus and its one
+    dependency, ``opt_einsum`` (pure Python), imported from the peers' environment (a folder
+    of links to them on ``PYTHONPATH``): every row then maps the same library files, and its
+    peak resident memory, which counts their mapped pages, compares the libraries. Two
+    installed copies of the same wheel are not mapped alike (the page cache holds their
+    files in folios of different sizes, and a page fault maps a whole folio): measured here,
+    importing NumPy maps 4.5 MB of its OpenBLAS from one environment and 2.2 MB from the
+    other, and SciPy's imports 71.3 MB against 62.8 MB, which the rows' peaks would carry
+    (docs/torch.md, "Benchmark"). Otherwise the peers' own interpreter runs them."""
+    if not _PEERS:
+        ours, peers = _versions(sys.executable), _versions(str(PEERS_PYTHON))
+        same = all(m in ours and m in peers and ours[m][0] == peers[m][0] for m in _SHARED)
+        if same and "opacus" in peers and "opt_einsum" in peers:
+            path = _folder() / "opacus_only"
+            path.mkdir(exist_ok=True)
+            for m in ("opacus", "opt_einsum"):
+                link = path / m
+                if not link.exists():
+                    link.symlink_to(peers[m][1], target_is_directory=True)
+            _PEERS.update(python=sys.executable, pythonpath=str(path),
+                          note="noisygd's interpreter, Opacus and opt_einsum from "
+                               f"{PEERS_PYTHON.parents[1].name}",
+                          versions={m: peers[m][0] for m in (*_SHARED, "opacus")})
+        else:
+            _PEERS.update(python=str(PEERS_PYTHON), pythonpath=None,
+                          note=f"the peers' interpreter ({PEERS_PYTHON.parents[1].name})",
+                          versions={m: v[0] for m, v in peers.items()})
+    return str(_PEERS["python"]), _PEERS["pythonpath"]  # type: ignore[return-value]
 
 
 def run_row(library: str, mode: str, model: str, dataset: str, *, steps: int, threads: int,
             device: str, epsilon: float | None = None) -> dict:
     """Run one worker in the right environment; returns its row (or the error)."""
-    python = str(PEERS_PYTHON) if library == "opacus" else sys.executable
+    python, path = (_opacus_launch() if library == "opacus"
+                    else (sys.executable, str(ROOT / "src")))
     cmd = [python, __file__, "--worker", "--library", library, "--mode", mode, "--model",
            model, "--dataset", dataset, "--steps", str(steps), "--threads", str(threads),
            "--device", device, "--seeds", str(SEEDS[dataset]),
-           "--digits", str(_digits_file())]
+           "--data", str(_data_file(dataset))]
     if epsilon is not None:
         cmd += ["--epsilon", str(epsilon)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(threads),
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": str(threads)}
-    if library == "opacus":
-        env.pop("PYTHONPATH")  # the peers' environment does not import noisygd
+    env.pop("PYTHONPATH", None)  # the Opacus rows do not import noisygd
+    if path is not None:
+        env["PYTHONPATH"] = path
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800,
                          check=False)
     if res.returncode != 0:
@@ -424,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seeds", type=int, default=1, help=argparse.SUPPRESS)
-    parser.add_argument("--digits", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--data", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args)))
@@ -470,6 +592,8 @@ def main(argv: list[str] | None = None) -> int:
         "batch": BATCH, "noise_multiplier": NOISE, "clip": CLIP, "lr": LR,
         "momentum": MOMENTUM, "lr_nonprivate": LR_NONPRIVATE, "seeds": SEEDS, "delta": DELTA,
         "warmup_steps": WARMUP, "steps": STEPS,
+        "opacus_rows_run_by": _PEERS.get("note"),
+        "opacus_rows_versions": _PEERS.get("versions"),
         "summary": summaries,
         "epsilon_table": eps_rows,
         "seconds": time.time() - t0,

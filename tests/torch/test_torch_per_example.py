@@ -407,3 +407,53 @@ def test_check_treats_a_shape_mismatch_as_disagreement():
     assert not _agree([torch.ones(2)], [torch.ones(3)])
     assert not _agree([torch.ones(2)], [torch.ones(2), torch.ones(2)])
     assert _agree([torch.ones(2)], [torch.ones(2) * (1 + 1e-6)])
+
+
+def test_convolutional_batches_are_gathered_channels_last_with_the_same_values():
+    """The fused oracle of a network with a Conv2d copies each batch of images of 16x16 pixels
+    or more channels-last (faster CPU kernels): the same examples and values, the stored
+    examples left as given; smaller images, a network without a convolution, or the
+    torch.func path get the batch as stored."""
+    model, x, y = _setup("conv2d_grouped")
+    oracle = TorchOracle(model, CE, x, y)
+    rows = torch.tensor([4, 1, 1])
+    xb, yb = oracle._batch(rows)
+    assert xb.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(xb, x[rows]) and torch.equal(yb, y[rows])
+    assert oracle.X.is_contiguous()
+    assert torch.equal(oracle._batch(None)[0], x)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    assert plain._batch(rows)[0].is_contiguous()
+    mlp, xm, ym = _setup("linear")
+    assert TorchOracle(mlp, CE, xm, ym)._batch(rows)[0].is_contiguous()
+    small, xs, ys = _setup("conv2d")  # 9x9 images: below the channels-last threshold
+    assert TorchOracle(small, CE, xs, ys)._batch(rows)[0].is_contiguous()
+
+
+def test_convolutional_batches_padded_to_a_bucket_give_the_exact_sum():
+    """On CPU the fused path pads a convolutional network's batches of small images (below
+    16x16 pixels) to a multiple of 8 rows with copies of the first example at factor 0: the
+    clipped sum and the loss equal the unpadded torch.func ones; a batch of one real example
+    (padded to 8 copies) does not pass the fused path's check, which needs two distinct
+    examples. Larger images (channels-last) are not padded."""
+    model, x, y = _setup("conv2d")
+    fused = TorchOracle(model, CE, x, y)
+    plain = TorchOracle(model, CE, x, y, fused=False)
+    rows = torch.tensor([5, 0, 2, 2, 3])
+    padded, n_real = fused._padded(rows)
+    assert n_real == 5 and padded.tolist() == [5, 0, 2, 2, 3, 5, 5, 5]
+    assert plain._padded(rows) == (rows, None)
+    lone = TorchOracle(model, CE, x, y)
+    lone.clipped_sum(torch.tensor([4]), 0.1)
+    assert lone.fused and not lone._checked
+    norms = torch.stack(plain.per_example_sq_norms()).sum(0).sqrt()
+    clip = float(norms.median())
+    for idx in (rows, torch.tensor([4]), torch.arange(6)):
+        a, la = fused.clipped_sum(idx, clip)
+        b, lb = plain.clipped_sum(idx, clip)
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-9)
+        torch.testing.assert_close(la, lb)
+    mlp, xm, ym = _setup("linear")
+    assert TorchOracle(mlp, CE, xm, ym)._padded(rows) == (rows, None)
+    big, xb, yb = _setup("conv2d_grouped")  # 34x34 images: channels-last, not padded
+    assert TorchOracle(big, CE, xb, yb)._padded(rows) == (rows, None)

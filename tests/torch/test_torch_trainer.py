@@ -35,7 +35,7 @@ from noisygd.torch import (  # noqa: E402
     TorchNoise,
     TorchOracle,
 )
-from noisygd.torch.trainer import REFUSED, _Tree  # noqa: E402
+from noisygd.torch.trainer import REFUSED, _Tree, account  # noqa: E402
 
 
 def bce(out, target):
@@ -187,6 +187,17 @@ def test_epsilon_calibrated_to_target(method):
     eps = trainer.privacy_.epsilon
     assert 2.0 / 1.01 <= eps <= 2.0 * (1 + 1e-9)
     assert best(trainer.planned_event(), 1e-5).epsilon == pytest.approx(eps)
+
+
+def test_planned_accounting_is_computed_once_and_copied():
+    """Two trainers on one plan get equal reports, each its own copy, equal to ``best``."""
+    event = SelfComposed(PoissonSampled(0.2, Gaussian(1.3)), 9)
+    a, b = account(event, 1e-5), account(event, 1e-5)
+    ref = best(event, 1e-5)
+    assert a == b == ref and a is not b and a.by_accountant is not b.by_accountant
+    a.by_accountant.clear()
+    assert account(event, 1e-5) == ref
+    assert account(event, 1e-6).epsilon == best(event, 1e-6).epsilon > ref.epsilon
 
 
 def test_dynamic_schedule_spends_the_uniform_budget():

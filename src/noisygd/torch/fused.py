@@ -26,9 +26,10 @@ output pixels of a convolution after ``unfold``):
   :math:`\lVert G_i\rVert_F^2 = \langle a_i a_i^\top, b_i b_i^\top\rangle_F` (cost
   :math:`T^2(d + p)`), or :math:`G_i` itself (cost :math:`Tdp`), whichever is cheaper (the
   per-layer rule of Bu et al. 2023 and of Opacus' mixed ghost clipping); a convolution's
-  :math:`G_i` comes from one batch-grouped convolution or, for few input channels or small
-  maps, from ``unfold`` over chunks of examples; bias: :math:`\lVert \mathbf 1^\top
-  b_i\rVert^2`;
+  :math:`G_i` comes from one batch-grouped convolution (from the input's patches and one
+  batched product per chunk of examples when the input is channels-last) or, for few input
+  channels or small maps, from ``unfold`` over chunks of examples; bias:
+  :math:`\lVert \mathbf 1^\top b_i\rVert^2`;
 * ``Embedding`` with indices :math:`k_{i,t}`:
   :math:`\sum_{t,s}[k_{i,t} = k_{i,s}]\,\langle b_{i,t}, b_{i,s}\rangle`;
 * ``LayerNorm`` and ``GroupNorm``: the per-example gradients of the affine parameters,
@@ -195,6 +196,27 @@ class _Linear(_Layer):
 
 
 class _Conv2d(_Layer):
+    def __init__(self, module: nn.Module, names: dict[str, str]) -> None:
+        super().__init__(module, names)
+        #: Memory that :meth:`_patches` reuses from step to step (:meth:`_scratch`).
+        self._buffer: torch.Tensor | None = None
+
+    def _scratch(self, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        """An uninitialised tensor of ``shape`` in memory this layer keeps between calls
+        (grown when too small): a fresh allocation of a few MB per step costs more in first
+        touches of its pages than the copy written into it (Poisson batches change size at
+        every step, so the allocator does not hand the same block back). Valid until the
+        next call."""
+        n = 1
+        for k in shape:
+            n *= k
+        buf = self._buffer
+        if (buf is None or buf.numel() < n or buf.dtype != like.dtype
+                or buf.device != like.device):
+            buf = torch.empty(max(n, 1), dtype=like.dtype, device=like.device)
+            self._buffer = buf
+        return buf[:n].view(shape)
+
     def _unfold(self, a: torch.Tensor) -> torch.Tensor:
         """``F.unfold(a, ...)`` of shape (B, C kh kw, L), by a strided view of the padded
         input and one copy (several times faster than ``F.unfold`` on CPU)."""
@@ -211,7 +233,8 @@ class _Conv2d(_Layer):
     def _patches(self, a: torch.Tensor) -> torch.Tensor:
         """The input patches as ``(B, L, kh kw C)``, from a channels-last copy of the padded
         input (the order of the patch coordinates is that of the contiguous channels-last
-        windows, not the weight's; ghost norms do not depend on it). For many input
+        windows, not the weight's; ghost norms do not depend on it), written into the layer's
+        scratch memory (:meth:`_scratch`: valid until the next call). For many input
         channels several times faster than :meth:`_unfold`, whose innermost copied run is
         one row of one window."""
         m = self.module
@@ -223,7 +246,9 @@ class _Conv2d(_Layer):
         Wo = (Wp - dw * (kw - 1) - 1) // sw + 1
         s0, s1, s2, s3 = xp.stride()
         win = xp.as_strided((B, Ho, Wo, kh, kw, C), (s0, sh * s1, sw * s2, dh * s1, dw * s2, s3))
-        return win.reshape(B, Ho * Wo, kh * kw * C)
+        out = self._scratch((B, Ho, Wo, kh, kw, C), a)
+        out.copy_(win)
+        return out.view(B, Ho * Wo, kh * kw * C)
 
     def _per_example(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """The per-example weight gradients, shape (B, p, d): one convolution with the batch
@@ -235,6 +260,25 @@ class _Conv2d(_Layer):
             b.reshape(1, B * b.shape[1], *b.shape[2:]), stride=m.stride, padding=m.padding,
             dilation=m.dilation, groups=B)
         return w.view(B, m.out_channels, -1)
+
+    def _per_example_patches(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        r"""The per-example weight gradients for a channels-last input ``a``, shape
+        (B, p, kh kw C) with the coordinates in the patches' order (:meth:`_patches`), not the
+        weight's: :math:`G_i^\top = P_i^\top b_i` over chunks of examples whose patches take
+        about :data:`_CHUNK_BYTES` (a channels-last ``b`` is ``(B, L, p)`` without a copy;
+        faster than the batch-grouped convolution, which needs NCHW copies of both: 8.4 ms
+        against 11.0 ms on 16x16x16 inputs, 32 outputs, batch 256)."""
+        m = self.module
+        B, p = b.shape[0], b.shape[1]
+        bl = b.permute(0, 2, 3, 1).reshape(B, -1, p)  # a view for channels-last b
+        L = bl.shape[1]
+        d = a.shape[1] * m.kernel_size[0] * m.kernel_size[1]
+        out = torch.empty(B, d, p, dtype=b.dtype, device=b.device)
+        k = max(1, _CHUNK_BYTES // max(1, d * L * b.element_size()))
+        for s in range(0, B, k):
+            torch.bmm(self._patches(a[s:s + k]).transpose(1, 2), bl[s:s + k],
+                      out=out[s:s + k])
+        return out.transpose(1, 2)
 
     def _per_example_unfolded(self, a: torch.Tensor, b3: torch.Tensor) -> torch.Tensor:
         r"""The per-example weight gradients :math:`G_i = b_i U_i^\top` (shape (B, p, d),
@@ -262,7 +306,11 @@ class _Conv2d(_Layer):
             if L * (d + p) < d * p:  # ghost norm (module doc)
                 out["weight"] = _ghost_norm(self._patches(a), b3.transpose(1, 2))
             else:
-                if L >= _GROUPED_MIN_POSITIONS and a.shape[1] >= _GROUPED_MIN_CHANNELS:
+                if (L >= _GROUPED_MIN_POSITIONS and a.shape[1] >= _GROUPED_MIN_CHANNELS
+                        and a.is_contiguous(memory_format=torch.channels_last)):
+                    per = self._per_example_patches(a, b)  # in patch order
+                    cache["patch_order"] = per
+                elif L >= _GROUPED_MIN_POSITIONS and a.shape[1] >= _GROUPED_MIN_CHANNELS:
                     per = self._per_example(a, b)
                 else:  # materialised, on the unfolded input
                     per = self._per_example_unfolded(a, b3)
@@ -283,7 +331,11 @@ class _Conv2d(_Layer):
             c = factors["weight"]
             if "weight" in cache:  # the materialised per-example gradients: only they are read
                 per = _mask(cache["weight"], keep)
-                out["weight"] = torch.einsum("b,bpd->pd", c, per).reshape(m.weight.shape)
+                g = torch.einsum("b,bpd->pd", c, per)
+                if "patch_order" in cache:  # (p, kh kw C) -> the weight's (p, C, kh, kw)
+                    kh, kw = m.kernel_size
+                    g = g.view(-1, kh, kw, m.in_channels).permute(0, 3, 1, 2)
+                out["weight"] = g.reshape(m.weight.shape)
             else:
                 out["weight"] = torch.nn.grad.conv2d_weight(
                     _mask(a, keep), m.weight.shape, _scaled(_mask(b, keep), c),
@@ -454,11 +506,12 @@ class FusedPlan:
 
     def clipped_sum(
         self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor,
-        clips: float | Sequence[float],
+        clips: float | Sequence[float], n_real: int | None = None,
     ) -> tuple[list[torch.Tensor], torch.Tensor] | None:
         r""":math:`\sum_i c_i g_i` for each trained parameter (order of ``names``) and the
         summed loss, or None when this forward pass did not call each covered layer exactly
-        once (the caller then uses the ``torch.func`` path)."""
+        once (the caller then uses the ``torch.func`` path). ``n_real``: only the first
+        ``n_real`` examples count (the others, padding, get factor 0 and no loss)."""
         done = self._backward(module, loss, x, y)
         if done is None:
             return None
@@ -466,8 +519,12 @@ class FusedPlan:
         del done
         with torch.no_grad():  # steps 3 and 4 record no graph
             sq, caches = self._norms(inputs, bs, release=True)
-            factors = dict(zip(self.names, clip_factors(sq, clips), strict=True))
             finite = finite_rows(sq)
+            listed = clip_factors(sq, clips, finite)
+            if n_real is not None and n_real < x.shape[0]:
+                for f in {id(f): f for f in listed}.values():  # flat: one tensor, shared
+                    f[n_real:] = 0.0  # padding rows (finite, copies of a real one) add 0
+            factors = dict(zip(self.names, listed, strict=True))
             # every norm finite: the masks would copy the tensors unchanged, and are skipped
             # (on CPU; on an accelerator the test would cost a synchronisation: they run)
             keep = None if finite.device.type == "cpu" and bool(finite.all()) else finite
@@ -480,7 +537,7 @@ class FusedPlan:
                 for attr, g in layer.grads(inputs[k], bs[k], caches[k], f, keep).items():
                     grads[layer.names[attr]] = g
                 inputs[k] = bs[k] = caches[k] = None
-            return [grads[k] for k in self.names], losses.sum()
+            return [grads[k] for k in self.names], losses[:n_real].sum()
 
     def sq_norms(self, module: nn.Module, loss: Callable, x: torch.Tensor, y: torch.Tensor
                  ) -> list[torch.Tensor] | None:

@@ -89,7 +89,7 @@ def finite_rows(sq_norms: Sequence[torch.Tensor]) -> torch.Tensor:
     -------
     Tensor of bool, shape (B,)
     """
-    return torch.stack([torch.isfinite(s) for s in sq_norms]).all(0)
+    return torch.isfinite(torch.stack(list(sq_norms))).all(0)
 
 
 def masked_rows(t: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
@@ -102,8 +102,8 @@ def masked_rows(t: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
                                                                              device=t.device))
 
 
-def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | float
-                 ) -> list[torch.Tensor]:
+def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | float,
+                 keep: torch.Tensor | None = None) -> list[torch.Tensor]:
     r"""Clipping factors from per-example squared norms (module doc).
 
     Parameters
@@ -112,6 +112,8 @@ def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | floa
         :math:`\lVert g_{i,k}\rVert^2` for each parameter tensor ``k``.
     clips : float or sequence of float
         One ``C`` (flat clipping: one factor for all tensors) or one ``C_k`` per tensor.
+    keep : Tensor of bool, shape (B,), optional
+        :func:`finite_rows` of ``sq_norms``, if the caller has it already.
 
     Returns
     -------
@@ -121,10 +123,12 @@ def clip_factors(sq_norms: Sequence[torch.Tensor], clips: Sequence[float] | floa
         all (the caller must also mask its gradient, :func:`masked_rows`: ``0 * inf`` is NaN).
     """
     sq_norms = list(sq_norms)
-    keep = finite_rows(sq_norms)
+    stacked = torch.stack(sq_norms)
+    if keep is None:
+        keep = torch.isfinite(stacked).all(0)  # finite_rows, on the stacked norms
     zero = torch.zeros((), dtype=sq_norms[0].dtype, device=sq_norms[0].device)
     if isinstance(clips, int | float):
-        total = torch.stack(sq_norms).sum(0).sqrt()
+        total = stacked.sum(0).sqrt()
         factor = torch.where(keep, torch.clamp(float(clips) / total, max=1.0), zero)
         return [factor] * len(sq_norms)
     if len(clips) != len(sq_norms):

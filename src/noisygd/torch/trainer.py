@@ -53,6 +53,8 @@ needs a convex loss or stated constants (:data:`REFUSED`) are refused before any
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -64,7 +66,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from noisygd._checks import check_choice, check_positive, check_positive_int, check_probability
-from noisygd.accounting.base import within_budget
+from noisygd.accounting.base import AccountingResult, within_budget
 from noisygd.accounting.calibration import calibrate_noise_multiplier
 from noisygd.accounting.dp_accounting_bridge import clear_pld_cache
 from noisygd.accounting.events import (
@@ -275,6 +277,26 @@ def plan_run(
     else:
         z = check_positive("noise_multiplier", noise_multiplier)
     return TorchPlan(**{**asdict(base), "noise_multiplier": float(z)})
+
+
+@functools.lru_cache(maxsize=16)
+def _best(event: DpEvent, delta: float) -> AccountingResult:
+    return best(event, delta)
+
+
+def account(event: DpEvent, delta: float) -> AccountingResult:
+    """:func:`noisygd.accounting.registry.best` of a planned event, computed once per process.
+
+    The event and ``delta`` are public and the result depends on nothing else, so a process
+    that trains several models on one plan (seeds, a sweep) accounts it once: the PLD
+    accountant's work (about a million floats per distribution) is not repeated for each
+    trainer. Each caller gets its own copy of the result. An event that is not hashable is
+    accounted anew."""
+    try:
+        hash(event)
+    except TypeError:
+        return best(event, delta)
+    return copy.deepcopy(_best(event, float(delta)))
 
 
 class _Tree:
@@ -496,7 +518,7 @@ class PrivateTrainer:
         if self.plan_ is None:
             self.plan_ = self.make_plan(self._n_public(n_rows))
             event = self.planned_event()
-            self.privacy_ = best(event, self.delta)
+            self.privacy_ = account(event, self.delta)
             if self.epsilon is not None and not within_budget(self.privacy_.epsilon,
                                                               self.epsilon):
                 raise ValueError(f"internal error: the plan spends epsilon = "
@@ -633,7 +655,7 @@ class PrivateTrainer:
         if self.plan_.method != self.method:
             raise ValueError(f"the checkpoint is a {self.plan_.method} run, not {self.method}")
         self.delta = float(state["delta"])
-        self.privacy_ = best(self.planned_event(), self.delta)
+        self.privacy_ = account(self.planned_event(), self.delta)
         self.steps_done_ = int(state["steps_done"])
         if state["rng"] is not None:
             if isinstance(self._sampler, torch.Generator):
