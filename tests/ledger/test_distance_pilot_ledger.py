@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from untouchable import Untouchable
 
 from noisygd.accounting import Composed, Gaussian
 from noisygd.accounting.calibration import calibrate_mu
@@ -83,22 +84,6 @@ def test_the_pilot_s_event_is_recorded_before_the_pilot_reads_the_data(sqlite_pa
     with Ledger(sqlite_path) as ledger:
         assert ledger.spent("d").epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
     assert model.privacy_.epsilon <= 1.0 + 1e-9
-
-
-class Untouchable:
-    """Array-like whose shape is public metadata and whose values must not be read."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("the data was read")
-
-    def __len__(self):
-        raise AssertionError("the data was read")
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the data was read ({name})")
 
 
 def test_a_piloted_fit_over_budget_is_refused_before_the_data_is_read(sqlite_path):

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
+from untouchable import Untouchable
 
 from noisygd.accounting import Composed, Gaussian, best
 from noisygd.accounting.calibration import calibrate_mu
@@ -58,22 +59,6 @@ def _budget(url, dataset="d", epsilon=10.0, delta=DELTA):
 def _releases(url, dataset="d"):
     with Ledger(url) as ledger:
         return ledger.releases(dataset)
-
-
-class Untouchable:
-    """Array-like whose shape is public metadata and whose values must not be read."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("the data was read")
-
-    def __len__(self):
-        raise AssertionError("the data was read")
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the data was read ({name})")
 
 
 # ------------------------------------------------------------------ one fit, one release

@@ -155,7 +155,8 @@ class ChoosingSolver(NoisyGDSolver):
                         f"preconditioner, step 1/m with the rows' support bound m {source}")
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
         choice = {"method": "noisy_gd", "rule": why}
-        plan = self.plan_quietly(facts, budget)  # the declared or paid distance, if any
+        if theorem_facts.options != facts.options:  # the declared or paid distance
+            plan = self.plan_quietly(facts, budget)
         plan[0].details["method_choice"] = choice
         if "_pilot" not in plan[1]:
             warn_if_budget_binds(plan[0])  # else the run warns, after the pilot
