@@ -408,7 +408,7 @@ def comparator_radius(*, n: float, loss_at_zero: float) -> float:
 
 
 def ridge_strength(*, n: float, n_params: int, clip: float, mu: float, loss_at_zero: float,
-                   sensitivity: float = 1.0) -> float:
+                   sensitivity: float = 1.0, comparator: float | None = None) -> float:
     r"""The ridge :math:`\lambda^*` a NoisyGD plan adds when the user gives none (``l2="auto"``).
 
     .. math::  \lambda^* = \frac{\sqrt d\,C\Delta}{n\mu D_0}
@@ -469,6 +469,11 @@ def ridge_strength(*, n: float, n_params: int, clip: float, mu: float, loss_at_z
         logistic loss, :math:`\log K` for the multinomial one).
     sensitivity : float, default=1.0
         :math:`\Delta` in units of ``C`` (1 add/remove, 2 replace-one).
+    comparator : float, optional
+        :math:`D_0` from a release made before the run
+        (:class:`~noisygd.solvers.base.ReleasedFacts`, e.g. ``DPLinearRegression``'s
+        private scales) in place of :func:`comparator_radius`'s public :math:`\sqrt{2nF_0}`;
+        the balance above is the same with that :math:`D_0`.
 
     Returns
     -------
@@ -480,7 +485,41 @@ def ridge_strength(*, n: float, n_params: int, clip: float, mu: float, loss_at_z
     C = check_positive("clip", clip)
     m = check_positive("mu", mu)
     delta = check_positive("sensitivity", sensitivity)
-    return math.sqrt(d) * C * delta / (n * m * comparator_radius(n=n, loss_at_zero=loss_at_zero))
+    d0 = (comparator_radius(n=n, loss_at_zero=loss_at_zero) if comparator is None
+          else check_positive("comparator", comparator))
+    return math.sqrt(d) * C * delta / (n * m * d0)
+
+
+def released_ridge_strength(*, n: float, n_params: int, clip: float, mu: float,
+                            comparator: float, mean_curvature: float,
+                            sensitivity: float = 1.0) -> float:
+    r"""The planned ridge when a release made before the run gives the rows' mean curvature
+    :math:`\bar h` and a comparator radius :math:`D_0` (``DPLinearRegression``'s private
+    scales, :class:`~noisygd.solvers.base.ReleasedFacts`):
+
+    .. math:: \lambda = \frac{2\,d\,C^2\Delta^2}{\mu^2 n^2 D_0^2\,\bar h}.
+
+    **Derivation** (the quadratic model of :func:`ridge_strength`, isotropic: :math:`H = \bar
+    hI`, a comparator with :math:`\lVert w\rVert = D_0`, the run converged and its
+    averaged iterate's noise that of the whole budget, :math:`N(0, v I)` on the mean gradient
+    with :math:`v = C^2\Delta^2/(\mu^2n^2)`). The ridge's bias costs :math:`\frac{\bar h}{2}
+    \frac{\lambda^2D_0^2}{(\bar h + \lambda)^2}` and the noise :math:`\frac{d\,\bar h\,v}
+    {(\bar h + \lambda)^2}` in excess risk; their sum :math:`\bar h\,(\lambda^2D_0^2/2 +
+    dv)/(\bar h + \lambda)^2` is least at :math:`\lambda = 2dv/(D_0^2\bar h)` above (its
+    derivative vanishes where :math:`\lambda\bar hD_0^2/2 = dv`): the Bayes ridge of a
+    Gaussian prior of variance :math:`D_0^2/d` per coordinate. :func:`ridge_strength`
+    is the same balance at the curvature :math:`\bar h = \lambda` of its worst direction.
+    **Status: a heuristic balance**, like :func:`ridge_strength`: the isotropic model and
+    :math:`D_0` are assumptions about the rows, not facts, and no theorem covers the run.
+    """
+    n = check_positive("n", n)
+    d = check_positive_int("n_params", n_params)
+    C = check_positive("clip", clip)
+    m = check_positive("mu", mu)
+    delta = check_positive("sensitivity", sensitivity)
+    d0 = check_positive("comparator", comparator)
+    h = check_positive("mean_curvature", mean_curvature)
+    return 2.0 * d * (C * delta) ** 2 / ((m * n * d0) ** 2 * h)
 
 
 def ridge_horizon_steps(*, smoothness: float, strong_convexity: float,

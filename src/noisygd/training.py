@@ -123,7 +123,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -155,6 +155,7 @@ from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles._parallel import compute_context
 from noisygd.oracles.base import ROW_SUMS, GradientOracle
 from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
+from noisygd.solvers.base import ReleasedFacts
 
 if TYPE_CHECKING:
     from noisygd.ledger import Ledger, Release
@@ -597,10 +598,15 @@ class PreparedFit:
         targets, or one built in coordinates the release chose).
     clip : float or None
         The runs' clipping norm (a function of the release and public facts).
+    released : ReleasedFacts or None
+        Facts of the rows the release gives the planner (a smoothness, a comparator radius:
+        :class:`~noisygd.solvers.base.ReleasedFacts`), or None. A later stage's replace an
+        earlier one's.
     """
 
     oracles: Sequence[GradientOracle]
     clip: float | None
+    released: ReleasedFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -1037,6 +1043,9 @@ def fit_private(
             oracles = _check_oracles(prepared.oracles, n_problems)
             run["clip"] = prepared.clip
             record["clip"] = prepared.clip
+            run["released"] = prepared.released
+            if prepared.released is not None:  # public: post-processing of the release
+                info["released_facts"] = record["released_facts"] = asdict(prepared.released)
         count = _release_count(setup, oracles[0], rng, records)
         plan, own_parts = _plan(setup, oracles[0], count, run, preplanned, n_problems)
         # the method that runs ("auto" chose one): the ledger's label and parameters name it

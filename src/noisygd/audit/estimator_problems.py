@@ -243,19 +243,27 @@ _CENTRED_CANARY = (
     "distance R from it, its clipped gradient at the clip at every step")
 
 
+_CENTRED_CANARY_BOTH = (
+    "row x = +R = 1, y = +1; rows of D half at x = -R (y = 0), half at x = +R (y = -1): the "
+    "private centre c (about 0) is released from D' with the canary in it; the canary sits "
+    "at distance R from it, where the fit predicts about -1, so its residual stays near 2 "
+    "and its clipped gradient at the clip at every step, however far the run converges")
+
+
 def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
                                       n_ordinary: int = 2000) -> AuditProblem:
     r"""``DPLinearRegression(epsilon, delta)`` with every default, the private centre
     included (``conditioning_share="auto"``), one feature.
 
-    ``D``: ``n_ordinary`` rows :math:`x = -R = -1`, :math:`y = 0`; ``D'``: the canary
-    :math:`x = +R` with :math:`y = h = 1`, first. The centre released before the fit is
-    about :math:`-R` (the canary moves it by its whole sensitivity, :math:`2R/n` in the
-    mean), so the canary is the row farthest from it: the oracle serves it projected onto
-    the ball of radius :math:`R` about the centre, at distance :math:`R`, while the rows of
-    ``D`` sit near the centre. The rows of ``D`` hold the prediction near 0 and the canary's
-    residual near :math:`h`, far above the small residual-scale clip: its clipped gradient
-    is at the clip at every step (checked on every run). The centre, the residual scale and
+    ``D``: ``n_ordinary`` rows, half at :math:`x = -R = -1` with :math:`y = 0`, half at
+    :math:`x = +R` with :math:`y = -h = -1`; ``D'``: the canary :math:`x = +R` with
+    :math:`y = h = 1`, first. The centre released before the fit is about 0, every row at
+    distance :math:`R` from it. The rows of ``D`` at :math:`+R` hold the prediction there
+    near :math:`-h`, so the canary's residual stays near :math:`2h`, far above the
+    residual-scale clip, however far the run converges (the earlier design, every row of
+    ``D`` at :math:`-R`, relied on a run too slow to fit the canary: with the regressor's
+    released smoothness the run fits it, and its gradient left the clip): its clipped
+    gradient is at the clip at every step (checked on every run). The centre, the residual scale and
     the count are released unobserved: the statistic sees the run only.
     """
     from noisygd.estimators import (
@@ -271,10 +279,13 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
         return DPLinearRegression(eps, dl, method=solver, random_state=rng)
 
+    half = n // 2
+    X = np.concatenate([-np.ones(n - half), np.ones(half)])[:, None]
+    y = np.concatenate([np.zeros(n - half), -np.ones(half)])
     return _estimator_problem(
-        "linear_regression_centre", make, -np.ones((n, 1)), np.zeros(n), np.array([1.0]), 1.0,
-        1.0, f"{_CENTRED_CANARY}; target h = 1 (rows of D: y = 0); D' = D plus the canary "
-        "(add/remove)",
+        "linear_regression_centre", make, X, y, np.array([1.0]), 1.0,
+        1.0, f"{_CENTRED_CANARY_BOTH}; target h = 1 (rows of D: y = 0 at -R, y = -1 at +R); "
+        "D' = D plus the canary (add/remove)",
         {"estimator": "DPLinearRegression()", "n_samples": n, "n_features": 1,
          "relation": "add_remove", "conditioning": "private centre (default)"},
         run_mu(eps, dl, DEFAULT_SCALE_SHARE, CONDITIONING_SHARE),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -31,7 +31,7 @@ from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import Objective, ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 
-__all__ = ["Budget", "PublicFacts", "Solver", "plan_secure_gaussian"]
+__all__ = ["Budget", "PublicFacts", "ReleasedFacts", "Solver", "plan_secure_gaussian"]
 
 _P = TypeVar("_P")
 
@@ -129,6 +129,48 @@ def plan_secure_gaussian(plan_at: Callable[[float], _P], event_of: Callable[[_P]
 
 
 @dataclass(frozen=True)
+class ReleasedFacts:
+    r"""Facts of the rows computed from a paid release made before the run (post-processing,
+    so public once released), which the planner reads in place of the declared worst case.
+
+    Attributes
+    ----------
+    smoothness : float or None
+        A smoothness :math:`\beta` of the per-example data term in place of the declared one
+        (:math:`\beta_{\rm loss}(R)` at the row bound): the loss's curvature bound at the
+        rows' *released* mean squared norm. For a GLM the data term's Hessian is
+        :math:`\frac1n\sum_i\phi''_i\,x'_ix_i'^\top` with :math:`0 \le \phi'' \le c`, so its
+        largest eigenvalue is at most :math:`c\,\mathrm{tr}\,\frac1n\sum_i x'_ix_i'^\top =
+        c\,\frac1n\sum_i\lVert x'_i\rVert^2` (clipping a residual only lowers
+        :math:`\phi'`'s slope): an upper confidence bound of that mean is a smoothness of the
+        objective the run minimises, with the release's confidence.
+    comparator_radius : float or None
+        The radius :math:`D_0` of the comparator the planned ridge balances its bias against
+        (:func:`noisygd.planning.ridge_strength`) in place of :func:`noisygd.planning.
+        comparator_radius`'s :math:`\sqrt{2nF_0}`.
+    source : str
+        What was released and the rule that turned it into these facts (reported in the
+        plan).
+    mean_curvature : float or None
+        The data term's mean curvature per coordinate, :math:`\bar h = c\,\frac1n\sum_i
+        \lVert x'_i\rVert^2/d` (plug-in), with which the planned ridge is the balance of
+        :func:`noisygd.planning.released_ridge_strength` instead of
+        :func:`~noisygd.planning.ridge_strength` (needs ``comparator_radius``).
+    """
+
+    smoothness: float | None = None
+    comparator_radius: float | None = None
+    source: str = ""
+    mean_curvature: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("smoothness", "comparator_radius", "mean_curvature"):
+            value = getattr(self, name)
+            if value is not None:
+                check_positive(name, value)
+
+
+@dataclass(frozen=True)
 class PublicFacts:
     """Everything a planner may read: public by declaration or paid for.
 
@@ -177,6 +219,9 @@ class PublicFacts:
         (:meth:`~noisygd.oracles.base.GradientOracle.row_nonzero_histogram`: what the
         diagonal preconditioner's paid row support needs); None when unknown. A capability
         of the oracle's class, not a fact of the rows.
+    released : ReleasedFacts or None
+        Facts of the rows from a paid release before the run (:class:`ReleasedFacts`);
+        ``constants.smoothness`` is then already the released one (:meth:`from_oracle`).
     """
 
     n_samples: float
@@ -197,6 +242,7 @@ class PublicFacts:
     quadratic_loss: bool = False
     curvature_sums: bool | None = None
     row_nonzero_counts: bool | None = None
+    released: ReleasedFacts | None = None
 
     def n_step(self) -> float:
         """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
@@ -243,12 +289,20 @@ class PublicFacts:
         cls, oracle: GradientOracle, *, n_samples: float, relation: Neighbouring | str,
         clip: float | None = None, max_iter: int | None = None,
         options: dict[str, Any] | None = None, n_samples_high: float | None = None,
+        released: ReleasedFacts | None = None,
     ) -> PublicFacts:
-        """The public facts an oracle declares (its constants, never its rows)."""
+        """The public facts an oracle declares (its constants, never its rows), with the
+        smoothness of ``released`` (:class:`ReleasedFacts`) in place of the declared one
+        where it gives one and it is smaller."""
+        constants = oracle.constants()
+        if (released is not None and released.smoothness is not None
+                and constants.smoothness is not None
+                and released.smoothness < constants.smoothness):
+            constants = replace(constants, smoothness=released.smoothness)
         return cls(
             n_samples=float(n_samples),
             n_params=oracle.n_params,
-            constants=oracle.constants(),
+            constants=constants,
             row_norm_bound=oracle.row_norm_bound,
             relation=Neighbouring(relation),
             l2=oracle.l2,
@@ -264,6 +318,7 @@ class PublicFacts:
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
             curvature_sums=oracle.self_concordance() is not None,
             row_nonzero_counts=bool(getattr(oracle, "serves_row_nonzeros", False)),
+            released=released,
         )
 
     def clip_norm(self) -> float:

@@ -8,7 +8,9 @@ the other's module to plan it): no ridge without the option, the number given, o
 .. math:: \lambda = f\,\lambda^*(n, d, C, \mu, \ell_0, \Delta),
 
 times the public factor :math:`f` = ``method_options["l2_factor"]`` (default 1), with
-:math:`\Delta` the relation's clipped-sum sensitivity.
+:math:`\Delta` the relation's clipped-sum sensitivity and the comparator radius of a release
+made before the run where the facts carry one (``facts.released``,
+:class:`~noisygd.solvers.base.ReleasedFacts`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from noisygd._checks import check_nonnegative, check_positive
 from noisygd.exceptions import AssumptionError
-from noisygd.planning import ridge_strength
+from noisygd.planning import released_ridge_strength, ridge_strength
 from noisygd.solvers.base import Budget, PublicFacts
 
 __all__ = ["planned_ridge"]
@@ -74,9 +76,18 @@ def planned_ridge(facts: PublicFacts, budget: Budget, mu: float | None, option: 
             from noisygd.accounting.calibration import calibrate_mu
 
             mu = calibrate_mu(budget.epsilon, budget.delta)
+        released = facts.released
+        if (released is not None and released.mean_curvature is not None
+                and released.comparator_radius is not None):
+            return (1.0 if factor is None else factor) * released_ridge_strength(
+                n=facts.n_samples, n_params=facts.n_params if dim is None else dim,
+                clip=facts.clip_norm(), mu=mu, comparator=released.comparator_radius,
+                mean_curvature=released.mean_curvature,
+                sensitivity=facts.relation.clipped_sum_sensitivity)
         return (1.0 if factor is None else factor) * ridge_strength(
             n=facts.n_samples, n_params=facts.n_params if dim is None else dim,
             clip=facts.clip_norm(), mu=mu,
             loss_at_zero=facts.loss_at_zero_bound,
-            sensitivity=facts.relation.clipped_sum_sensitivity)
+            sensitivity=facts.relation.clipped_sum_sensitivity,
+            comparator=None if facts.released is None else facts.released.comparator_radius)
     return check_nonnegative("method_options['l2']", option)
