@@ -112,7 +112,8 @@ class SSPSolver(Solver):
                 shares=tuple(facts.options.get("shares", DEFAULT_SHARES)),
                 failure_probability=facts.options.get("failure_probability",
                                                       DEFAULT_FAILURE_PROBABILITY),
-                ridge=facts.l2 * facts.n_samples, radius=facts.radius, secure=budget.secure)
+                ridge=facts.l2 * facts.n_samples, radius=facts.radius, secure=budget.secure,
+                n_samples=facts.n_samples)
 
         if budget.secure:
             return plan_secure_gaussian(plan_at, self.planned_event, budget.secure_rho())
