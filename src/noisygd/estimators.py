@@ -170,6 +170,27 @@ def _delta_warning(delta: float, n_public: float) -> None:
         )
 
 
+def _box_limits(feature_bounds: Any, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of a declared box as arrays of length ``n_features``, checked: finite,
+    ``low <= high`` in every column and ``low < high`` in some."""
+    try:
+        low, high = feature_bounds
+    except (TypeError, ValueError):
+        raise TypeError("feature_bounds must be a pair (low, high) of scalars or arrays, "
+                        "or a PublicCentring") from None
+    try:
+        low = np.broadcast_to(np.asarray(low, dtype=float), (n_features,))
+        high = np.broadcast_to(np.asarray(high, dtype=float), (n_features,))
+    except (TypeError, ValueError):
+        raise ValueError(f"feature_bounds must be real scalars or arrays of length "
+                         f"{n_features} (one per feature)") from None
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high)) and np.all(high >= low)):
+        raise ValueError("feature_bounds must be finite with low <= high in every column")
+    if not np.any(high > low):
+        raise ValueError("feature_bounds must have low < high in some column")
+    return low, high
+
+
 def box_feature_scale(feature_bounds: Any, n_features: int) -> np.ndarray | None:
     r"""The public per-feature scale of a declared box ``(low, high)``: the weights that give
     every feature the same half-width, keeping the box's radius,
@@ -189,10 +210,8 @@ def box_feature_scale(feature_bounds: Any, n_features: int) -> np.ndarray | None
     box")."""
     if hasattr(feature_bounds, "centre") and hasattr(feature_bounds, "radius"):
         return None
-    centre, _ = _box_centre(feature_bounds, n_features)  # validates the declaration
-    low, high = feature_bounds
-    half = (np.broadcast_to(np.asarray(high, dtype=float), centre.shape)
-            - np.broadcast_to(np.asarray(low, dtype=float), centre.shape)) / 2.0
+    low, high = _box_limits(feature_bounds, n_features)
+    half = (high - low) / 2.0
     positive = half > 0.0
     if not positive.any() or np.all(half == half[0]):
         return None
@@ -211,24 +230,9 @@ def _box_centre(feature_bounds: Any, n_features: int) -> tuple[np.ndarray, float
         c = np.asarray(feature_bounds.centre, dtype=float)
         radius = check_positive("feature_bounds.radius", feature_bounds.radius)
     else:
-        try:
-            low, high = feature_bounds
-        except (TypeError, ValueError):
-            raise TypeError("feature_bounds must be a pair (low, high) of scalars or arrays, "
-                            "or a PublicCentring") from None
-        try:
-            low = np.broadcast_to(np.asarray(low, dtype=float), (n_features,))
-            high = np.broadcast_to(np.asarray(high, dtype=float), (n_features,))
-        except (TypeError, ValueError):
-            raise ValueError(f"feature_bounds must be real scalars or arrays of length "
-                             f"{n_features} (one per feature)") from None
-        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))
-                and np.all(high >= low)):
-            raise ValueError("feature_bounds must be finite with low <= high in every column")
+        low, high = _box_limits(feature_bounds, n_features)
         c = (low + high) / 2.0
         radius = float(np.linalg.norm((high - low) / 2.0))
-        if radius <= 0:
-            raise ValueError("feature_bounds must have low < high in some column")
     if c.shape != (n_features,) or not np.all(np.isfinite(c)):
         raise ValueError(f"feature_bounds must describe {n_features} columns, got a centre of "
                          f"shape {c.shape}")
@@ -2332,16 +2336,13 @@ class DPLinearRegression(_DPRegressor):
         if scales.row_scale_high ** 2 > RESOLVED_SCALE_RATIO * scales.row_scale ** 2:
             return None
         _, bound, s = self._conditioning(n_features)
-        with np.errstate(over="ignore"):
-            root, mean_sq = np.float64(bound) * scales.row_scale, (
-                np.float64(bound) * scales.row_scale) ** 2 + np.float64(s or 0.0) ** 2
-        if not (np.isfinite(mean_sq) and np.isfinite(root) and mean_sq > 0.0 and root > 0.0):
+        root, scale = bound * scales.row_scale, s or 0.0
+        mean_sq = root * root + scale * scale  # float products: inf, never an exception
+        if not (math.isfinite(mean_sq) and mean_sq > 0.0 and root > 0.0):
             return None  # extreme declared bounds (1e300, 1e-300): the declared facts
         _, beta = self._make_objective().data_constants(
-            math.hypot(bound * scales.row_scale_high, s or 0.0))
-        d0 = (self._target_centre_half()[1] * scales.target_scale * math.sqrt(n_features)
-              / float(root))
-        mean_sq = float(mean_sq)
+            math.hypot(bound * scales.row_scale_high, scale))
+        d0 = self._target_centre_half()[1] * scales.target_scale * math.sqrt(n_features) / root
         return ReleasedFacts(
             smoothness=beta, comparator_radius=d0,
             mean_curvature=mean_sq / (n_features + int(bool(self.fit_intercept))),
