@@ -327,6 +327,17 @@ def test_a_clip_given_to_a_method_that_does_not_clip_is_still_refused():
 # --- issue 10: conditioning, target range, clip from the residual bound ----------------
 
 
+def _base_clip(model):
+    """The clip a fit started from: before the sharp clip of a noise-limited NoisyGD run
+    scaled it (``clip_rule``, tests/test_sharp_clip.py), which this checks too."""
+    plan = model.fit_info_["plans"][0]
+    rule = plan["plan"].get("clip_rule")
+    if rule is None:
+        return plan["clip"]
+    assert plan["clip"] == pytest.approx(rule["base_clip"] * rule["factor"], rel=1e-15)
+    return rule["base_clip"]
+
+
 def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_scale():
     # targets in [0, 1] (h = 1/2), rows [x - c, s] of norm <= sqrt(R^2 + s^2) with R = 1 and
     # the regression's default s = R/sqrt(d): the residual bound is 2 h sqrt(1 + 1/d); the
@@ -342,14 +353,14 @@ def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_sca
     ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0,
                                 scale_share=0.0, conditioning_share=0).fit(X, y)
     assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
-    assert ranged.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * row)
+    assert _base_clip(ranged) == pytest.approx(1.345 * 0.5 * row)
     symmetric = DPLinearRegression(random_state=0, scale_share=0.0,
                                    conditioning_share=0).fit(X, y)  # h = 1
-    assert symmetric.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * row)
+    assert _base_clip(symmetric) == pytest.approx(1.345 * row)
     box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
                              intercept_scale=0.2, random_state=0, scale_share=0.0).fit(X, y)
     r_c = 0.3 * np.sqrt(X.shape[1])
-    assert box.fit_info_["plans"][0]["clip"] == pytest.approx(1.345 * 0.5 * np.hypot(r_c, 0.2))
+    assert _base_clip(box) == pytest.approx(1.345 * 0.5 * np.hypot(r_c, 0.2))
     # the former default (the exact residual bound 2 h sqrt(R^2 + s^2)) stays reachable
     exact = DPLinearRegression(target_range=(0.0, 1.0), clip=float(np.sqrt(2.0)),
                                random_state=0).fit(X, y)
@@ -375,7 +386,7 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
                                conditioning_share=0).fit(X, y)  # l2, s = 1: c = 0, v = theta
     plan = model.fit_info_["plans"][0]
     clip = 1.345 * 0.5 * np.sqrt(2.0)  # h = 1/2, R = s = 1 (c = 0: unconditioned coords)
-    assert plan["clip"] == pytest.approx(clip)
+    assert _base_clip(model) == pytest.approx(clip)
     event = model.privacy_.event
     assert isinstance(event, SelfComposed) and isinstance(event.event, Gaussian)
     assert event.event.sensitivity == 1.0
@@ -385,7 +396,8 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
     oracle = ArrayOracle(SquaredLoss(l2=1e-3, target_bound=0.5), X, y - 0.5,
                          row_norm_bound=1.0)
     fit = fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
-                      n_samples_public=600, clip=clip, rng=np.random.default_rng(4))
+                      n_samples_public=600, clip=clip, rng=np.random.default_rng(4),
+                      options={"sharp_clip": DPLinearRegression._sharp_clip_ratio()})
     np.testing.assert_allclose(np.append(model.coef_, model.intercept_ - 0.5), fit.thetas[0],
                                rtol=1e-10, atol=1e-12)
 
@@ -508,9 +520,9 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
     root_d = np.sqrt(X.shape[1])
     off = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
     assert off.target_scale_ == 1.0 and off.row_scale_ == 1.0
-    assert off.fit_info_["plans"][0]["clip"] == pytest.approx(huber_clip(0.5, 1.0, 1 / root_d))
+    assert _base_clip(off) == pytest.approx(huber_clip(0.5, 1.0, 1 / root_d))
     on = DPLinearRegression(scale_share=0.05, **kw).fit(X, y)
-    clip = on.fit_info_["plans"][0]["clip"]
+    clip = _base_clip(on)
     assert 0.0 < on.target_scale_ < 0.8
     # h = 1/2, R = 1: the row bound's part is R sqrt(U_hat); s = R/sqrt(d) is public
     row = on.row_scale_
@@ -610,7 +622,7 @@ def test_intercept_scale_one_without_bounds_is_the_unconditioned_model():
                          row_norm_bound=1.0)
     fit = fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
                       n_samples_public=600, clip=float(np.sqrt(2.0)),
-                      options={"l2": "auto"}, rng=np.random.default_rng(4))
+                      options={"l2": "auto", "sharp_clip": 0.5}, rng=np.random.default_rng(4))
     np.testing.assert_allclose(np.append(model.coef_, model.intercept_), fit.thetas[0],
                                rtol=1e-12, atol=1e-12)
 
@@ -938,8 +950,10 @@ def test_private_conditioning_composes_records_first_and_reports():
                                                rel=1e-9)
     assert best(on.privacy_.event, 1e-5).epsilon <= 1.0 * (1 + 1e-9)
     assert on.conditioning_["centre"] is not None
-    plan = on.fit_info_["plans"][0]["plan"]  # the run clips at the released scale
-    assert plan["sigma"] / plan["noise_multiplier"] == pytest.approx(rel["clip"], rel=1e-9)
+    plan = on.fit_info_["plans"][0]["plan"]  # the run clips at the released scale, times
+    assert plan["clip_rule"]["base_clip"] == pytest.approx(rel["clip"], rel=1e-12)  # the
+    clip = rel["clip"] * plan["clip_rule"]["factor"]  # sharp clip's factor (tests/test_sharp_clip)
+    assert plan["sigma"] / plan["noise_multiplier"] == pytest.approx(clip, rel=1e-9)
     assert on.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"])  # R = 1
     # predictions are those of the fitted coordinates (centre and scale mapped back)
     np.testing.assert_allclose(on.decision_function(X), X @ on.coef_ + on.intercept_,

@@ -280,9 +280,10 @@ def test_estimator_passes_the_noise_dimension_and_horizon_to_noisy_gd():
     assert not mb.fit_info_["plans"][0]["plan"]["steps_rule"].startswith("ridge horizon")
 
 
-def test_estimator_default_clip_multinomial_only():
+def test_estimator_default_clip_multinomial_and_binary():
     """DPLogisticRegression: a multinomial fit runs at default_clip of its conditioned
-    objective; a user clip wins; a binary fit keeps the Lipschitz clip."""
+    objective; a user clip wins; a binary fit starts from the Lipschitz clip, scaled by its
+    noise regime (the sharp clip of NoisyGD: tests/test_sharp_clip.py)."""
     from noisygd.estimators import DPLogisticRegression
 
     rng = np.random.default_rng(13)
@@ -300,7 +301,10 @@ def test_estimator_default_clip_multinomial_only():
     yb = (y > 0).astype(int)
     mb = DPLogisticRegression(classes=[0, 1], **common).fit(X, yb)
     s = mb.conditioning_["intercept_scale"]
-    assert mb.fit_info_["plans"][0]["clip"] == pytest.approx(math.hypot(R, s), rel=1e-12)
+    rule = mb.fit_info_["plans"][0]["plan"]["clip_rule"]
+    assert rule["base_clip"] == pytest.approx(math.hypot(R, s), rel=1e-12)
+    assert mb.fit_info_["plans"][0]["clip"] == pytest.approx(rule["base_clip"] * rule["factor"],
+                                                             rel=1e-15)
 
 
 def test_optimum_norm_bound_holds_at_the_minimiser():

@@ -271,11 +271,12 @@ class _DPLinearModel(BaseEstimator):
         """``method="auto"`` (the default), a class that chooses, one problem of one margin,
         no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's) but the
         distance's (``optimum_norm_bound``, ``distance_pilot``:
-        :mod:`noisygd.solvers.distance`): the solver then picks NoisyGD or Newton by public
-        facts (``fit_info_["method_choice"]``)."""
+        :mod:`noisygd.solvers.distance`) and the sharp clip's (``sharp_clip``): the solver
+        then picks NoisyGD or Newton by public facts (``fit_info_["method_choice"]``)."""
         return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
                 and self.max_iter is None and not self.tune
-                and set(self.method_options or {}) <= {"optimum_norm_bound", "distance_pilot"}
+                and set(self.method_options or {}) <= {"optimum_norm_bound", "distance_pilot",
+                                                       "sharp_clip"}
                 and getattr(self, "_l2_factor", None) is None
                 and not getattr(self, "_multinomial", lambda: False)())
 
@@ -288,13 +289,34 @@ class _DPLinearModel(BaseEstimator):
             if factor is not None:
                 raise ValueError("l2_factor scales NoisyGD's planned ridge: it needs l2=None, "
                                  "method='noisy_gd' and no method_options['l2']")
-            return self.method_options
+            return self._sharp_clip_option(self.method_options)
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
         if self._RUNS_TO_RIDGE_HORIZON:
             opts.setdefault("horizon", "ridge")
-        return opts
+        return self._sharp_clip_option(opts)
+
+    @classmethod
+    def _sharp_clip_ratio(cls) -> float | None:
+        """The sharp clip's ratio :math:`s` of this estimator's loss, or None (no rule:
+        the default). ``noisygd plan`` plans with the same option."""
+        return None
+
+    def _sharp_clip_option(self, opts: dict | None) -> dict | None:
+        """``opts`` plus ``"sharp_clip"``: :meth:`_sharp_clip_ratio`, for a solver that takes
+        it (NoisyGD, and ``"auto"`` when it runs NoisyGD), where the clip is the estimator's
+        own (no ``clip=``, no tuning ``clip_factor``) and the user's ``method_options`` do
+        not set it. The solver scales its base clip by
+        :func:`noisygd.planning.sharp_clip_factor` of the run's public noise regime
+        (docs/noisygd.md, "The sharp clip of a noise-limited run")."""
+        ratio = self._sharp_clip_ratio()
+        if (ratio is None or self.clip is not None or "_clip_factor" in self.__dict__
+                or getattr(self, "_multinomial", lambda: False)()
+                or not getattr(self._solver, "takes_sharp_clip", False)
+                or "sharp_clip" in (self.method_options or {})):
+            return opts
+        return {**(opts or {}), "sharp_clip": ratio}
 
     def _l2(self) -> float:
         """The ridge strength of this fit: ``l2`` if given, else the one chosen in this fit
@@ -1247,7 +1269,14 @@ _COMMON_DOC = """
     clip : float, optional
         Per-example gradient clipping norm; default: the objective's Lipschitz
         constant, so clipping never changes a gradient (``DPLinearRegression``: Huber's
-        clip ``1.345 h sqrt(R^2 + s^2)``, see its "Default clip").
+        clip ``1.345 h sqrt(R^2 + s^2)``, see its "Default clip"). ``DPLogisticRegression``:
+        with the private conditioning its released scale (below); a multinomial fit's sharp
+        clip. A binary logistic or a linear regression NoisyGD run scales its default clip
+        by its public noise regime, from 1 (optimisation-limited) to the loss's sharp ratio
+        (noise-limited: 1/2, the logistic residual's bound on a correctly classified row;
+        0.6745/1.345 for least squares, the median residual over Huber's threshold),
+        ``fit_info_["plans"][k]["plan"]["clip_rule"]`` (docs/noisygd.md, "The sharp clip of
+        a noise-limited run").
     max_iter : int, optional
         Number of noisy steps: NoisyGD (``"noisy_gd"``) runs exactly ``max_iter`` steps;
         the other methods take it as a cap. Default: the planner's choice (for NoisyGD the
@@ -1570,6 +1599,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if self._plans_ridge() and "horizon" not in (opts or {}):
             extra["horizon"] = "ridge"  # run to the planned ridge's horizon (solver doc)
         return {**(opts or {}), **extra}
+
+    @classmethod
+    def _sharp_clip_ratio(cls) -> float | None:
+        """:math:`s = 1/2`: the logistic residual's bound on a correctly classified row over
+        its bound on every row (:meth:`~noisygd.objectives.glm.LogisticLoss.
+        correct_class_residual_bound`); a binary or one-vs-rest fit only (a multinomial
+        fit's clip is already the sharp one)."""
+        from noisygd.objectives.glm import LogisticLoss
+
+        loss = LogisticLoss()
+        return loss.correct_class_residual_bound() / loss.residual_bound()
 
     def _effective_clip(self, n_features: int) -> float | None:
         r"""The user's ``clip``; with the private conditioning its clip
@@ -1894,7 +1934,11 @@ class DPLinearRegression(_DPRegressor):
 
     so the estimator fits a Huber regression whose threshold is at least :math:`1.345 h`
     (residuals up to 1.345 times the largest possible target standard deviation are fitted
-    by least squares), and NoisyGD's privacy is unchanged.
+    by least squares), and NoisyGD's privacy is unchanged. A noise-limited NoisyGD run then
+    lowers :math:`k` toward :math:`z_{3/4} = 0.6745`, the median of :math:`|e|/\sigma` for
+    Gaussian residuals (``_sharp_clip_ratio``; the factor follows the run's public noise
+    regime: docs/noisygd.md, "The sharp clip of a noise-limited run"), recorded in
+    ``fit_info_["plans"][0]["plan"]["clip_rule"]``.
 
     **Private residual scale** (``scale_share=f``, default 0.1; the factors used are
     ``target_scale_`` and ``row_scale_``). Huber's constant is in units of the residuals'
@@ -2145,6 +2189,20 @@ class DPLinearRegression(_DPRegressor):
     #: With the planned ridge, run to its horizon (class doc, "Intercept scale and horizon";
     #: :mod:`noisygd.solvers.noisy_gd`, "The ridge's horizon").
     _RUNS_TO_RIDGE_HORIZON: ClassVar[bool] = True
+
+    @classmethod
+    def _sharp_clip_ratio(cls) -> float | None:
+        r""":math:`s = z_{3/4}/k` = 0.6745 / 1.345 = 0.5015: the sharp clip of a noise-limited
+        run takes the default clip :math:`k\,\hat\sigma_e\,\tilde B` (Huber's threshold
+        :math:`k` = :data:`HUBER_K` times the residual scale) to
+        :math:`z_{3/4}\hat\sigma_e\tilde B`, :math:`z_{3/4}` the median of :math:`|e|/\sigma`
+        for Gaussian residuals: the clip at the median residual, adaptive clipping's default
+        target quantile (Andrew, Thakkar, McMahan and Ramaswamy, NeurIPS 2021), where the
+        run's noise outweighs the bias (docs/noisygd.md, "The sharp clip of a noise-limited
+        run")."""
+        from statistics import NormalDist
+
+        return NormalDist().inv_cdf(0.75) / HUBER_K
 
     @staticmethod
     def _default_intercept_scale(bound: float, n_features: int) -> float:

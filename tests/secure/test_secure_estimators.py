@@ -330,8 +330,11 @@ def test_secure_target_scale_is_a_discrete_gaussian_within_its_zcdp_share(relati
     bound, s = model.conditioning_["row_norm_bound"], model.conditioning_["intercept_scale"]
     assert 0.0 < model.row_scale_ <= 1.0
     assert s == pytest.approx(bound / math.sqrt(X.shape[1]), rel=1e-12)
-    assert model.fit_info_["plans"][0]["clip"] == pytest.approx(
+    plan = model.fit_info_["plans"][0]  # the base clip, before the sharp clip's factor
+    rule = plan["plan"]["clip_rule"]  # (tests/test_sharp_clip.py)
+    assert rule["base_clip"] == pytest.approx(
         model.target_scale_ * huber_clip(2.0, bound * model.row_scale_, s), rel=1e-12)
+    assert plan["clip"] == pytest.approx(rule["base_clip"] * rule["factor"], rel=1e-15)
 
 
 def test_secure_target_scale_noise_meets_its_share_and_estimates_the_scale():

@@ -184,7 +184,8 @@ def test_docs_example_runs():
 
 def test_linear_regression_default_ridges():
     """l2=None: 0 with "ssp" (AdaSSP's own ridge); with NoisyGD the planned ridge
-    ridge_strength(n, p, C, mu, F0 = h^2/2) at the public n (no count: n declared)."""
+    ridge_strength(n, p, C, mu, F0 = h^2/2) at the public n (no count: n declared) and the
+    run's clip C (Huber's, times the sharp clip's factor: tests/test_sharp_clip.py)."""
     from noisygd.estimators import huber_clip
     from noisygd.planning import ridge_strength
 
@@ -194,7 +195,10 @@ def test_linear_regression_default_ridges():
     assert ssp.l2_ == 0.0
     gd = DPLinearRegression(scale_share=0.0, conditioning_share=0, **kw).fit(X, y)
     # h = 1, R = 1, s = R/sqrt(d) (no feature_bounds: c = 0; the regression's default s)
-    clip = huber_clip(1.0, 1.0, 1.0 / np.sqrt(X.shape[1]))
+    rule = gd.fit_info_["plans"][0]["plan"]["clip_rule"]
+    assert rule["base_clip"] == pytest.approx(huber_clip(1.0, 1.0, 1.0 / np.sqrt(X.shape[1])),
+                                              rel=1e-12)
+    clip = rule["base_clip"] * rule["factor"]
     expected = ridge_strength(n=600, n_params=4, clip=clip, mu=calibrate_mu(1.0, 1e-5),
                               loss_at_zero=0.5)
     assert gd.l2_ == pytest.approx(expected, rel=1e-9)

@@ -257,6 +257,18 @@ class LogisticLoss(GLMObjective):
         """1: ``0.5 * (1 - tanh(.))`` is in [0, 1] exactly in floating point."""
         return 1.0
 
+    @staticmethod
+    def correct_class_residual_bound() -> float:
+        r""":math:`1/2`: the largest :math:`|\phi'(z, y)| = \sigma(-yz)` over margins that
+        classify the row correctly or not at all (:math:`yz \ge 0`, so :math:`\sigma(-yz)
+        \le \sigma(0)`), attained at :math:`z = 0`, hence by every row at
+        :math:`\theta = 0`. The binary counterpart of
+        :func:`noisygd.objectives.multinomial.correct_class_residual_bound` (whose
+        :math:`\sqrt{1 - 1/K}` is the residual's norm over the ``K`` margins of the softmax
+        parametrisation: for ``K = 2`` the two margins' residuals are
+        :math:`\pm\sigma(-yz)`, norm :math:`\sqrt2\,\sigma(-yz)`)."""
+        return 0.5
+
     def compiled_residual(self) -> tuple[str, float]:
         """``("logistic", 0.0)``: the kernel computes :math:`-y/(1 + e^{yz})`, the same
         :math:`-y\\sigma(-yz)` (equal up to rounding; also at most 1 in absolute value)."""

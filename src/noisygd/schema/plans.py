@@ -253,6 +253,12 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         l2_used, options = 0.0, {**options, "l2": "auto"}
         if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
+    sharp = estimator._sharp_clip_ratio()
+    if (sharp is not None and getattr(solver, "takes_sharp_clip", False)
+            and "sharp_clip" not in options):
+        # as the estimators' _sharp_clip_option: NoisyGD scales its clip by the noise
+        # regime of its plan (noisygd.planning.sharp_clip_factor)
+        options = {**options, "sharp_clip": sharp}
     op_bound, d0, d0_source = None, None, None
     if solver.chooses_l2 and l2 is None:
         base = _objective(model, 0.0, radius, half)

@@ -19,7 +19,8 @@ budget, :mod:`noisygd.planning`, "The compute budget", with a
 ``"distance_pilot"`` pays for an estimate of it (:mod:`noisygd.solvers.distance`: the plan's
 ``details["init_distance_source"]`` says which of declared, paid estimate, the theorem's bound
 :math:`\sqrt{2F_0/\lambda}`, given or radius it used);
-``"l2"`` adds a ridge to the oracle's own (``"auto"``:
+``"sharp_clip"`` (a ratio :math:`s \in (0, 1]`) scales the clip by the run's noise regime
+(below); ``"l2"`` adds a ridge to the oracle's own (``"auto"``:
 :func:`noisygd.planning.ridge_strength`, below, times ``"l2_factor"`` if given; a number:
 that ridge); any other key (``averaging``, ``momentum``, ``schedule``, ``theta0``)
 overrides the run. The plan's ``details["bound_covers_run"]`` is recomputed for the run
@@ -41,6 +42,24 @@ objective (:class:`RidgedOracle`). The ridge is a function of public quantities 
 privacy is unchanged; it is recorded as ``info["plan"]["l2_planned"]``, with
 ``info["plan"]["l2_planned_status"]`` = :data:`noisygd.planning.RIDGE_STATUS` (a heuristic
 balance: no theorem covers the capped run).
+
+The sharp clip (``"sharp_clip": s``)
+-----------------------------------
+The plan is first made at the base clip :math:`C` (the facts' clip, else the Lipschitz
+constant); its public noise-to-signal ratio :math:`q = \sqrt d\,z/n` places the run between
+optimisation-limited and noise-limited (:func:`noisygd.planning.noise_regime`, the scale on
+which the momentum falls to 0), and the run is re-planned at
+:math:`C\,(1 - (1 - s)\,r(q))` (:func:`noisygd.planning.sharp_clip_factor`): the base clip
+when optimisation-limited, :math:`sC` when noise-limited. ``DPLogisticRegression`` passes
+:math:`s = 1/2` for a binary fit without ``clip=``: the logistic residual of a correctly
+classified row (and of every row at :math:`\theta = 0`) is at most 1/2, so the clip still
+never changes those gradients where the base clip covered residuals up to 1, and the noise is
+up to half; ``DPLinearRegression`` passes :math:`z_{3/4}/1.345`, which takes Huber's clip to
+the median residual of Gaussian errors. A heuristic trade of clipping bias for noise, measured
+(``experiments/sharp_clip.py``, docs/noisygd.md); the clip is public, so the event is
+unchanged. A projection radius or the textbook plan (``accelerate=False``) keeps the base clip,
+which the section-12.2 bounds assume. ``info["plan"]["clip_rule"]`` records both clips, the
+ratio and the factor.
 
 The ridge's horizon (``"horizon": "ridge"``)
 --------------------------------------------
@@ -92,7 +111,13 @@ from typing import Any
 
 import numpy as np
 
-from noisygd._checks import check_choice, check_nonnegative, check_positive, check_positive_int
+from noisygd._checks import (
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError
@@ -105,6 +130,7 @@ from noisygd.planning import (
     NoisyGDPlan,
     plan_noisy_gd,
     ridge_horizon_steps,
+    sharp_clip_factor,
 )
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 from noisygd.solvers.distance import (
@@ -148,6 +174,7 @@ class NoisyGDSolver(Solver):
     secure_mode = True
     plans_ridge = True
     takes_noise_dimension = True
+    takes_sharp_clip = True
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,
@@ -172,6 +199,10 @@ class NoisyGDSolver(Solver):
               pilot: bool = False, distance: tuple[float, str] | None = None
               ) -> tuple[NoisyGDPlan, dict[str, Any]]:
         options = dict(facts.options)
+        sharp = options.pop("sharp_clip", None)
+        if sharp is not None:
+            return self._plan_sharp(dataclasses.replace(facts, options=options), budget, mu,
+                                    sharp, pilot=pilot, distance=distance)
         plan_kwargs: dict[str, Any] = {}
         declared = options.pop("optimum_norm_bound", None)
         share = pilot_share(options.pop("distance_pilot", None))
@@ -238,6 +269,33 @@ class NoisyGDSolver(Solver):
             if piloted is not None:
                 return piloted
         return plan, run_kwargs
+
+    def _plan_sharp(self, facts: PublicFacts, budget: Budget, mu: float | None,
+                    sharp: Any, *, pilot: bool, distance: tuple[float, str] | None
+                    ) -> tuple[NoisyGDPlan, dict[str, Any]]:
+        """The plan at the clip :func:`noisygd.planning.sharp_clip_factor` sets from the
+        noise-to-signal ratio of the plan at the base clip (module doc, "The sharp clip");
+        ``details["clip_rule"]`` records both clips, the ratio and the factor."""
+        sharp = check_real("method_options['sharp_clip']", sharp)
+        base_clip = facts.clip_norm()
+        base, _ = self._plan(facts, budget, mu, pilot=False, distance=distance)
+        ratio = base.details.get("noise_to_signal")
+        textbook = not (facts.options.get("plan") or {}).get("accelerate", True)
+        if facts.radius is not None or textbook or ratio is None:
+            factor = 1.0  # the run a theorem covers keeps the clip the theorem assumes
+            rule = ("not applied: a projection radius or the textbook plan keeps the base "
+                    "clip, which the section-12.2 bounds assume")
+        else:
+            factor = sharp_clip_factor(ratio, sharp)
+            rule = ("clip = base * (1 - (1 - sharp) r), r in [0, 1] the noise regime of the "
+                    "plan at the base clip (log-linear in sqrt(d) z / n from 0.02 to 0.2: "
+                    "noisygd.planning.sharp_clip_factor); a heuristic, measured")
+        final = facts if factor == 1.0 else dataclasses.replace(facts, clip=base_clip * factor)
+        plan, kwargs = self._plan(final, budget, mu, pilot=pilot, distance=distance)
+        plan.details["clip_rule"] = {
+            "base_clip": base_clip, "sharp": sharp, "noise_to_signal": ratio,
+            "factor": factor, "clip": base_clip * factor, "rule": rule}
+        return plan, kwargs
 
     def _with_pilot(self, facts: PublicFacts, budget: Budget, mu: float | None,
                     share: float) -> tuple[NoisyGDPlan, dict[str, Any]] | None:
