@@ -14,9 +14,10 @@ bank, breast_cancer, digits_binary) and regression sets (wine, bike, diabetes); 
 bounds) and with the declared box; epsilon 0.5, 1, 2, 8; seeds 0 and 1; share of the
 non-private gain (AUC with 0.5 as 0, or R^2).
 
-Run: ``python experiments/sharp_clip.py [--data-dir ../shared/data/uci]``; writes
-``experiments/results/sharp_clip.{json,md}`` (the sets that need ``../shared/data`` are
-skipped when it is absent).
+Run: ``python experiments/sharp_clip.py [--data-dir ../shared/data/uci] [--method noisy_sgd]``;
+writes ``experiments/results/sharp_clip.{json,md}`` (``sharp_clip_noisy_sgd.*`` for NoisySGD's
+default, which takes the same rule on its ratio ``sqrt(d) z / b``); the sets that need
+``../shared/data`` are skipped when it is absent.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _problems(data: str | None) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _share(prob: dict[str, Any], declared: str, eps: float, seed: int, ceiling: float,
-           options: dict[str, Any] | None) -> tuple[float, float | None]:
+           options: dict[str, Any] | None, method: str = "auto") -> tuple[float, float | None]:
     from bench_conditioning import _metric
     from bench_conditioning import _share as share
 
@@ -69,7 +70,7 @@ def _share(prob: dict[str, Any], declared: str, eps: float, seed: int, ceiling: 
 
     n = len(prob["y"])
     kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, n ** -1.1), "random_state": seed,
-                          "method_options": options}
+                          "method_options": options, "method": method}
     if declared == "box":
         kw["feature_bounds"] = (prob["lo"], prob["hi"])
     if prob["task"] == "regression":
@@ -88,16 +89,20 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--method", default="auto", choices=("auto", "noisy_sgd"),
+                    help="the default (auto) or NoisySGD's default")
     args = ap.parse_args(argv)
+    stem = "sharp_clip" if args.method == "auto" else f"sharp_clip_{args.method}"
     warnings.filterwarnings("ignore")
     rows = []
     for name, prob in _problems(args.data_dir):
         ceiling = nonprivate(prob)
         for declared in ("plain", "box"):
             for eps in (0.5, 1.0, 2.0, 8.0):
-                old = [_share(prob, declared, eps, s, ceiling, {"sharp_clip": 1.0})[0]
+                old = [_share(prob, declared, eps, s, ceiling, {"sharp_clip": 1.0},
+                              args.method)[0] for s in (0, 1)]
+                new = [_share(prob, declared, eps, s, ceiling, None, args.method)
                        for s in (0, 1)]
-                new = [_share(prob, declared, eps, s, ceiling, None) for s in (0, 1)]
                 row = {"problem": name, "declared": declared, "epsilon": eps,
                        "old_mean": float(np.mean(old)), "new_mean": float(np.mean(
                            [v for v, _ in new])), "new_min": float(min(v for v, _ in new)),
@@ -106,16 +111,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row), flush=True)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "sharp_clip.json").write_text(json.dumps(rows, indent=1))
+    (out / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     diff = np.array([r["new_mean"] - r["old_mean"] for r in rows])
-    lines = ["# The sharp clip of a noise-limited NoisyGD run: base clip (old) against the "
-             "default (new)", "",
+    lines = [f"# The sharp clip of a noise-limited run ({args.method}): base clip (old) "
+             "against the default (new)", "",
              f"Share of the non-private gain (AUC, 0.5 as 0, or R^2; mean / min over seeds 0, "
              f"1); `factor` is the "
              f"default's clip factor (None: Newton ran, no NoisyGD clip rule). Over "
              f"{len(rows)} cells: better by > 0.02 in {int((diff > 0.02).sum())}, worse by "
              f"> 0.02 in {int((diff < -0.02).sum())}, mean change {diff.mean():+.3f}. "
-             "Command: `python experiments/sharp_clip.py --data-dir ../shared/data/uci`.", "",
+             f"Command: `python experiments/sharp_clip.py --data-dir ../shared/data/uci "
+             f"--method {args.method}`.", "",
              "| problem | declared | epsilon | factor | old mean | old min | new mean | "
              "new min |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {r['problem']} | {r['declared']} | {r['epsilon']} | {factor} | "
                      f"{r['old_mean']:.3f} | {r['old_min']:.3f} | {r['new_mean']:.3f} | "
                      f"{r['new_min']:.3f} |")
-    (out / "sharp_clip.md").write_text("\n".join(lines) + "\n")
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     return 0
 
 

@@ -176,7 +176,12 @@ def test_estimator_option_binary_noisy_gd_without_a_clip_only():
     assert given.fit_info_["plans"][0]["clip"] == 0.3
     assert "clip_rule" not in given.fit_info_["plans"][0]["plan"]
     sgd = DPLogisticRegression(**common, method="noisy_sgd").fit(X, y)
-    assert "sharp_clip" not in (sgd._method_options() or {})
+    assert sgd._method_options()["sharp_clip"] == 0.5
+    sgd_rule = sgd.fit_info_["plans"][0]["plan"]["clip_rule"]
+    assert sgd.fit_info_["plans"][0]["clip"] == pytest.approx(
+        sgd_rule["base_clip"] * sgd_rule["factor"], rel=1e-15)
+    ftrl = DPLogisticRegression(**{**common, "neighbouring": "replace_one"}, method="dp_ftrl")
+    assert "sharp_clip" not in (ftrl._method_options() or {})
     off = DPLogisticRegression(**common, method_options={"sharp_clip": 1.0}).fit(X, y)
     assert off.fit_info_["plans"][0]["plan"]["clip_rule"]["factor"] == 1.0
     y3 = np.digitize(X[:, 0], [0.17, 0.33])
@@ -249,3 +254,26 @@ def test_regression_option_default_noisy_gd_only():
     given = DPLinearRegression(clip=0.2, **kw).fit(X, y)
     assert "clip_rule" not in given.fit_info_["plans"][0]["plan"]
     assert "sharp_clip" not in (DPHuberRegressor(epsilon=1.0)._method_options() or {})
+
+
+@pytest.mark.parametrize("n,epsilon", [(300, 0.5), (200000, 8.0)])
+def test_noisy_sgd_plans_at_the_scaled_clip(n, epsilon):
+    """NoisySGD's plan with the option is its plan at base * factor, the factor read from the
+    base plan's sqrt(d) z / b; the calibrated noise multiplier does not depend on the clip."""
+    from noisygd.solvers.noisy_sgd import NoisySGDSolver
+
+    solver, budget = NoisySGDSolver(), Budget(epsilon, 1e-6)
+    base_facts = _facts(n, {})
+    base = solver.plan(base_facts, budget)
+    q = math.sqrt(base_facts.n_params) * base.noise_multiplier / (base.sampling_rate * n)
+    plan = solver.plan(_facts(n, {"sharp_clip": 0.5}), budget)
+    rule = plan.budget_info["clip_rule"]
+    factor = sharp_clip_factor(q, 0.5)
+    assert rule["factor"] == pytest.approx(factor, rel=1e-12)
+    assert plan.clip == pytest.approx(base.clip * factor, rel=1e-15)
+    direct = solver.plan(_facts(n, {}, plan.clip), budget)
+    assert (plan.steps, plan.sampling_rate) == (direct.steps, direct.sampling_rate)
+    assert plan.noise_multiplier == pytest.approx(direct.noise_multiplier, rel=1e-12)
+    assert plan.settings == direct.settings
+    if n == 300:
+        assert factor == 0.5

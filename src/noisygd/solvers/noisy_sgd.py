@@ -41,7 +41,9 @@ noise itself is then calibrated exactly (PLD/RDP), so the approximation only cho
 ``T``, never the privacy. ``method_options`` override (``expected_batch_size``, ``epochs``,
 ``learning_rate``, ``momentum``) and pass any other keyword of
 :func:`noisygd.algorithms.noisy_sgd.noisy_sgd`; without a smoothness constant the former public
-defaults (batch 512, 10 epochs, step 0.5, momentum 0.9) are used.
+defaults (batch 512, 10 epochs, step 0.5, momentum 0.9) are used. ``"sharp_clip": s``
+scales the clip by the same ratio's noise regime, as NoisyGD's (:mod:`noisygd.solvers.noisy_gd`,
+"The sharp clip"; :meth:`NoisySGDSolver._plan_sharp`): the estimators pass their loss's ratio.
 
 Secure mode (``Budget.secure``): the run's noise is a discrete Gaussian on a grid and its
 event is ``DiscreteGaussianNoise(SelfComposed(PoissonSampled(q, Gaussian(z)), T), kappa)``
@@ -61,7 +63,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from noisygd._checks import check_positive, check_positive_int
+from noisygd._checks import check_positive, check_positive_int, check_real
 from noisygd.accounting.events import (
     Composed,
     DpEvent,
@@ -72,7 +74,7 @@ from noisygd.accounting.events import (
 )
 from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import ComputeBudgetWarning
+from noisygd.planning import ComputeBudgetWarning, sharp_clip_factor
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
@@ -153,10 +155,17 @@ class NoisySGDSolver(Solver):
         "momentum": 0.9,
     }
 
+    #: Takes ``method_options["sharp_clip"]`` (:meth:`_plan_sharp`).
+    takes_sharp_clip = True
+
     def plan(self, facts: PublicFacts, budget: Budget) -> NoisySGDPlan:
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""
         from noisygd.accounting.calibration import calibrate_noise_multiplier
 
+        if "sharp_clip" in facts.options:
+            options = dict(facts.options)
+            sharp = options.pop("sharp_clip")
+            return self._plan_sharp(replace(facts, options=options), budget, sharp)
         c = facts.constants
         clip = facts.clip_norm()
         options = dict(facts.options)
@@ -232,6 +241,32 @@ class NoisySGDSolver(Solver):
             settings=settings, secure_dim=secure_dim, bound_value=bound, bound_details=details,
             budget_info=budget_info,
         )
+
+    def _plan_sharp(self, facts: PublicFacts, budget: Budget, sharp: Any) -> NoisySGDPlan:
+        r"""The plan at the base clip times :func:`noisygd.planning.sharp_clip_factor` of its
+        public noise-to-signal ratio :math:`\sqrt d\,z/b` (``b`` the expected batch: the
+        ratio its momentum reads), as NoisyGD's (:mod:`noisygd.solvers.noisy_gd`, "The sharp
+        clip"); the base clip kept with a projection radius or without a smoothness constant
+        (the former fixed settings). ``info["plan"]["clip_rule"]`` records it."""
+        sharp = check_real("method_options['sharp_clip']", sharp)
+        with warnings.catch_warnings():  # the plan that runs warns, not this one
+            warnings.simplefilter("ignore", ComputeBudgetWarning)
+            base = self.plan(facts, budget)
+        ratio = math.sqrt(facts.n_params) * base.noise_multiplier / (
+            base.sampling_rate * facts.n_samples)
+        if facts.radius is not None or facts.constants.smoothness is None:
+            factor, rule = 1.0, "not applied: a projection radius or no smoothness constant"
+            plan = base
+        else:
+            factor = sharp_clip_factor(ratio, sharp)
+            rule = ("clip = base * (1 - (1 - sharp) r), r in [0, 1] the noise regime of the "
+                    "plan at the base clip (log-linear in sqrt(d) z / b from 0.02 to 0.2: "
+                    "noisygd.planning.sharp_clip_factor); a heuristic, measured")
+            plan = (base if factor == 1.0
+                    else self.plan(replace(facts, clip=base.clip * factor), budget))
+        clip_rule = {"base_clip": base.clip, "sharp": sharp, "noise_to_signal": ratio,
+                     "factor": factor, "clip": plan.clip, "rule": rule}
+        return replace(plan, budget_info={**plan.budget_info, "clip_rule": clip_rule})
 
     @staticmethod
     def _bound(facts: PublicFacts, z: float, rate: float, steps: int,
