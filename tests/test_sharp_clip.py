@@ -277,3 +277,13 @@ def test_noisy_sgd_plans_at_the_scaled_clip(n, epsilon):
     assert plan.settings == direct.settings
     if n == 300:
         assert factor == 0.5
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.5, -1.0])
+def test_both_solvers_refuse_a_ratio_outside_0_1(bad):
+    from noisygd.solvers.noisy_sgd import NoisySGDSolver
+
+    budget = Budget(1.0, 1e-6)
+    for solver in (NoisyGDSolver(), NoisySGDSolver()):
+        with pytest.raises(ValueError, match=r"method_options\['sharp_clip'\] must be in"):
+            solver.plan(_facts(300, {"sharp_clip": bad}), budget)

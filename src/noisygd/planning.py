@@ -230,13 +230,31 @@ from noisygd.accounting.events import Neighbouring
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants, Regime
 
-__all__ = ["DEFAULT_MAX_STEPS", "DEFAULT_MAX_STEPS_ACCELERATED", "DEFAULT_MOMENTUM",
-           "EXACT_STEP_GRID", "MAX_STEPS_ACCELERATED", "MAX_STEPS_LIMIT",
-           "MIN_STEPS_ACCELERATED", "NOISE_TO_SIGNAL_HIGH", "NOISE_TO_SIGNAL_LOW",
-           "RIDGE_STATUS", "ComputeBudgetWarning", "NoisyGDPlan", "accelerated_steps",
-           "accelerated_t_star", "auto_momentum", "comparator_radius", "noise_regime",
-           "plan_noisy_gd", "ridge_horizon_steps", "ridge_strength", "sharp_clip_factor",
-           "unconstrained_steps"]
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_MAX_STEPS_ACCELERATED",
+    "DEFAULT_MOMENTUM",
+    "EXACT_STEP_GRID",
+    "MAX_STEPS_ACCELERATED",
+    "MAX_STEPS_LIMIT",
+    "MIN_STEPS_ACCELERATED",
+    "NOISE_TO_SIGNAL_HIGH",
+    "NOISE_TO_SIGNAL_LOW",
+    "RIDGE_STATUS",
+    "ComputeBudgetWarning",
+    "NoisyGDPlan",
+    "accelerated_steps",
+    "accelerated_t_star",
+    "auto_momentum",
+    "check_sharp_ratio",
+    "comparator_radius",
+    "noise_regime",
+    "plan_noisy_gd",
+    "ridge_horizon_steps",
+    "ridge_strength",
+    "sharp_clip_factor",
+    "unconstrained_steps",
+]
 
 DEFAULT_MAX_STEPS = 100
 #: Largest ``max_steps`` (an estimator's ``max_iter``) accepted (module doc).
@@ -418,10 +436,15 @@ def sharp_clip_factor(noise_to_signal: float, sharp: float) -> float:
     float
         :math:`f \in [s, 1]`.
     """
-    s = check_real("sharp", sharp)
+    return 1.0 - (1.0 - check_sharp_ratio(sharp)) * noise_regime(noise_to_signal)
+
+
+def check_sharp_ratio(sharp: Any, name: str = "sharp") -> float:
+    """``sharp`` as a float in (0, 1] (TypeError for a non-number, ValueError outside)."""
+    s = check_real(name, sharp)
     if not 0.0 < s <= 1.0:
-        raise ValueError(f"sharp must be in (0, 1], got {s!r}")
-    return 1.0 - (1.0 - s) * noise_regime(noise_to_signal)
+        raise ValueError(f"{name} must be in (0, 1], got {s!r}")
+    return s
 
 
 def auto_momentum(noise_to_signal: float) -> float:

@@ -116,7 +116,6 @@ from noisygd._checks import (
     check_nonnegative,
     check_positive,
     check_positive_int,
-    check_real,
 )
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
@@ -128,6 +127,7 @@ from noisygd.planning import (
     RIDGE_STATUS,
     ComputeBudgetWarning,
     NoisyGDPlan,
+    check_sharp_ratio,
     plan_noisy_gd,
     ridge_horizon_steps,
     sharp_clip_factor,
@@ -276,7 +276,7 @@ class NoisyGDSolver(Solver):
         """The plan at the clip :func:`noisygd.planning.sharp_clip_factor` sets from the
         noise-to-signal ratio of the plan at the base clip (module doc, "The sharp clip");
         ``details["clip_rule"]`` records both clips, the ratio and the factor."""
-        sharp = check_real("method_options['sharp_clip']", sharp)
+        sharp = check_sharp_ratio(sharp, "method_options['sharp_clip']")
         base_clip = facts.clip_norm()
         base, _ = self._plan(facts, budget, mu, pilot=False, distance=distance)
         ratio = base.details.get("noise_to_signal")

@@ -63,7 +63,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from noisygd._checks import check_positive, check_positive_int, check_real
+from noisygd._checks import check_positive, check_positive_int
 from noisygd.accounting.events import (
     Composed,
     DpEvent,
@@ -74,7 +74,7 @@ from noisygd.accounting.events import (
 )
 from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import ComputeBudgetWarning, sharp_clip_factor
+from noisygd.planning import ComputeBudgetWarning, check_sharp_ratio, sharp_clip_factor
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
@@ -248,7 +248,7 @@ class NoisySGDSolver(Solver):
         ratio its momentum reads), as NoisyGD's (:mod:`noisygd.solvers.noisy_gd`, "The sharp
         clip"); the base clip kept with a projection radius or without a smoothness constant
         (the former fixed settings). ``info["plan"]["clip_rule"]`` records it."""
-        sharp = check_real("method_options['sharp_clip']", sharp)
+        sharp = check_sharp_ratio(sharp, "method_options['sharp_clip']")
         with warnings.catch_warnings():  # the plan that runs warns, not this one
             warnings.simplefilter("ignore", ComputeBudgetWarning)
             base = self.plan(facts, budget)
