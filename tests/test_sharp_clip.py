@@ -181,7 +181,10 @@ def test_estimator_option_binary_noisy_gd_without_a_clip_only():
     assert sgd.fit_info_["plans"][0]["clip"] == pytest.approx(
         sgd_rule["base_clip"] * sgd_rule["factor"], rel=1e-15)
     ftrl = DPLogisticRegression(**{**common, "neighbouring": "replace_one"}, method="dp_ftrl")
-    assert "sharp_clip" not in (ftrl._method_options() or {})
+    assert ftrl._method_options()["sharp_clip"] == 0.5  # tests below
+    langevin = DPLogisticRegression(**{**common, "neighbouring": "replace_one"},
+                                    method="langevin")
+    assert "sharp_clip" not in (langevin._method_options() or {})
     off = DPLogisticRegression(**common, method_options={"sharp_clip": 1.0}).fit(X, y)
     assert off.fit_info_["plans"][0]["plan"]["clip_rule"]["factor"] == 1.0
     y3 = np.digitize(X[:, 0], [0.17, 0.33])
@@ -251,6 +254,12 @@ def test_regression_option_default_noisy_gd_only():
     assert m.fit_info_["plans"][0]["clip"] == pytest.approx(rule["base_clip"] * rule["factor"],
                                                             rel=1e-15)
     assert "sharp_clip" not in (DPLinearRegression(method="ssp", **kw)._method_options() or {})
+    # least squares: NoisyGD and NoisySGD only (DP-FTRL's was mixed there: the docs)
+    assert DPLinearRegression(method="noisy_sgd", **kw)._method_options()["sharp_clip"] == (
+        DPLinearRegression._sharp_clip_ratio())
+    for method in ("dp_ftrl", "dynamic"):
+        assert "sharp_clip" not in (DPLinearRegression(method=method, **kw)._method_options()
+                                    or {})
     given = DPLinearRegression(clip=0.2, **kw).fit(X, y)
     assert "clip_rule" not in given.fit_info_["plans"][0]["plan"]
     assert "sharp_clip" not in (DPHuberRegressor(epsilon=1.0)._method_options() or {})
@@ -287,3 +296,40 @@ def test_both_solvers_refuse_a_ratio_outside_0_1(bad):
     for solver in (NoisyGDSolver(), NoisySGDSolver()):
         with pytest.raises(ValueError, match=r"method_options\['sharp_clip'\] must be in"):
             solver.plan(_facts(300, {"sharp_clip": bad}), budget)
+
+
+@pytest.mark.parametrize("method", ["dp_ftrl", "dynamic"])
+def test_dp_ftrl_and_dynamic_read_the_regime_from_noisy_gds_plan(method):
+    """Their plan with the option is their plan at base * factor, the factor from NoisyGD's
+    plan of the same facts and budget; the estimator passes it and reports the rule."""
+    from noisygd.solvers import SOLVERS
+    from noisygd.solvers.sharp_clip import regime_clip
+
+    solver = SOLVERS[method]()
+    budget = Budget(0.5, 1e-6)
+    # a ridge: dynamic's theorems need strong convexity, DP-FTRL's bound a public D
+    rng = np.random.default_rng(5)
+    X = _rows_in_ball(rng, 300, 8, 1.0)
+    oracle = ArrayOracle(LogisticLoss(l2=1e-3), X, (X[:, 0] > 0).astype(float),
+                         row_norm_bound=1.0)
+    base_facts = PublicFacts.from_oracle(oracle, n_samples=300.0, relation="add_remove")
+    gd, _ = NoisyGDSolver().plan_quietly(base_facts, budget)
+    scaled, rule = regime_clip(base_facts, budget, 0.5)
+    assert rule["noise_to_signal"] == gd.details["noise_to_signal"]
+    assert rule["factor"] == sharp_clip_factor(rule["noise_to_signal"], 0.5)
+    assert scaled.clip_norm() == pytest.approx(base_facts.clip_norm() * rule["factor"])
+    import dataclasses
+
+    with_option = solver.plan(dataclasses.replace(base_facts, options={"sharp_clip": 0.5}),
+                              budget)
+    direct = solver.plan(scaled, budget)
+    assert with_option.clip == pytest.approx(direct.clip, rel=1e-15)
+    assert with_option.clip < base_facts.clip_norm()
+    X, y, bounds = _problem()
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=[0, 1], random_state=0,
+                               method=method, feature_bounds=bounds,
+                               l2=1e-3 if method == "dynamic" else None).fit(X, y)
+    plan = est.fit_info_["plans"][0]
+    got = plan["plan"]["clip_rule"]
+    assert got["factor"] < 1.0
+    assert got["clip"] == pytest.approx(got["base_clip"] * got["factor"], rel=1e-15)

@@ -254,7 +254,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         if estimator._RUNS_TO_RIDGE_HORIZON:
             options.setdefault("horizon", "ridge")
     sharp = estimator._sharp_clip_ratio()
-    if (sharp is not None and getattr(solver, "takes_sharp_clip", False)
+    if (sharp is not None and estimator._SHARP_CLIP_LOSS in solver.sharp_clip_losses
             and "sharp_clip" not in options):
         # as the estimators' _sharp_clip_option: NoisyGD scales its clip by the noise
         # regime of its plan (noisygd.planning.sharp_clip_factor)
@@ -388,7 +388,11 @@ def _clip_premise(clip: float | None, lipschitz: float | None) -> Any:
     from noisygd.bounds import Assumption
 
     holds = lipschitz is not None and clip is not None and clip >= lipschitz
-    return Assumption("clip C >= L (no gradient is clipped)", "holds" if holds else "fails",
+    # a failed premise names its clip in its value: rows whose runs clip differently (the
+    # sharp clip's factor follows each plan's noise regime) are not ranked together
+    value = "holds" if holds or clip is None else f"fails at C = {clip:.4g}"
+    return Assumption("clip C >= L (no gradient is clipped)",
+                      "fails" if clip is None and not holds else value,
                       "declared", "" if clip is None else f"C = {clip:.4g}")
 
 

@@ -388,6 +388,10 @@ class Solver(ABC):
     takes_noise_dimension : bool
         Whether it takes ``method_options["noise_dimension"]`` (the number of directions the
         objective varies in, which a multinomial estimator passes: NoisyGD).
+    sharp_clip_losses : tuple of str
+        The losses (``"logistic"``, ``"squared"``) whose ``method_options["sharp_clip"]`` it
+        takes, the clip scaled by the run's noise regime (docs/noisygd.md, "The sharp clip of
+        a noise-limited run"); empty: none.
 
     Behaviour that depends on the method is keyed on these attributes, never on ``name``
     (tests/test_architecture.py).
@@ -406,6 +410,7 @@ class Solver(ABC):
     plans_ridge: ClassVar[bool] = False
     chooses_l2: ClassVar[bool] = False
     takes_noise_dimension: ClassVar[bool] = False
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:

@@ -193,6 +193,8 @@ class DPFTRLPlan:
     distance_source: str | None = None
     #: The public ``n`` the leaves were planned for (random leaves: the expected leaf size).
     n_samples: float | None = None
+    #: The sharp clip's record (:func:`noisygd.solvers.sharp_clip.regime_clip`), or empty.
+    clip_rule: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 class DPFTRLSolver(Solver):
@@ -212,8 +214,24 @@ class DPFTRLSolver(Solver):
         "output": "average",
     }
 
+    #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
+    #: :mod:`noisygd.solvers.sharp_clip`): the ones it was measured on (docs/noisygd.md).
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
+
     def plan(self, facts: PublicFacts, budget: Budget) -> DPFTRLPlan:
-        """``z`` from the budget's mu; ``lambda`` minimising the regret bound."""
+        """``z`` from the budget's mu; ``lambda`` minimising the regret bound; with
+        ``"sharp_clip"``, at the clip of the problem's noise regime
+        (:func:`noisygd.solvers.sharp_clip.regime_clip`)."""
+        import dataclasses
+
+        if "sharp_clip" in facts.options:
+            from noisygd.solvers.sharp_clip import regime_clip
+
+            options = dict(facts.options)
+            sharp = options.pop("sharp_clip")
+            scaled, rule = regime_clip(dataclasses.replace(facts, options=options), budget,
+                                       sharp)
+            return dataclasses.replace(self.plan(scaled, budget), clip_rule=rule)
         if budget.secure:
             import dataclasses
 
@@ -349,5 +367,6 @@ class DPFTRLSolver(Solver):
             "online_to_batch_reason": plan.online_to_batch_reason,
             "steps_per_epoch": plan.steps_per_epoch,
             **{k: v for k, v in plan.settings.items() if not isinstance(v, dict | np.ndarray)},
+            **({"clip_rule": dict(plan.clip_rule)} if plan.clip_rule else {}),
         }
         return result

@@ -74,8 +74,8 @@ objective) and, with momentum, :math:`\zeta \le 0`. ``details`` names each premi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -264,6 +264,9 @@ class DynamicSolver(Solver):
     description = ("dynamic privacy-budget allocation (Hong, Wang and Zhou, Algorithms 1-2, "
                    "Lemma 3.1 schedule), exact Gaussian-DP accounting")
     gaussian = True
+    #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
+    #: :mod:`noisygd.solvers.sharp_clip`): the ones it was measured on (docs/noisygd.md).
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
 
     def plan(self, facts: PublicFacts, budget: Budget) -> DynamicPlan:
         """The Lemma 3.1 schedule for the budget's ``R`` and ``T`` of Lemma 3.2 (Algorithm 1)
@@ -276,6 +279,14 @@ class DynamicSolver(Solver):
             noise_weights,
         )
 
+        if "sharp_clip" in facts.options:
+            from noisygd.solvers.sharp_clip import regime_clip
+
+            options = dict(facts.options)
+            sharp = options.pop("sharp_clip")
+            scaled, rule = regime_clip(replace(facts, options=options), budget, sharp)
+            plan = self.plan(scaled, budget)
+            return replace(plan, details={**plan.details, "clip_rule": rule})
         options = dict(facts.options)
         unknown = set(options) - set(_OPTIONS)
         if unknown:

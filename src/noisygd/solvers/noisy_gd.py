@@ -107,7 +107,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -174,7 +174,9 @@ class NoisyGDSolver(Solver):
     secure_mode = True
     plans_ridge = True
     takes_noise_dimension = True
-    takes_sharp_clip = True
+    #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
+    #: "The sharp clip" above): the ones it was measured on (docs/noisygd.md).
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic", "squared")
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,

@@ -155,8 +155,9 @@ class NoisySGDSolver(Solver):
         "momentum": 0.9,
     }
 
-    #: Takes ``method_options["sharp_clip"]`` (:meth:`_plan_sharp`).
-    takes_sharp_clip = True
+    #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
+    #: :meth:`_plan_sharp`): the ones it was measured on (docs/noisygd.md).
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic", "squared")
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NoisySGDPlan:
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""
