@@ -303,7 +303,7 @@ def test_dp_ftrl_and_dynamic_read_the_regime_from_noisy_gds_plan(method):
     """Their plan with the option is their plan at base * factor, the factor from NoisyGD's
     plan of the same facts and budget; the estimator passes it and reports the rule."""
     from noisygd.solvers import SOLVERS
-    from noisygd.solvers.sharp_clip import regime_clip
+    from noisygd.solvers.noisy_gd import regime_clip
 
     solver = SOLVERS[method]()
     budget = Budget(0.5, 1e-6)

@@ -309,9 +309,9 @@ class _DPLinearModel(BaseEstimator):
 
     def _sharp_clip_option(self, opts: dict | None) -> dict | None:
         """``opts`` plus ``"sharp_clip"``: :meth:`_sharp_clip_ratio`, for a solver that takes
-        it (NoisyGD, and ``"auto"`` when it runs NoisyGD), where the clip is the estimator's
-        own (no ``clip=``, no tuning ``clip_factor``) and the user's ``method_options`` do
-        not set it. The solver scales its base clip by
+        it for this estimator's loss (``Solver.sharp_clip_losses``: :data:`_SHARP_CLIP_LOSS`),
+        where the clip is the estimator's own (no ``clip=``, no tuning ``clip_factor``) and
+        the user's ``method_options`` do not set it. The solver scales its base clip by
         :func:`noisygd.planning.sharp_clip_factor` of the run's public noise regime
         (docs/noisygd.md, "The sharp clip of a noise-limited run")."""
         ratio = self._sharp_clip_ratio()

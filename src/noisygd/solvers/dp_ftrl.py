@@ -225,7 +225,7 @@ class DPFTRLSolver(Solver):
         import dataclasses
 
         if "sharp_clip" in facts.options:
-            from noisygd.solvers.sharp_clip import regime_clip
+            from noisygd.solvers.noisy_gd import regime_clip
 
             options = dict(facts.options)
             sharp = options.pop("sharp_clip")

@@ -280,7 +280,7 @@ class DynamicSolver(Solver):
         )
 
         if "sharp_clip" in facts.options:
-            from noisygd.solvers.sharp_clip import regime_clip
+            from noisygd.solvers.noisy_gd import regime_clip
 
             options = dict(facts.options)
             sharp = options.pop("sharp_clip")

@@ -130,7 +130,6 @@ from noisygd.planning import (
     check_sharp_ratio,
     plan_noisy_gd,
     ridge_horizon_steps,
-    sharp_clip_factor,
 )
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 from noisygd.solvers.distance import (
@@ -146,8 +145,9 @@ from noisygd.solvers.distance import (
     piloted_event,
 )
 from noisygd.solvers.ridge import planned_ridge
+from noisygd.solvers.sharp_clip import scaled_clip
 
-__all__ = ["NoisyGDSolver", "RidgedOracle", "warn_if_budget_binds"]
+__all__ = ["NoisyGDSolver", "RidgedOracle", "regime_clip", "warn_if_budget_binds"]
 
 
 def warn_if_budget_binds(plan: NoisyGDPlan) -> None:
@@ -279,24 +279,17 @@ class NoisyGDSolver(Solver):
         noise-to-signal ratio of the plan at the base clip (module doc, "The sharp clip");
         ``details["clip_rule"]`` records both clips, the ratio and the factor."""
         sharp = check_sharp_ratio(sharp, "method_options['sharp_clip']")
-        base_clip = facts.clip_norm()
         base, _ = self._plan(facts, budget, mu, pilot=False, distance=distance)
-        ratio = base.details.get("noise_to_signal")
         textbook = not (facts.options.get("plan") or {}).get("accelerate", True)
-        if facts.radius is not None or textbook or ratio is None:
-            factor = 1.0  # the run a theorem covers keeps the clip the theorem assumes
-            rule = ("not applied: a projection radius or the textbook plan keeps the base "
-                    "clip, which the section-12.2 bounds assume")
-        else:
-            factor = sharp_clip_factor(ratio, sharp)
-            rule = ("clip = base * (1 - (1 - sharp) r), r in [0, 1] the noise regime of the "
-                    "plan at the base clip (log-linear in sqrt(d) z / n from 0.02 to 0.2: "
-                    "noisygd.planning.sharp_clip_factor); a heuristic, measured")
-        final = facts if factor == 1.0 else dataclasses.replace(facts, clip=base_clip * factor)
+        final, rule = scaled_clip(
+            facts, sharp, base.details.get("noise_to_signal"),
+            ratio_source="the plan at the base clip (sqrt(d) z / n)",
+            # the run a theorem covers keeps the clip the theorem assumes
+            not_applied=("a projection radius or the textbook plan keeps the base clip, "
+                         "which the section-12.2 bounds assume")
+            if facts.radius is not None or textbook else None)
         plan, kwargs = self._plan(final, budget, mu, pilot=pilot, distance=distance)
-        plan.details["clip_rule"] = {
-            "base_clip": base_clip, "sharp": sharp, "noise_to_signal": ratio,
-            "factor": factor, "clip": base_clip * factor, "rule": rule}
+        plan.details["clip_rule"] = rule
         return plan, kwargs
 
     def _with_pilot(self, facts: PublicFacts, budget: Budget, mu: float | None,
@@ -537,3 +530,41 @@ class RidgedOracle(GradientOracle):
     def quadratic_constant_hessian(self) -> bool:
         """The wrapped oracle's (a ridge keeps the Hessian data-independent)."""
         return self.base.quadratic_constant_hessian
+
+
+def regime_clip(facts: PublicFacts, budget: Budget, sharp: Any
+                ) -> tuple[PublicFacts, dict[str, Any]]:
+    """:func:`~noisygd.solvers.sharp_clip.scaled_clip` with :math:`q` read from NoisyGD's plan
+    of the same facts (its options dropped) and budget: for DP-FTRL and the dynamic schedules,
+    whose planners read no noise-to-signal ratio of their own.
+
+    Parameters
+    ----------
+    facts : PublicFacts
+        The solver's facts, without the ``"sharp_clip"`` option.
+    budget : Budget
+        The solver's budget.
+    sharp : float
+        :math:`s \\in (0, 1]`.
+
+    Returns
+    -------
+    facts, clip_rule
+        As :func:`~noisygd.solvers.sharp_clip.scaled_clip`.
+    """
+    s = check_sharp_ratio(sharp, "method_options['sharp_clip']")
+    ratio = None
+    if facts.radius is None and facts.constants.smoothness is not None:
+        try:  # NoisyGD's own plan of these facts (its options do not apply)
+            plan, _ = NoisyGDSolver().plan_quietly(dataclasses.replace(facts, options={}),
+                                                   dataclasses.replace(budget, secure=False),
+                                                   pilot=False)
+            ratio = plan.details.get("noise_to_signal")
+        except (AssumptionError, ValueError, ArithmeticError):
+            ratio = None
+    return scaled_clip(facts, s, ratio,
+                       ratio_source="NoisyGD's plan for the same facts and budget "
+                                    "(sqrt(d) z / n)",
+                       not_applied=None if ratio is not None else (
+                           "a projection radius, no smoothness constant or no NoisyGD plan "
+                           "of these facts to read the noise regime from"))

@@ -74,7 +74,7 @@ from noisygd.accounting.events import (
 )
 from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import ComputeBudgetWarning, check_sharp_ratio, sharp_clip_factor
+from noisygd.planning import ComputeBudgetWarning, check_sharp_ratio
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
@@ -249,25 +249,20 @@ class NoisySGDSolver(Solver):
         ratio its momentum reads), as NoisyGD's (:mod:`noisygd.solvers.noisy_gd`, "The sharp
         clip"); the base clip kept with a projection radius or without a smoothness constant
         (the former fixed settings). ``info["plan"]["clip_rule"]`` records it."""
+        from noisygd.solvers.sharp_clip import scaled_clip
+
         sharp = check_sharp_ratio(sharp, "method_options['sharp_clip']")
         with warnings.catch_warnings():  # the plan that runs warns, not this one
             warnings.simplefilter("ignore", ComputeBudgetWarning)
             base = self.plan(facts, budget)
         ratio = math.sqrt(facts.n_params) * base.noise_multiplier / (
             base.sampling_rate * facts.n_samples)
-        if facts.radius is not None or facts.constants.smoothness is None:
-            factor, rule = 1.0, "not applied: a projection radius or no smoothness constant"
-            plan = base
-        else:
-            factor = sharp_clip_factor(ratio, sharp)
-            rule = ("clip = base * (1 - (1 - sharp) r), r in [0, 1] the noise regime of the "
-                    "plan at the base clip (log-linear in sqrt(d) z / b from 0.02 to 0.2: "
-                    "noisygd.planning.sharp_clip_factor); a heuristic, measured")
-            plan = (base if factor == 1.0
-                    else self.plan(replace(facts, clip=base.clip * factor), budget))
-        clip_rule = {"base_clip": base.clip, "sharp": sharp, "noise_to_signal": ratio,
-                     "factor": factor, "clip": plan.clip, "rule": rule}
-        return replace(plan, budget_info={**plan.budget_info, "clip_rule": clip_rule})
+        final, rule = scaled_clip(
+            facts, sharp, ratio, ratio_source="the plan at the base clip (sqrt(d) z / b)",
+            not_applied="a projection radius or no smoothness constant"
+            if facts.radius is not None or facts.constants.smoothness is None else None)
+        plan = base if final is facts else self.plan(final, budget)
+        return replace(plan, budget_info={**plan.budget_info, "clip_rule": rule})
 
     @staticmethod
     def _bound(facts: PublicFacts, z: float, rate: float, steps: int,
