@@ -262,14 +262,14 @@ def test_fit_records_each_release_and_show_composes_them(tmp_path, capsys):
     code, out, err = _ledger(capsys, "show", "--ledger", ledger, "--dataset", "train", "--json")
     assert code == 0, err
     shown = json.loads(out)
-    # each fit: its private conditioning and per-feature scale (the default without
-    # bounds), then its run
+    # each fit: its private feature range, conditioning and per-feature scale (the
+    # default without bounds), then its run
     assert [r["algorithm"].split("/")[1] for r in shown["releases"]] == [
-        "conditioning", "feature_scale", "noisy_gd"] * 2
+        "feature_range", "conditioning", "feature_scale", "noisy_gd"] * 2
     # the spend is the accountants' composition of the stored events, not 1 + 1
     code, out, _ = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "train", "--json")
     events = [event_from_dict(r["event"]) for r in json.loads(out)["releases"]]
-    per_fit = [best(Composed(tuple(events[i:i + 3])), 1e-5).epsilon for i in (0, 3)]
+    per_fit = [best(Composed(tuple(events[i:i + 4])), 1e-5).epsilon for i in (0, 4)]
     assert per_fit == pytest.approx([1.0, 1.0], rel=1e-6)
     composed = best(Composed(tuple(events)), 1e-5)
     assert shown["spent_epsilon"] == pytest.approx(composed.epsilon, rel=1e-12)

@@ -64,21 +64,23 @@ def test_privacy_report_meets_budget_and_pays_for_the_count():
 def test_public_n_and_replace_one_release_no_count():
     X, y = _binary()
     m1 = DPLogisticRegression(classes=[0, 1], n_samples_public=len(y), random_state=0).fit(X, y)
-    m2 = DPLogisticRegression(classes=[0, 1], neighbouring="replace_one", random_state=0).fit(X, y)
+    m2 = DPLogisticRegression(classes=[0, 1], neighbouring="replace_one",
+                              random_state=0).fit(X, y)
     from noisygd.accounting.calibration import calibrate_mu
     from noisygd.accounting.gdp import gaussian_mu
 
     mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        # the default's private conditioning at sqrt(0.1) mu, its per-feature scale at
-        # sqrt(0.05) mu, then the run: no count
-        conditioning, scale, run = m.privacy_.event.events
+        # the default's private feature range at sqrt(0.05) mu, its private conditioning at
+        # sqrt(0.1) mu, its per-feature scale at sqrt(0.05) mu, then the run: no count
+        feature_range, conditioning, scale, run = m.privacy_.event.events
         assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
+        assert gaussian_mu(feature_range) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
         assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
         assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
-    for m in (DPLogisticRegression(classes=[0, 1], n_samples_public=len(y),
+    for m in (DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], n_samples_public=len(y),
                                    conditioning_share=0, random_state=0).fit(X, y),):
         assert not isinstance(m.privacy_.event, Composed)  # one release: the run
 
@@ -97,7 +99,8 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     centers = np.eye(3) * 2
     X = np.vstack([c + 0.3 * rng.normal(size=(400, 3)) for c in centers]) / 3
     y = np.repeat(["a", "b", "c"], 400)
-    model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], multiclass="ovr",
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=["a", "b", "c"], multiclass="ovr",
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
@@ -586,9 +589,10 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
 
     X, y = _regression()
     y = 0.5 + 0.1 * y
-    assert DPLinearRegression().get_params()["scale_share"] == 0.1  # a declared split
+    assert DPLinearRegression(
+        feature_range_share=0.0, ).get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
-    on = DPLinearRegression(**kw).fit(X, y)
+    on = DPLinearRegression(feature_range_share=0.0, **kw).fit(X, y)
     # the private centre's release first (the default without bounds), its per-feature
     # scale's, then the residual scale's
     centre, features, scale, count, _ = on.privacy_.event.events
@@ -603,7 +607,7 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     assert 0.0 < on.target_scale_ < 1.0
     # a tuned fit is another procedure (a private selection scaling the clip itself): its
     # runs use the public-bound clip, and nothing is released for the scale
-    tuned = DPLinearRegression(tune=True, **kw).fit(X, y)
+    tuned = DPLinearRegression(feature_range_share=0.0, tune=True, **kw).fit(X, y)
     assert tuned.target_scale_ == 1.0
 
 
@@ -739,7 +743,8 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     from noisygd.planning import ridge_strength
 
     X, y = _binary(n=800, d=5)
-    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], n_samples_public=800,
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=[0, 1], n_samples_public=800,
                                  random_state=0).fit(X, y)
     plan = model.fit_info_["plans"][0]
     # n public: no count, the budget less the private conditioning's share (0.1 of mu^2)
@@ -754,7 +759,8 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
     # multinomial: F0 = log K and d = (K - 1) (p + 1), the noise dimension
     Xm = np.vstack([X, X[:100] + 0.1])
     ym = np.concatenate([y, np.full(100, 2)])
-    multi = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], n_samples_public=900,
+    multi = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=[0, 1, 2], n_samples_public=900,
                                  random_state=0).fit(Xm, ym)
     mplan = multi.fit_info_["plans"][0]
     assert multi.l2_ == pytest.approx(ridge_strength(
@@ -938,10 +944,12 @@ def test_private_conditioning_composes_records_first_and_reports():
     X = rng.random((3000, 8)) / np.sqrt(8)  # uncentred rows, no bounds declared
     y = (rng.random(3000) < 1 / (1 + np.exp(-(X @ np.full(8, 4.0) - 4.5)))).astype(int)
     kw = {"epsilon": 1.0, "classes": [0, 1], "random_state": 0}
-    on = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
-    off = DPLogisticRegression(conditioning_share=0, **kw).fit(X, y)
+    on = DPLogisticRegression(
+        feature_range_share=0.0, conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
+    off = DPLogisticRegression(feature_range_share=0.0, conditioning_share=0, **kw).fit(X, y)
     assert "release" not in off.conditioning_ and off.conditioning_["centre"] is None
-    default = DPLogisticRegression(**kw).fit(X, y)  # "auto": on, at CONDITIONING_SHARE
+    default = DPLogisticRegression(
+        feature_range_share=0.0, **kw).fit(X, y)  # "auto": on, at CONDITIONING_SHARE
     assert default.conditioning_["release"]["share"] == CONDITIONING_SHARE
     np.testing.assert_array_equal(default.coef_, on.coef_)
     rel = on.conditioning_["release"]
@@ -958,7 +966,8 @@ def test_private_conditioning_composes_records_first_and_reports():
     # predictions are those of the fitted coordinates (centre and scale mapped back)
     np.testing.assert_allclose(on.decision_function(X), X @ on.coef_ + on.intercept_,
                                rtol=1e-9, atol=1e-12)
-    again = DPLogisticRegression(conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
+    again = DPLogisticRegression(
+        feature_range_share=0.0, conditioning_share=CONDITIONING_SHARE, **kw).fit(X, y)
     np.testing.assert_array_equal(again.coef_, on.coef_)  # reproducible
 
 
@@ -971,7 +980,8 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
     y = (rng.random(500) < 0.3).astype(int)
     with Ledger(str(tmp_path / "l.db")) as ledger:
         ledger.set_budget("d", 2.0, 1e-5)
-        est = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=ledger, dataset="d",
+        est = DPLogisticRegression(
+            feature_range_share=0.0, epsilon=1.0, classes=[0, 1], ledger=ledger, dataset="d",
                                    random_state=0, conditioning_share=CONDITIONING_SHARE)
         est.fit(X, y)
         releases = ledger.releases("d")
@@ -1065,10 +1075,10 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     X = rng.normal(size=(300, 3)) / 2 + 0.3
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
     kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
-    first = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    first = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     assert len(first.privacy_.event.events) == 5 and len(states) == 4  # and the run's
     assert len(set(states)) == 4  # centre, feature scale, scale, count: four streams
-    again = DPLinearRegression(random_state=seed, **kw).fit(X, y)
+    again = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
 
 

@@ -89,7 +89,8 @@ def test_the_release_is_recorded_before_its_read_and_composed(tmp_path, monkeypa
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watching)
     with Ledger(str(tmp_path / "l.db")) as ledger:
         ledger.set_budget("d", 2.0, 1e-5)
-    model = DPLogisticRegression(classes=[0, 1], ledger=str(tmp_path / "l.db"), dataset="d",
+    model = DPLogisticRegression(
+        feature_range_share=0.0, classes=[0, 1], ledger=str(tmp_path / "l.db"), dataset="d",
                                  random_state=0).fit(X, y)
     assert seen == [(False, ["conditioning"]), (True, ["conditioning", "feature_scale"])]
     scale = model.privacy_.event.events[1]  # after the conditioning, before count and run
@@ -102,8 +103,8 @@ def test_the_release_is_recorded_before_its_read_and_composed(tmp_path, monkeypa
 
 def test_same_seed_same_model_and_the_report():
     X, y = _scaled_binary(1500)
-    a = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X, y)
-    b = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X, y)
+    a = DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], random_state=4).fit(X, y)
+    b = DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.conditioning_["feature_scale"],
                                   b.conditioning_["feature_scale"])
@@ -113,13 +114,16 @@ def test_same_seed_same_model_and_the_report():
     f = a.conditioning_["feature_scale"]
     assert rep["spread"] == pytest.approx(f.max() / f.min())
     assert f[0] > f[1] > f[2]  # the column of smallest spread is scaled up most
-    off = DPLogisticRegression(classes=[0, 1], random_state=4, feature_scale_share=0).fit(X, y)
+    off = DPLogisticRegression(
+        feature_range_share=0.0, classes=[0, 1], random_state=4, feature_scale_share=0).fit(X, y)
     assert off.conditioning_["feature_scale"] is None
     assert "feature_scale_release" not in off.conditioning_ and "release" in off.conditioning_
-    one = DPLogisticRegression(classes=[0, 1], random_state=4).fit(X[:, :1], y)
+    one = DPLogisticRegression(
+        feature_range_share=0.0, classes=[0, 1], random_state=4).fit(X[:, :1], y)
     assert one.conditioning_["feature_scale"] is None  # one column: nothing to scale
     with pytest.raises(ValueError, match="feature_scale_share"):
-        DPLogisticRegression(classes=[0, 1], feature_scale_share=0.7).fit(X, y)
+        DPLogisticRegression(
+            feature_range_share=0.0, classes=[0, 1], feature_scale_share=0.7).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression])
@@ -200,7 +204,7 @@ def test_each_stage_reads_its_scan_sums_and_closes_its_oracles(monkeypatch):
     monkeypatch.setattr(ArrayOracle, "__init__", watched_init)
     monkeypatch.setattr(ArrayOracle, "close", watched_close)
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watched_sums)
-    model = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    model = DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], random_state=0).fit(X, y)
     assert "feature_scale_release" in model.conditioning_
     kinds = [k for k, _ in events]
     assert kinds == ["build", "sums", "close", "build", "sums", "close", "build"]

@@ -30,7 +30,8 @@ def test_named_methods():
 
 def test_noisy_sgd_pays_for_the_count_in_one_calibration():
     X, y = _binary()
-    model = DPLogisticRegression(epsilon=1.0, method="noisy_sgd", classes=[0, 1],
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, method="noisy_sgd", classes=[0, 1],
                                  random_state=0).fit(X, y)
     event = model.privacy_.event
     assert isinstance(event, Composed)
@@ -64,7 +65,8 @@ def test_noisy_sgd_needs_single_problem():
 
 def test_dp_ftrl_is_a_tree_event_under_replace_one():
     X, y = _binary()
-    model = DPLogisticRegression(epsilon=1.0, method="dp_ftrl", neighbouring="replace_one",
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, method="dp_ftrl", neighbouring="replace_one",
                                  classes=[0, 1], random_state=0).fit(X, y)
     conditioning, _, event = model.privacy_.event.events  # the private conditioning first
     assert model.conditioning_["release"]["event"] == conditioning.describe()

@@ -143,6 +143,10 @@ FEATURE_SCALE_SHARE = 0.05
 #: private conditioning is released, the rows have at least two columns and the budget pays
 #: for the release with the rest of the fit (public facts only).
 DEFAULT_FEATURE_SCALE_SHARE = "auto"
+#: The default ``feature_range_share``: ``"auto"``, the private feature range's declared share
+#: (:data:`noisygd.mechanisms.feature_range.FEATURE_RANGE_SHARE`) wherever the private
+#: conditioning is released on rows in memory and the budget pays for it with the rest of the fit.
+DEFAULT_FEATURE_RANGE_SHARE = "auto"
 #: The per-feature scale's resolution floor, in standard deviations of its release
 #: (:func:`feature_scale_from_release`).
 FEATURE_SCALE_Z = 2.0
@@ -414,8 +418,11 @@ class _DPLinearModel(BaseEstimator):
         """The per-feature scale :math:`f` of this fit: the released one (the private
         per-feature scale), else the declared box's (:func:`box_feature_scale`), else None."""
         private = self.__dict__.get("_private_feature_scale")
+        g = self._range_scale()
         if private is not None:
-            return private.scale
+            return private.scale if g is None else private.scale * g
+        if g is not None:
+            return g
         if self.feature_bounds is None:
             return None
         return box_feature_scale(self.feature_bounds, n_features)
@@ -550,8 +557,24 @@ class _DPLinearModel(BaseEstimator):
     #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
     _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
 
+    def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
+                                  range_scale: np.ndarray | None) -> list[Any]:
+        r"""The oracles the private conditioning reads: the rows uncentred (in the released
+        feature range's coordinates :math:`g\odot x` when ``range_scale`` is :math:`g`),
+        projected onto the ball of radius ``R``, their row sums taken by the scan."""
+        from noisygd.objectives.centred import CentredGLM
+        from noisygd.oracles import make_oracle
+
+        objective = self._make_objective()
+        if range_scale is not None:  # uncentred, rescaled: centre 0, feature scale g
+            objective = CentredGLM(objective, np.zeros(X.shape[1]), 1.0,  # type: ignore
+                                   feature_scale=range_scale)
+        first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
+                            row_sums=("rows",))
+        return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+
     def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any,
-                            next_sums: tuple[str, ...] = ()
+                            next_sums: tuple[str, ...] = (), deferred: bool = False
                             ) -> tuple[PreRelease, list[Any], list[Any]]:
         """The private conditioning (:func:`private_conditioning`'s release) as a
         :class:`~noisygd.training.PreRelease`: its sums from the oracle of the uncentred rows
@@ -559,18 +582,15 @@ class _DPLinearModel(BaseEstimator):
         scan), then the fit's oracles in the released coordinates (``_private_conditioning``
         set for :meth:`_conditioning`; ``next_sums``: the row sums a later stage reads from
         them, taken by their scan). The oracles read are closed (their ``O(n)`` arrays freed)
-        before the next ones are built. Returns the stage, the oracles it reads, and a list
+        before the next ones are built. Returns the stage, the oracles it reads (an empty
+        list with ``deferred``, for the feature range's post-processing to fill), and a list
         its post-processing fills with the oracles it builds (for a later stage's
         post-processing). ``rng``: a stream of its own."""
-        from noisygd.oracles import make_oracle
-
         R = float(self.row_norm_bound)
         mu_c, event = self._conditioning_event()
         sigma = math.sqrt(len(self._CONDITIONING_SUMS)) * Neighbouring(
             self.neighbouring).clipped_sum_sensitivity / mu_c
-        first = make_oracle(self._make_objective(), X, targets[0], row_norm_bound=R,
-                            row_sums=("rows",))
-        raw = [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+        raw = [] if deferred else self._conditioning_raw_oracles(X, targets, None)
         built: list[Any] = []
 
         def then(noisy: np.ndarray) -> PreparedFit:
@@ -608,6 +628,26 @@ class _DPLinearModel(BaseEstimator):
             **({"ledger_release": release} if release is not None else {})}
         self.conditioning_["feature_scale_release"] = report
         fit.info["feature_scale"] = report
+
+    def _report_feature_range(self, fit: Any, released: Any) -> None:
+        """``conditioning_["feature_range_release"]`` and ``fit_info_["feature_range"]``:
+        the private feature range's share, rule, event, threshold, occupied features and
+        released magnitudes (None: not released)."""
+        if released is None:
+            return
+        release = fit.info.get("feature_range_release")
+        report = {
+            "share": self._share_of_feature_range(),
+            "rule": ("per feature, the upper edge 2^(k+1) of the highest binary-exponent bin "
+                     "whose noisy count reaches z sigma (z: at most 0.05 chance that any "
+                     "empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k_occ))"),
+            "event": self._feature_range_event()[1].describe(),
+            "threshold": released.threshold, "noise_std": released.noise_std,
+            "occupied": released.occupied, "row_features": released.row_features,
+            "magnitude": released.magnitude.tolist(),
+            **({"ledger_release": release} if release is not None else {})}
+        self.conditioning_["feature_range_release"] = report
+        fit.info["feature_range"] = report
 
     # ------------------------------------------ the private per-feature scale (issue 19)
     def _share_of_feature_scale(self) -> float:
@@ -671,14 +711,106 @@ class _DPLinearModel(BaseEstimator):
         return False
 
     def _conditioning_events(self) -> list[Any]:
-        """The events of the private conditioning and, when released, the per-feature
-        scale, in order (empty when the conditioning is not released)."""
+        """The events of the private feature range (when released), the private
+        conditioning and, when released, the per-feature scale, in order (empty when the
+        conditioning is not released)."""
         if not self._uses_private_conditioning():
             return []
-        events = [self._conditioning_event()[1]]
+        events = [self._feature_range_event()[1]] if self._uses_feature_range() else []
+        events.append(self._conditioning_event()[1])
         if self._uses_feature_scale():
             events.append(self._feature_scale_event()[1])
         return events
+
+    # ------------------------------------------ the private feature range (issue 19)
+    #: Whether this model releases the private feature range
+    #: (:mod:`noisygd.mechanisms.feature_range`) before its private conditioning.
+    _RELEASES_FEATURE_RANGE: ClassVar[bool] = False
+
+    def _share_of_feature_range(self) -> float:
+        """``feature_range_share`` as a number (``"auto"``: the module's
+        :data:`~noisygd.mechanisms.feature_range.FEATURE_RANGE_SHARE`)."""
+        from noisygd.mechanisms.feature_range import FEATURE_RANGE_SHARE
+
+        value = getattr(self, "feature_range_share", 0.0)
+        if isinstance(value, str):
+            check_choice("feature_range_share", value, ("auto",))
+            return FEATURE_RANGE_SHARE
+        share = check_real("feature_range_share", value)
+        if not 0.0 <= share <= 0.5:
+            raise ValueError("feature_range_share must be in [0, 0.5] (a share of the budget "
+                             f"spent before training) or 'auto', got {share!r}")
+        return share
+
+    def _feature_range_event(self) -> tuple[float, Any]:
+        r"""``(sigma, event)`` of the feature range's release (public facts only: the
+        budget, the relation and the number of columns): :math:`\mu_r = \sqrt{f_r}\,\mu`,
+        :math:`\sigma = \sqrt{p + 1}\,\Delta/\mu_r` on every count
+        (:mod:`noisygd.mechanisms.feature_range`)."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+
+        rel = Neighbouring(self.neighbouring)
+        mu_r = math.sqrt(self._share_of_feature_range()) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        sens = rel.clipped_sum_sensitivity
+        terms = int(self.__dict__["_n_columns"]) + 1  # p counts and the row count
+        return math.sqrt(terms) * sens / mu_r, Gaussian(sens / mu_r, sens, rel)
+
+    def _uses_feature_range(self) -> bool:
+        """Whether this fit releases the private feature range first (public facts only):
+        a model that releases it, ``feature_range_share > 0``, the private conditioning
+        released, rows held in memory (NumPy or SciPy: the type of ``X``, metadata) with a
+        known number of columns and, with ``"auto"``, a budget that pays for it with the
+        conditioning, the per-feature scale, the later releases and the fit."""
+        if (not self._RELEASES_FEATURE_RANGE or self._share_of_feature_range() <= 0.0
+                or self.__dict__.get("_n_columns") is None
+                or not self.__dict__.get("_rows_in_memory", False)
+                or not self._uses_private_conditioning()):
+            return False
+        if not isinstance(getattr(self, "feature_range_share", 0.0), str):
+            return True  # a declared share: a fit it cannot pay for is refused
+        from noisygd.accounting.events import Composed
+
+        events = [self._feature_range_event()[1], self._conditioning_event()[1]]
+        if self._uses_feature_scale():
+            events.append(self._feature_scale_event()[1])
+        try:
+            self._release_rest(Composed((*events, *self._releases_after_conditioning())))
+        except ValueError:
+            return False
+        return True
+
+    def _feature_range_stage(self, X: Any, rng: Any, then: Any) -> PreRelease:
+        """The private feature range as a :class:`~noisygd.training.PreRelease` whose
+        statistic is :func:`~noisygd.mechanisms.feature_range.magnitude_histogram` of the raw rows;
+        ``then(range)`` builds the next stage's oracles from the released
+        :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange`."""
+        from noisygd.mechanisms.feature_range import feature_range_from_release, range_statistic
+
+        sigma, event = self._feature_range_event()
+
+        def post(noisy: np.ndarray) -> PreparedFit:
+            released = feature_range_from_release(noisy, sigma, float(self.row_norm_bound))
+            self._private_feature_range = released
+            return then(released)
+
+        return PreRelease("feature_range", event, (), sigma, rng, post,
+                          description="per feature and sign, counts of the nonzero values "
+                                      "by binary exponent (a row adds <= 1 per feature)",
+                          statistic=lambda: range_statistic(X),
+                          statistic_terms=int(X.shape[1]) + 1)
+
+    def _range_scale(self) -> np.ndarray | None:
+        """The released feature range's scale :math:`g` (None when not released)."""
+        released = self.__dict__.get("_private_feature_range")
+        return None if released is None else released.scale
+
+    def _released_centre(self, private: Any) -> np.ndarray:
+        r"""The private conditioning's centre in the coordinates of ``X``: released in those
+        of :math:`g\odot x` when the feature range was released (:math:`c'/g`)."""
+        g = self._range_scale()
+        return private.centre if g is None else private.centre / g
 
     def _conditioning_stages(self, X: Any, targets: list[Any], child: int
                              ) -> tuple[list[PreRelease], list[Any], list[Any]]:
@@ -687,10 +819,25 @@ class _DPLinearModel(BaseEstimator):
         (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the first
         reads and the list the last one's post-processing fills."""
         scaled = self._uses_feature_scale()
-        stage, raw, built = self._conditioning_stage(
+        ranged = self._uses_feature_range()
+        stage, conditioning_reads, built = self._conditioning_stage(
             X, targets, self._release_rng(self.random_state, child=child),
-            next_sums=("rows", "absolute_rows") if scaled else ())
-        stages = [stage]
+            next_sums=("rows", "absolute_rows") if scaled else (), deferred=ranged)
+        stages, raw = [stage], conditioning_reads
+        if ranged:  # first, on stream child + 4; its post-processing builds what the
+            # conditioning reads, in the released coordinates g * x
+            raw = self._conditioning_raw_oracles(X, targets, None)  # the fit's checks only
+            unranged = list(raw)
+
+            def then(released: Any) -> PreparedFit:
+                for oracle in unranged:
+                    getattr(oracle, "close", lambda: None)()
+                conditioning_reads[:] = self._conditioning_raw_oracles(X, targets,
+                                                                       released.scale)
+                return PreparedFit(list(conditioning_reads), None)
+
+            stages.insert(0, self._feature_range_stage(
+                X, self._release_rng(self.random_state, child=child + 4), then))
         if scaled:
             fs_stage, built = self._feature_scale_stage(
                 X, targets, built, self._release_rng(self.random_state, child=child + 2))
@@ -869,16 +1016,19 @@ class _DPLinearModel(BaseEstimator):
             rng = np.random.default_rng(self.random_state)
         self._resolve_l2(X.shape[0], X.shape[1])
         self.l2_ = self._l2()
-        self.__dict__.pop("_private_conditioning", None)
-        self.__dict__.pop("_private_feature_scale", None)
+        private = ("_private_conditioning", "_private_feature_scale", "_private_feature_range")
+        for name in private:
+            self.__dict__.pop(name, None)
         try:
             fit = self._fit_staged(X, targets, previewed, rng)
             cond = self.__dict__.get("_private_conditioning")
             fscale = self.__dict__.get("_private_feature_scale")
+            frange = self.__dict__.get("_private_feature_range")
         finally:
-            self.__dict__.pop("_private_conditioning", None)
-            self.__dict__.pop("_private_feature_scale", None)
+            for name in private:
+                self.__dict__.pop(name, None)
         self._report_conditioning(fit, cond, fscale)
+        self._report_feature_range(fit, frange)
         if public_n is None:  # the noisy count is released, hence public
             _delta_warning(float(self.delta), fit.n_samples)
         run_l2 = (fit.results[0].info.get("plan") or {}).get("l2") if fit.results else None
@@ -1414,6 +1564,20 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         is :math:`f` and ``conditioning_["feature_scale_release"]`` (also
         ``fit_info_["feature_scale"]``) its share, rule, event, resolution, spread and
         shrinkage (docs/estimators.md, "Private per-feature scale", with the measurements).
+    feature_range_share : float in [0, 0.5] or "auto", default="auto"
+        With the private conditioning released and the rows in memory (NumPy or SciPy):
+        the share of :math:`\\mu^2` spent, before everything else, on the **private feature
+        range** (:mod:`noisygd.mechanisms.feature_range`): per feature and sign, the noisy counts of
+        the nonzero values by binary exponent (a row adds at most one count per feature:
+        sensitivity :math:`\\sqrt p\\,\\Delta`). Each feature's released robust maximum
+        :math:`m_j` sets the coordinates :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{k})`,
+        in which the conditioning, the per-feature scale and the fit run, so raw columns
+        of any scale (a census weight near :math:`10^5` beside one-hot levels) are not
+        crushed by the row bound. ``"auto"`` is 0.05 where the budget pays for it with
+        the rest of the fit, else 0; 0 turns it off (declare ``feature_bounds`` instead
+        when you know them). ``conditioning_["feature_range_release"]`` (also
+        ``fit_info_["feature_range"]``) reports it (docs/estimators.md, "Private feature
+        range", with the measurements).
 
     **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
     ``clip``, with an intercept, a method that clips and composes with a prior release
@@ -1471,6 +1635,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _SHARP_CLIP_LOSS: ClassVar[str | None] = "logistic"  # the sharp clip's (_sharp_clip_ratio)
     _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton (binary, OvR)
 
+    _RELEASES_FEATURE_RANGE: ClassVar[bool] = True
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -1498,9 +1664,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         secure: bool = False,
         conditioning_share: float | str = DEFAULT_CONDITIONING_SHARE,
         feature_scale_share: float | str = DEFAULT_FEATURE_SCALE_SHARE,
+        feature_range_share: float | str = DEFAULT_FEATURE_RANGE_SHARE,
     ) -> None:
         self.conditioning_share = conditioning_share
         self.feature_scale_share = feature_scale_share
+        self.feature_range_share = feature_range_share
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -1550,7 +1718,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         private = self.__dict__.get("_private_conditioning")
         if private is None or not self.fit_intercept or not self._conditioned():
             return super()._conditioning(n_features)
-        return private.centre, float(self.row_norm_bound), private.intercept_scale
+        return (self._released_centre(private), float(self.row_norm_bound),
+                private.intercept_scale)
 
     def _pre_release_stage(self, X: Any, targets: list[Any]
                            ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
@@ -1655,7 +1824,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
-        if is_dask_collection(X):  # the same fit over a DaskOracle
+        self._rows_in_memory = not is_dask_collection(X)  # metadata: the feature range's rule
+        if not self._rows_in_memory:  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
         self._start_fit()
         check_choice("multiclass", self.multiclass, ("multinomial", "ovr"))
@@ -1754,7 +1924,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
-        if is_dask_collection(X):  # the same fit over a DaskOracle
+        self._rows_in_memory = not is_dask_collection(X)  # metadata: the feature range's rule
+        if not self._rows_in_memory:  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
         self._start_fit()
         mid, half = self._target_centre_half()
@@ -2086,6 +2257,12 @@ class DPLinearRegression(_DPRegressor):
         The private per-feature scale released after the private centre, as
         :class:`DPLogisticRegression`'s (share 0.05 of :math:`\\mu^2` with ``"auto"``; 0
         turns it off); the residual scale is then released in the rescaled coordinates.
+    feature_range_share : float in [0, 0.5] or "auto", default="auto"
+        With the private centre released and the rows in memory: the share of
+        :math:`\\mu^2` spent first on the **private feature range**, as for
+        :class:`DPLogisticRegression` (:mod:`noisygd.mechanisms.feature_range`: the fit runs
+        on :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{\bar k})` from each feature's released
+        robust maximum); ``"auto"`` is 0.05 where the budget pays for it, 0 turns it off.
 
     Attributes
     ----------
@@ -2109,6 +2286,8 @@ class DPLinearRegression(_DPRegressor):
     #: with NoisyGD's stationary noise), as for ``DPLogisticRegression``; with ``"ssp"``
     #: none (AdaSSP's own adaptive ridge, :meth:`_l2`); other methods: ``_L2_DEFAULT``.
     _PLANS_RIDGE: ClassVar[bool] = True
+
+    _RELEASES_FEATURE_RANGE: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -2139,9 +2318,11 @@ class DPLinearRegression(_DPRegressor):
         scale_share: float = DEFAULT_SCALE_SHARE,
         conditioning_share: float | str = DEFAULT_CONDITIONING_SHARE,
         feature_scale_share: float | str = DEFAULT_FEATURE_SCALE_SHARE,
+        feature_range_share: float | str = DEFAULT_FEATURE_RANGE_SHARE,
     ) -> None:
         self.conditioning_share = conditioning_share
         self.feature_scale_share = feature_scale_share
+        self.feature_range_share = feature_range_share
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -2346,7 +2527,7 @@ class DPLinearRegression(_DPRegressor):
         centre, bound, scale = super()._conditioning(n_features)
         private = self.__dict__.get("_private_conditioning")
         if private is not None and self.fit_intercept and self._conditioned():
-            centre = private.centre
+            centre = self._released_centre(private)
             if self.intercept_scale is None:
                 scale = private.intercept_scale / math.sqrt(n_features)
         return centre, bound, scale

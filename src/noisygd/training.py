@@ -635,6 +635,15 @@ class PreRelease:
         :math:`h` of the target sums (``RowSums.targets``).
     description : str
         What is summed, recorded with the release.
+    statistic : callable, optional
+        ``statistic() -> ndarray``: a statistic of the rows released instead of row sums
+        (``sums`` is then empty), each row moving it by a vector of at most
+        ``statistic_terms`` entries of at most :math:`\Delta` each (a histogram in which
+        a row adds at most one count per group: L2 sensitivity
+        :math:`\sqrt{k}\,\Delta`, ``k = statistic_terms``). Called once, after the stage
+        is recorded. **Not private** (the noise is added here).
+    statistic_terms : int
+        ``k`` above (ignored without ``statistic``).
     """
 
     name: str
@@ -645,6 +654,8 @@ class PreRelease:
     then: Callable[[np.ndarray], PreparedFit]
     target_half_range: float | None = None
     description: str = ""
+    statistic: Callable[[], np.ndarray] | None = None
+    statistic_terms: int = 0
 
 
 class _LedgerRecords:
@@ -793,9 +804,16 @@ def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) 
     (to :math:`10^{-12}` relative, the rounding of :math:`\sqrt k`)."""
     sums = tuple(stage.sums)
     unknown = sorted(set(sums) - set(ROW_SUMS))
-    if not sums or unknown:
+    if stage.statistic is not None:
+        terms = int(stage.statistic_terms)
+        if sums or terms < 1 or not callable(stage.statistic):
+            raise ValueError(f"pre-release {stage.name!r}: a statistic needs no sums and "
+                             f"statistic_terms >= 1, got {list(sums)}, {terms}")
+    elif not sums or unknown:
         raise ValueError(f"pre-release {stage.name!r}: sums must be a non-empty tuple of "
                          f"{list(ROW_SUMS)}, got {list(sums)}")
+    else:
+        terms = len(sums)
     sigma = check_positive("noise_std", stage.noise_std)
     if is_secure(stage.rng) != secure:
         raise TypeError(f"pre-release {stage.name!r}: a secure fit's stages draw their noise "
@@ -805,8 +823,8 @@ def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) 
                          f"SecureRandom(grid_bits={DEFAULT_GRID_BITS})")
     if not secure:
         check_generator("rng", stage.rng)
-    sensitivity = float(np.sqrt(len(sums))) * relation.clipped_sum_sensitivity
-    performed = sensitivity_inflation(stage.rng, sigma, len(sums), sensitivity) \
+    sensitivity = float(np.sqrt(terms)) * relation.clipped_sum_sensitivity
+    performed = sensitivity_inflation(stage.rng, sigma, terms, sensitivity) \
         * sensitivity / sigma
     event, declared_inflation = stage.event, 1.0
     if secure and isinstance(event, DiscreteGaussianNoise):
@@ -820,7 +838,7 @@ def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) 
     if not declared >= performed * (1.0 - 1e-12):
         raise ValueError(
             f"pre-release {stage.name!r}: its event ({stage.event.describe()}) is "
-            f"{declared:.6g}-GDP but the noise it draws ({len(sums)} sums, noise_std "
+            f"{declared:.6g}-GDP but the noise it draws ({terms} sums, noise_std "
             f"{sigma:.6g}) is {performed:.6g}-GDP: the event must cover the mechanism")
 
 
@@ -838,8 +856,12 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
                             extra={"release": stage.name, "sums": stage.description})
     if release is not None:
         info[f"{stage.name}_release"] = release.id
-    sums = oracle.bounded_row_sums(stage.target_half_range,
-                                   absolute="absolute_rows" in stage.sums).vector(stage.sums)
+    if stage.statistic is not None:
+        sums = np.asarray(stage.statistic(), dtype=np.float64).ravel()
+    else:
+        sums = oracle.bounded_row_sums(stage.target_half_range,
+                                       absolute="absolute_rows" in stage.sums
+                                       ).vector(stage.sums)
     records.draw()  # a failure from here on keeps the stage's record
     noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng), dtype=np.float64)
     prepared = stage.then(noisy)

@@ -14,6 +14,8 @@ from noisygd.accounting import best
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
 from noisygd.algorithms.newton import (
+    DEFAULT_DIAGONAL_HESSIAN_RATIO,
+    DEFAULT_HESSIAN_RATIO,
     curvature_sensitivity,
     modify_curvature,
     newton,
@@ -194,18 +196,32 @@ def test_the_budget_split_follows_the_rule():
     g, h = plan.mu_squares()
     assert plan.tail == 4 and plan.hessian_steps == (0, 2, 4, 5)
     # curvature at the rule's mu_H (well below its cap at n = 1e6)
-    per = noise_floor(1.0, 51, 0.05, "full") * 51 / (0.1 * 1e6)
+    per = noise_floor(1.0, 51, 0.05, "full") * 51 / (DEFAULT_HESSIAN_RATIO * 1e6)
     assert h == pytest.approx([per * per] * 4)
     rest = mu * mu - sum(h)
     assert g[:6] == pytest.approx([0.25 * rest / 6] * 6)
     assert g[6:] == pytest.approx([0.75 * rest / 4] * 4)
-    assert plan.details["hessian_noise_ratio"] == pytest.approx(0.1)
+    assert plan.details["hessian_noise_ratio"] == pytest.approx(DEFAULT_HESSIAN_RATIO)
     sparse = plan_newton(mu, relation=ADD, n_params=51, n_samples=1e6, n_step=1e6, clip=1.0,
                          curvature_clip=0.5, steps=10, hessian_every=0)
     assert sparse.hessian_steps == (0, 5)
     small = plan_newton(mu, relation=ADD, n_params=51, n_samples=1000, n_step=1000, clip=1.0,
                         curvature_clip=0.5)
     assert sum(small.mu_squares()[1]) == pytest.approx(0.5 * mu * mu)  # the cap binds
+
+
+def test_the_floor_target_depends_on_the_form():
+    """``hessian_ratio=None`` is the full form's target, or the diagonal form's; an explicit
+    ratio is used as given, and the curvature's mu^2 scales as 1/r^2 below the cap."""
+    kw = dict(relation=ADD, n_params=51, n_samples=1e7, n_step=1e7, clip=1.0,
+              curvature_clip=0.5, steps=10)
+    full = plan_newton(0.5, **kw)
+    assert full.details["hessian_ratio_target"] == DEFAULT_HESSIAN_RATIO
+    diag = plan_newton(0.5, hessian="diagonal", row_nonzeros=8, **kw)
+    assert diag.details["hessian_ratio_target"] == DEFAULT_DIAGONAL_HESSIAN_RATIO
+    assert diag.details["hessian_noise_ratio"] == pytest.approx(DEFAULT_DIAGONAL_HESSIAN_RATIO)
+    loose = plan_newton(0.5, hessian_ratio=2 * DEFAULT_HESSIAN_RATIO, **kw)
+    assert sum(loose.mu_squares()[1]) == pytest.approx(sum(full.mu_squares()[1]) / 4)
 
 
 # ----------------------------------------------------------------- runs

@@ -79,7 +79,8 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
     finally:
         client.wait_for_workers(2, timeout=60)
     assert (tmp_path / "done").exists()  # a worker was killed during the fit
-    mem = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=10, random_state=3,
+    mem = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=[0, 1], max_iter=10, random_state=3,
                                method="noisy_gd").fit(X, y)
     scale = max(float(np.max(np.abs(mem.coef_))), abs(mem.intercept_))
     assert float(np.max(np.abs(est.coef_ - mem.coef_))) <= RTOL * scale

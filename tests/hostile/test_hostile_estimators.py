@@ -346,11 +346,13 @@ def test_predict_on_huge_rows_is_the_prediction_of_the_mapped_row(kind):
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     targets = np.clip(X[:, 0] + X[:, 1] + X[:, 2], -1, 1)
     if kind == "logistic":
-        est = DPLogisticRegression(classes=[0, 1], epsilon=20.0, n_samples_public=60,
-                                   random_state=0)
+        # (the private feature range off: the expected score below is that of B u in
+        # the unscaled coordinates)
+        est = DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], epsilon=20.0,
+                                   n_samples_public=60, random_state=0)
     elif kind == "linear":
         est = DPLinearRegression(target_bound=1.0, epsilon=20.0, n_samples_public=60,
-                                 random_state=0)
+                                 random_state=0, feature_range_share=0.0)
     else:
         est = DPHuberRegressor(target_bound=1.0, epsilon=20.0, n_samples_public=60,
                                random_state=0)

@@ -67,7 +67,8 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
     url = request.getfixturevalue("sqlite_path" if backend == "sqlite" else "postgres_url")
     _budget(url)
     X, y = _data()
-    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
                                  random_state=0).fit(X, y)
     # the default without bounds: the private conditioning first, at sqrt(0.1) mu, its
     # per-feature scale at sqrt(0.05) mu, then the fit's release (count + run); together
@@ -204,7 +205,8 @@ def test_the_budget_is_composed_and_the_release_that_does_not_fit_is_refused(sql
     X, y = _data()
     two = best(Composed((Gaussian(1 / calibrate_mu(1.0, DELTA)),) * 2), DELTA).epsilon
     _budget(sqlite_path, epsilon=two * (1 + 1e-6))  # exactly two fits at epsilon 1
-    make = DPLogisticRegression(epsilon=1.0, classes=[0, 1], ledger=sqlite_path, dataset="d")
+    make = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, classes=[0, 1], ledger=sqlite_path, dataset="d")
     clone(make).set_params(random_state=0).fit(X, y)
     clone(make).set_params(random_state=1).fit(X, y)
     with pytest.raises(BudgetExceededError):
@@ -254,7 +256,8 @@ def test_the_exact_event_is_recorded_before_the_run_reads_the_data(sqlite_path):
     _budget(sqlite_path)
     X, y = _data()
     solver = LedgerWatchingSolver(sqlite_path)
-    model = DPLogisticRegression(classes=[0, 1], method=solver, ledger=sqlite_path,
+    model = DPLogisticRegression(
+        feature_range_share=0.0, classes=[0, 1], method=solver, ledger=sqlite_path,
                                  dataset="d", random_state=0).fit(X, y)
     (before,) = solver.seen  # the conditioning, feature scale, fit's exact event: recorded
     cond, scale, fit = before
@@ -350,7 +353,8 @@ def test_fit_private_records_with_its_own_parameters(sqlite_path):
 def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlite_path):
     _budget(sqlite_path)
     X, y = _data()
-    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
+    model = DPLogisticRegression(
+        feature_range_share=0.0, classes=[0, 1], ledger=sqlite_path, dataset="d",
                                  method_options={"plan": {"no_such_option": 1}})
     with pytest.raises(TypeError):
         model.fit(X, y)
@@ -415,7 +419,8 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watching)
     solver = Watching(sqlite_path)
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
-    model = DPLinearRegression(method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
+    model = DPLinearRegression(
+        feature_range_share=0.0, method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
     at_centre, at_features, at_scale = seen
     centre_event, features_event, scale_event = model.privacy_.event.events[:3]
     assert [r.algorithm for r in at_centre] == ["DPLinearRegression/conditioning"]
@@ -438,7 +443,7 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     assert fit_release.spent_epsilon == pytest.approx(model.privacy_.epsilon, rel=1e-9)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9) and model.target_scale_ < 1.0
     # a ledger changes where the spend is recorded, not the model
-    plain = DPLinearRegression(method=NoisyGDSolver(), **kw).fit(X, y)
+    plain = DPLinearRegression(feature_range_share=0.0, method=NoisyGDSolver(), **kw).fit(X, y)
     np.testing.assert_array_equal(plain.coef_, model.coef_)
     assert plain.target_scale_ == model.target_scale_
     assert plain.privacy_.event == model.privacy_.event
@@ -478,7 +483,8 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
     X, y = _regression_data()
     two = best(Composed((Gaussian(1 / calibrate_mu(1.0, DELTA)),) * 2), DELTA).epsilon
     _budget(sqlite_path, epsilon=two * (1 + 1e-6))  # exactly two fits at epsilon 1
-    make = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), ledger=sqlite_path,
+    make = DPLinearRegression(
+        feature_range_share=0.0, epsilon=1.0, target_range=(0.0, 1.0), ledger=sqlite_path,
                               dataset="d", scale_share=0.1)
     first = clone(make).set_params(random_state=0).fit(X, y)
     second = clone(make).set_params(random_state=1).fit(X, y)

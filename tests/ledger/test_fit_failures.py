@@ -182,7 +182,8 @@ def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch
     no conditioning, even from its earlier fit."""
     X, y = _data()
     labels = np.where(y > 0, 1, 0)
-    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, method="noisy_gd", classes=[0, 1],
+    est = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, delta=DELTA, method="noisy_gd", classes=[0, 1],
                                conditioning_share=0.1, ledger=path, dataset="d",
                                random_state=0, max_iter=20)
     est.fit(X, labels)  # an earlier, complete fit: three releases
@@ -223,7 +224,8 @@ def test_a_regression_whose_run_loses_its_data_keeps_its_releases(path, monkeypa
         return real(self, theta, clip, rows)
 
     monkeypatch.setattr(ArrayOracle, "clipped_gradient_sum", lost)
-    est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+    est = DPLinearRegression(
+        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
@@ -246,7 +248,8 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
         raise DataAccessError("store lost")
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
-    est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+    est = DPLinearRegression(
+        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
@@ -276,7 +279,8 @@ def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkey
         return real(self, target_half_range, **kwargs)
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
-    est = DPLinearRegression(target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+    est = DPLinearRegression(
+        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10,
                              feature_scale_share=0)  # two stages: centre, then scale
     with pytest.raises(DataAccessError):

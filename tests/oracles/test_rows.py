@@ -56,6 +56,26 @@ def test_huge_and_tiny_rows_do_not_overflow() -> None:
     assert scan_rows(X, 1.0).big.tolist() == [1, 2]
 
 
+def test_weights_above_one_on_rows_near_the_largest_float_do_not_overflow() -> None:
+    # f (x - c) exceeds the largest float for these finite rows: their norm is inf and their
+    # factor B / ||f (x - c)||, finite and positive (found by the slow hostile fuzz)
+    big = np.finfo(np.float64).max
+    X = np.array([[0.0, 1e308, 1e308], [big, 1e308, 1e308], [1.0, 2.0, 3.0]])
+    f = np.full(3, 1.0 + 2.0**-52)
+    c = np.array([1.3, -0.5, 0.8])
+    with np.errstate(over="raise", invalid="raise"):  # (the factor underflows: subnormal)
+        scan = scan_rows(X, 2.0, centre=c, feature_scale=f)
+    assert np.isinf(scan.norms[1])  # true norm above the largest float
+    assert scan.norms[0] == pytest.approx(np.sqrt(2.0) * 1e308 * f[0], rel=1e-14)
+    assert scan.norms[2] == pytest.approx(np.linalg.norm(f * (X[2] - c)), rel=1e-14)
+    s = row_scale(X, 2.0, centre=c, feature_scale=f)
+    assert np.all(np.isfinite(s)) and np.all(s > 0)
+    assert s[0] == pytest.approx(2.0 / (np.sqrt(2.0) * 1e308 * f[0]), rel=1e-12)
+    # 2 / ||f (x - c)|| for the row beyond the largest float: a subnormal factor
+    assert s[1] == pytest.approx(2.0 / (1e308 * f[0] * np.hypot(big / 1e308, np.sqrt(2.0))),
+                                 rel=1e-9)
+
+
 @pytest.mark.parametrize("bound", [1.0, 0.3, 7.0, 1e-3])
 def test_clip_rows_is_the_projection_and_bounds_every_row(bound: float) -> None:
     X = _rows(1)

@@ -253,10 +253,12 @@ def test_ledger_label_names_the_method_auto_ran(tmp_path):
     with Ledger(str(tmp_path / "l.db")) as ledger:
         ledger.set_budget("d", 400.0, 1e-5)
         # a large budget: NoisyGD's rule wants far more steps than its budget; Newton runs
-        model = DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0,
+        model = DPLogisticRegression(
+            feature_range_share=0.0, epsilon=200.0, classes=[0, 1], random_state=0,
                                      ledger=ledger, dataset="d").fit(X, y)
         assert model.fit_info_["method"] == "newton", model.fit_info_["method_choice"]
-        small = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0,
+        small = DPLogisticRegression(
+            feature_range_share=0.0, epsilon=1.0, classes=[0, 1], random_state=0,
                                      ledger=ledger, dataset="d").fit(X, y)
         assert small.fit_info_["method"] == "noisy_gd"
         # the default's private conditioning is its own release, recorded before each fit's
@@ -265,7 +267,8 @@ def test_ledger_label_names_the_method_auto_ran(tmp_path):
         assert [r.algorithm for r in releases] == ["DPLogisticRegression/newton",
                                                    "DPLogisticRegression/noisy_gd"]
         assert releases[0].settled_at is not None  # private n: the reservation, relabelled
-        DPLogisticRegression(epsilon=200.0, classes=[0, 1], random_state=0, ledger=ledger,
+        DPLogisticRegression(
+            feature_range_share=0.0, epsilon=200.0, classes=[0, 1], random_state=0, ledger=ledger,
                              dataset="d", n_samples_public=3000).fit(X, y)  # public n
         last = ledger.releases("d")[-1]
         assert last.algorithm == "DPLogisticRegression/newton"

@@ -67,7 +67,8 @@ def _easy(n=4000, d=4, seed=0):
 
 def test_toy_method_fits_through_the_estimator_with_a_true_privacy_report():
     X, y = _easy()
-    model = DPLogisticRegression(epsilon=1.0, delta=1e-5, method=NoisyMeanStep(),
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, delta=1e-5, method=NoisyMeanStep(),
                                  classes=[0, 1], random_state=0).fit(X, y)
     event = model.privacy_.event
     # The private conditioning and per-feature scale (the default without bounds: a method
@@ -89,7 +90,7 @@ def test_toy_method_fits_through_the_estimator_with_a_true_privacy_report():
 
 def test_toy_method_under_replace_one_uses_the_doubled_sensitivity():
     X, y = _easy(n=2000)
-    model = DPLogisticRegression(epsilon=0.5, method=NoisyMeanStep(),
+    model = DPLogisticRegression(feature_range_share=0.0, epsilon=0.5, method=NoisyMeanStep(),
                                  neighbouring="replace_one", classes=[0, 1],
                                  random_state=1).fit(X, y)
     conditioning, scale, step = model.privacy_.event.events  # the private conditioning first
@@ -103,7 +104,8 @@ def test_one_vs_rest_splits_the_toy_budget():
     rng = np.random.default_rng(0)
     X = np.vstack([c + 0.3 * rng.normal(size=(300, 3)) for c in np.eye(3) * 2]) / 3
     y = np.repeat([0, 1, 2], 300)
-    model = DPLogisticRegression(epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
+    model = DPLogisticRegression(
+        feature_range_share=0.0, epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
                                  multiclass="ovr", random_state=0).fit(X, y)
     # the private conditioning and per-feature scale (shared) + count + 3 problems
     assert len(model.privacy_.event.events) == 6

@@ -277,7 +277,10 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
     n = check_positive_int("n_ordinary", n_ordinary)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        return DPLinearRegression(eps, dl, method=solver, random_state=rng)
+        # the private feature range off, as for the classifier's problem: the canary
+        # design places rows at +-R, which the range would rescale
+        return DPLinearRegression(eps, dl, method=solver, random_state=rng,
+                                  feature_range_share=0.0)
 
     half = n // 2
     X = np.concatenate([-np.ones(n - half), np.ones(half)])[:, None]
@@ -324,7 +327,10 @@ def logistic_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2
     X[: n // 100] = 1.0  # 1% of D at the canary's point (docstring)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        return DPLogisticRegression(eps, dl, method=solver, classes=[0, 1], random_state=rng)
+        # the private feature range (default on rows in memory) is off: the canary design
+        # places rows at +-R, which it would rescale (noisygd.mechanisms.feature_range)
+        return DPLogisticRegression(eps, dl, method=solver, classes=[0, 1], random_state=rng,
+                                    feature_range_share=0.0)
 
     return _estimator_problem(
         "logistic", make, X, np.ones(n, dtype=int), np.array([1.0]), 0, 0.0,

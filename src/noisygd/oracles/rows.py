@@ -356,7 +356,14 @@ def scan_rows(
             recompute = True
             idx = np.flatnonzero(special)
             E = X[a + idx].toarray() if sp.issparse(X) else Xb[idx]  # type: ignore[index]
-            nb[idx], s_exact = _exact(_centred(E, c, f), bound)
+            # weights above 1 could overflow f (x - c) near the largest float: the rows are
+            # taken at f / k (k = max(1, max f)) and their norms and factors rescaled by k
+            k = 1.0 if f is None else max(1.0, float(np.max(f)))
+            nb[idx], s_exact = _exact(_centred(E, c, None if f is None else f / k),
+                                      None if bound is None else bound / k)
+            if k > 1.0:
+                with np.errstate(over="ignore"):
+                    nb[idx] *= k
             if sb is not None:
                 sb[idx] = s_exact
             with np.errstate(invalid="ignore"):

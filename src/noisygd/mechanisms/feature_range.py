@@ -1,0 +1,226 @@
+r"""The private feature range: a paid per-feature scale for rows nobody bounded (issue 19).
+
+A user who declares no ``feature_bounds`` hands the estimator raw columns: a census weight
+near :math:`10^5` beside one-hot levels in :math:`\{0, 1\}`. Projecting such rows onto the
+unit ball (the row bound every clipped method needs) keeps little more than the largest
+column's sign, and no later release made on the projected rows can undo that. The private
+conditioning (the released centre and per-feature spread) works on rows already projected,
+so it cannot either. This release comes first and measures each column's magnitude on the
+raw rows.
+
+**The release.** For each feature :math:`j` and sign, the histogram of the binary exponents
+of its nonzero values: value :math:`x_{ij} \ne 0` adds 1 to bin
+:math:`(j, \operatorname{sign} x_{ij}, k)` with :math:`2^k \le |x_{ij}| < 2^{k+1}`,
+:math:`k` clipped to :data:`EXPONENTS` (a public grid); and the number of rows
+(:func:`range_statistic`). A row adds at most one count per feature and one to the row count,
+so the released vector moves by at most :math:`p + 1` ones: L2 sensitivity
+:math:`\sqrt{p+1}` under add/remove (under replace-one at most :math:`\sqrt{2(p+1)}`; the
+code takes :math:`\Delta = 2` per term there, as for every clipped sum, which covers it).
+The Gaussian mechanism with
+:math:`\sigma = \sqrt{p+1}\,\Delta/\mu_r` is exactly :math:`\mu_r`-GDP (Dong, Roth and Su
+2022, Thm 2.7), :math:`\mu_r = \sqrt{f_r}\,\mu`, ``f_r`` the declared share
+(:data:`FEATURE_RANGE_SHARE`).
+
+**Post-processing** (:func:`feature_range_from_release`). A bin counts as occupied when its
+noisy count reaches :math:`z\sigma` with :math:`z = \Phi^{-1}(1 - \alpha/(2pK))`, ``K`` bins
+per sign: at most :data:`FALSE_OCCUPANCY` (:math:`\alpha`) chance that any empty bin of the
+whole histogram passes (Bonferroni). Feature :math:`j`'s magnitude :math:`m_j` is the upper
+edge :math:`2^{k+1}` of its highest occupied bin, of either sign: a robust maximum (a bin
+holding fewer than about :math:`z\sigma` rows may lie above it). With :math:`\bar k` the
+released mean number of nonzero features per row (all noisy counts over the noisy row count,
+within :math:`[1, p]`; :math:`p` when the row count is below the threshold), the released
+scale is
+
+.. math:: g_j = \frac{R}{m_j\sqrt{\bar k}},
+
+so that a row with :math:`\bar k` nonzero values within the magnitudes has
+:math:`\lVert g\odot x\rVert \le R` (one-hot blocks hold one nonzero per block: dividing by
+:math:`\sqrt p` would waste most of the ball). A feature with no occupied bin (constant zero,
+or a level too rare for the noise to find) gets the smallest released :math:`g_j` (it weighs
+no more than the widest column); when no feature has one, :math:`g = 1` (nothing learnt: the
+rows are used as given). Rows beyond the ball are projected onto it by the oracle, as every
+row is. The fit then runs on :math:`g\odot x` (a public diagonal map inside the oracle, no
+copy of ``X``); the private conditioning and per-feature scale follow in those coordinates.
+
+Beside the schema's private bounds (:mod:`noisygd.mechanisms.private_statistics`): those
+need a declared value range per column and release one histogram per column over a grid in
+that range; this release needs no declaration at all (one histogram over a public exponent
+grid for every column), which is what a fit without a schema has. Under replace-one it takes
+the clipped sums' :math:`\Delta = 2` per term, looser than the histograms' exact
+:math:`\sqrt 2` there (the default relation, add/remove, is exact).
+
+Why written here rather than taken from a library: dp_accounting accounts for the Gaussian
+mechanism (the event goes through :mod:`noisygd.accounting`), but releases nothing; diffprivlib
+computes bounds it is not given from the data, with a ``PrivacyLeakWarning``; we found no
+maintained library that releases per-feature magnitudes privately.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import norm
+
+from noisygd._checks import check_positive
+
+__all__ = [
+    "EXPONENTS",
+    "FALSE_OCCUPANCY",
+    "FEATURE_RANGE_SHARE",
+    "PrivateFeatureRange",
+    "feature_range_from_release",
+    "magnitude_histogram",
+    "occupancy_threshold",
+    "range_statistic",
+]
+
+#: Binary exponents of the histogram's bins: :math:`[2^k, 2^{k+1})` for ``k`` from the first
+#: to the second value; values beyond fall in the end bins (public grid).
+EXPONENTS = (-30, 40)
+#: The declared share of the Gaussian-DP budget :math:`\mu^2` spent on the release (a budget
+#: split, like the private per-feature scale's 0.05).
+FEATURE_RANGE_SHARE = 0.05
+#: The chance that any empty bin of the histogram is read as occupied (module doc).
+FALSE_OCCUPANCY = 0.05
+#: Values per block of a histogram (a block-sized temporary).
+_BLOCK_VALUES = 1 << 16
+
+
+def _bins() -> int:
+    return EXPONENTS[1] - EXPONENTS[0] + 1
+
+
+def _bin_index(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Flat bin of each nonzero value: ``(column * 2 + negative) * K + (k - k_min)``."""
+    k = np.frexp(np.abs(values))[1].astype(np.int64) - 1  # 2^k <= |v| < 2^(k+1)
+    np.clip(k, EXPONENTS[0], EXPONENTS[1], out=k)
+    k -= EXPONENTS[0]
+    k += (columns.astype(np.int64) * 2 + (values < 0)) * _bins()
+    return k
+
+
+def magnitude_histogram(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
+    r"""The counts of the release (module doc), shape ``(p, 2, K)``: ``[j, 0, k]`` the
+    positive values of feature ``j`` in bin ``k`` (:math:`2^{k + k_{\min}}` up to twice
+    that), ``[j, 1, k]`` the negative ones. Zeros are not counted. Each row adds at most one
+    count per feature (a CSR matrix with duplicate entries is summed first, on a copy).
+    **Not private** (the caller adds the noise). Raises ``ValueError`` on NaN or infinite
+    values (the message shows none)."""
+    p = X.shape[1]
+    size = p * 2 * _bins()
+    counts = np.zeros(size, dtype=np.int64)
+    if sp.issparse(X):
+        A = sp.csr_array(X)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        data, cols = A.data, A.indices
+        for a in range(0, data.size, _BLOCK_VALUES):
+            v, c = data[a:a + _BLOCK_VALUES], cols[a:a + _BLOCK_VALUES]
+            if not np.all(np.isfinite(v)):
+                raise ValueError("X holds NaN or infinite values")
+            nz = v != 0
+            counts += np.bincount(_bin_index(v[nz], c[nz]), minlength=size)
+        return counts.reshape(p, 2, _bins())
+    X = np.asarray(X)
+    K = _bins()
+    index = np.int32 if size < 2**31 - 1 else np.int64
+    offsets = (np.arange(p, dtype=index) * 2 * K)[None, :]
+    dump = np.zeros(size + 1, dtype=np.int64)  # the last bin collects the zeros
+    rows = max(1, _BLOCK_VALUES // max(p, 1))
+    for a in range(0, X.shape[0], rows):
+        mantissa, k = np.frexp(np.asarray(X[a:a + rows], dtype=np.float64))
+        if not np.all(np.isfinite(mantissa)):
+            raise ValueError("X holds NaN or infinite values")
+        k = k.astype(index, copy=False)
+        k -= 1 + EXPONENTS[0]  # 2^(k - 1) <= |v| < 2^k for v = mantissa 2^k
+        np.clip(k, 0, K - 1, out=k)
+        k += offsets
+        k += (mantissa < 0) * index(K)
+        k[mantissa == 0] = size
+        dump += np.bincount(k.ravel(), minlength=size + 1)
+    counts += dump[:size]
+    return counts.reshape(p, 2, _bins())
+
+
+def range_statistic(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
+    r"""What the release adds its noise to: the flat :func:`magnitude_histogram` of ``X``
+    followed by its number of rows (a row adds at most ``p + 1`` ones: L2 sensitivity
+    :math:`\sqrt{p + 1}`). **Not private.**"""
+    return np.append(magnitude_histogram(X).ravel(), X.shape[0]).astype(np.float64)
+
+
+def occupancy_threshold(n_features: int, sigma: float,
+                        failure: float = FALSE_OCCUPANCY) -> float:
+    r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2pK))`: the noisy count at which a
+    bin is read as occupied (module doc)."""
+    p = int(n_features)
+    if p < 1:
+        raise ValueError("n_features must be at least 1")
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    return float(norm.isf(failure / (2 * p * _bins()))) * check_positive("sigma", sigma)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateFeatureRange:
+    r"""What :func:`feature_range_from_release` computes (post-processing of the release).
+
+    Attributes
+    ----------
+    scale : ndarray of shape (p,)
+        :math:`g_j` (module doc): the fit runs on :math:`g\odot x`.
+    magnitude : ndarray of shape (p,)
+        :math:`m_j`, the released robust maximum of :math:`|x_j|` (0: no occupied bin).
+    occupied : int
+        :math:`k_{\rm occ}`, the features with an occupied bin.
+    threshold : float
+        :math:`z\sigma`, the count a bin needed.
+    noise_std : float
+        :math:`\sigma` of each released count.
+    row_features : float
+        :math:`\bar k`, the released mean number of occupied features per row (module doc).
+    """
+
+    scale: np.ndarray
+    magnitude: np.ndarray
+    occupied: int
+    threshold: float
+    noise_std: float
+    row_features: float = 0.0
+
+
+def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float = 1.0,
+                               failure: float = FALSE_OCCUPANCY) -> PrivateFeatureRange:
+    r"""The released scale :math:`g` from the noisy histogram ``noisy`` (shape ``(p, 2, K)``
+    or flat; module doc): the magnitude :math:`m_j = 2^{k+1}` of feature ``j``'s highest
+    occupied bin, :math:`g_j = R/(m_j\sqrt{k_{\rm occ}})`, the smallest such :math:`g_j` for
+    a feature with no occupied bin, and all ones when no feature has one."""
+    R = check_positive("row_norm_bound", row_norm_bound)
+    K = _bins()
+    flat = np.asarray(noisy, dtype=np.float64).ravel()
+    if flat.size % (2 * K) != 1:
+        raise ValueError(f"noisy must hold p * 2 * {K} counts and the row count")
+    counts, rows = flat[:-1].reshape(-1, 2, K), float(flat[-1])
+    p = counts.shape[0]
+    threshold = occupancy_threshold(p, sigma, failure)
+    occupied_bins = counts >= threshold
+    any_bin = occupied_bins.any(axis=(1, 2))
+    # the highest occupied exponent of either sign: the last True along the merged signs
+    top = K - 1 - np.argmax(occupied_bins.any(axis=1)[:, ::-1], axis=1)
+    magnitude = np.where(any_bin, np.ldexp(1.0, top + EXPONENTS[0] + 1), 0.0)
+    k_occ = int(any_bin.sum())
+    # the mean number of nonzero features a row holds: the noisy nonzero counts over the
+    # noisy row count, within [1, p] (p when the count is not resolved)
+    k_row = (min(max(float(counts.sum()) / rows, 1.0), float(p))
+             if rows > threshold else float(p))
+    if k_occ == 0:
+        scale = np.ones(p)
+    else:
+        scale = np.empty(p)
+        scale[any_bin] = R / (magnitude[any_bin] * math.sqrt(k_row))
+        scale[~any_bin] = scale[any_bin].min()
+    return PrivateFeatureRange(scale, magnitude, k_occ, threshold, float(sigma), k_row)

@@ -1,0 +1,253 @@
+"""The private feature range (noisygd.mechanisms.feature_range) and its stage in the
+classifier's default fit."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import norm
+
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.events import Gaussian, Neighbouring
+from noisygd.accounting.gdp import gaussian_mu
+from noisygd.estimators import DPLogisticRegression
+from noisygd.mechanisms.feature_range import (
+    EXPONENTS,
+    FEATURE_RANGE_SHARE,
+    feature_range_from_release,
+    magnitude_histogram,
+    occupancy_threshold,
+    range_statistic,
+)
+
+K = EXPONENTS[1] - EXPONENTS[0] + 1
+
+
+def _brute_histogram(X: np.ndarray) -> np.ndarray:
+    """Value by value, with log2 (independent of the frexp path)."""
+    out = np.zeros((X.shape[1], 2, K), dtype=np.int64)
+    for row in X:
+        for j, v in enumerate(row):
+            if v != 0:
+                k = min(max(math.floor(math.log2(abs(v))), EXPONENTS[0]), EXPONENTS[1])
+                out[j, int(v < 0), k - EXPONENTS[0]] += 1
+    return out
+
+
+def _raw_table(n: int = 6000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Columns of scales 1e5, 1, 1e-3 and a one-hot pair: raw, nobody bounded them."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n, 3))
+    level = rng.random(n) < 0.3
+    X = np.column_stack([1e5 * (2.0 + z[:, 0]), z[:, 1], 1e-3 * z[:, 2], level, ~level])
+    margin = 1.5 * z[:, 0] - 1.0 * z[:, 1] + 1.0 * z[:, 2] + 0.8 * level
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-margin))).astype(int)
+    return X.astype(np.float64), y
+
+
+# ------------------------------------------------------------------ the statistic
+def test_histogram_equals_the_value_by_value_count_dense_and_csr():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 6)) * np.array([1e-12, 1e-3, 1.0, 1e3, 1e15, 0.0])
+    X[rng.random(X.shape) < 0.3] = 0.0
+    expected = _brute_histogram(X)
+    assert np.array_equal(magnitude_histogram(X), expected)
+    assert np.array_equal(magnitude_histogram(sp.csr_matrix(X)), expected)
+    # values beyond the grid fall in its end bins; zeros are not counted
+    assert expected.sum() == np.count_nonzero(X)
+    assert expected[4, :, -1].sum() == np.count_nonzero(np.abs(X[:, 4]) >= 2.0 ** 40)
+    assert expected[0, :, 0].sum() == np.count_nonzero(X[:, 0])  # 1e-12 < 2^-30
+
+
+def test_csr_duplicates_are_summed_so_a_row_counts_once_per_feature():
+    A = sp.csr_matrix((np.array([1.0, 2.0, 5.0]), np.array([0, 0, 1]), np.array([0, 2, 3])),
+                      shape=(2, 2))  # row 0 holds two entries of column 0 (3.0 in all)
+    h = magnitude_histogram(A)
+    assert h.sum() == 2 and h[0, 0, 1 - EXPONENTS[0]] == 1  # 3.0 in [2, 4)
+
+
+def test_histogram_refuses_non_finite_values():
+    X = np.ones((3, 2))
+    X[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        magnitude_histogram(X)
+
+
+def test_one_row_moves_the_statistic_by_at_most_sqrt_p_plus_one():
+    # sensitivity by brute force: every added row of a small domain, every dataset
+    domain = [np.array(r) for r in itertools.product([0.0, -3.0, 0.5, 1e9], repeat=3)]
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        D = np.array([domain[i] for i in rng.integers(0, len(domain), 5)])
+        base = range_statistic(D)
+        for row in domain:
+            moved = range_statistic(np.vstack([D, row])) - base
+            assert np.linalg.norm(moved) <= math.sqrt(3 + 1) + 1e-12
+            # equality for a row with every feature nonzero
+            if np.all(row != 0):
+                assert np.linalg.norm(moved) == pytest.approx(2.0)
+
+
+# ------------------------------------------------------------------ post-processing
+def test_magnitudes_and_scale_from_an_exact_release():
+    X = np.column_stack([np.full(50, 3.0), np.full(50, -0.3), np.zeros(50)])
+    noisy = range_statistic(X)
+    released = feature_range_from_release(noisy, sigma=1e-3, row_norm_bound=2.0)
+    # 3.0 in [2, 4): 4; -0.3 in [0.25, 0.5): 0.5; the zero column: no occupied bin
+    assert released.magnitude.tolist() == [4.0, 0.5, 0.0]
+    assert released.occupied == 2 and released.row_features == pytest.approx(2.0)
+    g = released.scale
+    assert g[:2] == pytest.approx([2.0 / (4.0 * math.sqrt(2)), 2.0 / (0.5 * math.sqrt(2))])
+    assert g[2] == pytest.approx(g[:2].min())  # the widest column's weight
+    assert np.all(np.linalg.norm(X * g, axis=1) <= 2.0 + 1e-12)  # rows in the R-ball
+
+
+def test_nothing_occupied_leaves_the_rows_as_given():
+    released = feature_range_from_release(np.zeros(3 * 2 * K + 1), sigma=1.0)
+    assert released.occupied == 0 and np.all(released.scale == 1.0)
+
+
+def test_release_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="row count"):
+        feature_range_from_release(np.zeros(2 * K), sigma=1.0)
+
+
+def test_false_occupancy_rate_is_at_most_its_level():
+    # pure noise (no row): the chance that any bin of the whole histogram passes is at most
+    # 0.05 (Bonferroni); 400 draws, fixed seed: the count of draws with a false bin is
+    # Binomial(400, <= 0.05), P(> 35) < 1e-3 (false-failure rate of this test)
+    rng = np.random.default_rng(3)
+    p, sigma = 4, 7.0
+    threshold = occupancy_threshold(p, sigma)
+    assert threshold == pytest.approx(norm.isf(0.05 / (2 * p * K)) * sigma)
+    false = sum(bool(np.any(rng.normal(0.0, sigma, p * 2 * K) >= threshold))
+                for _ in range(400))
+    assert false <= 35
+
+
+# ------------------------------------------------------------------ the estimator
+def test_default_fit_releases_the_range_first_and_composes_it():
+    X, y = _raw_table()
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0,
+                                 n_samples_public=len(y)).fit(X, y)
+    events = model.privacy_.event.events
+    mu = calibrate_mu(1.0, 1e-5)
+    first = events[0]
+    assert isinstance(first, Gaussian) and first.relation is Neighbouring.ADD_REMOVE
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(FEATURE_RANGE_SHARE) * mu, rel=1e-9)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    report = model.conditioning_["feature_range_release"]
+    assert report["occupied"] == 5 and report["share"] == FEATURE_RANGE_SHARE
+    assert model.fit_info_["feature_range"] == report
+    # the noise of each count: sqrt(p + 1) Delta / mu_r
+    assert report["noise_std"] == pytest.approx(
+        math.sqrt(6) / (math.sqrt(FEATURE_RANGE_SHARE) * mu), rel=1e-9)
+
+
+def test_the_range_is_recorded_before_any_row_is_read(tmp_path):
+    X, y = _raw_table(n=1500)
+    ledger = str(tmp_path / "ledger.db")
+    from noisygd.ledger import Ledger
+
+    with Ledger(ledger) as opened:
+        opened.set_budget("d", epsilon=4.0, delta=1e-5)
+    DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0, ledger=ledger,
+                         dataset="d").fit(X, y)
+    with Ledger(ledger) as opened:
+        names = [r.algorithm.split("/")[1] for r in opened.releases("d")]
+    assert names[:3] == ["feature_range", "conditioning", "feature_scale"]
+
+
+def test_same_seed_same_model_and_off_turns_it_off():
+    X, y = _raw_table(n=2000)
+    a = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=5).fit(X, y)
+    b = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=5).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
+    off = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=5,
+                               feature_range_share=0.0).fit(X, y)
+    assert "feature_range_release" not in off.conditioning_
+    assert len(off.privacy_.event.events) == len(a.privacy_.event.events) - 1
+
+
+def test_raw_columns_are_learnt_with_the_range_and_crushed_without():
+    # the column of scale 1e5 dominates every raw row's norm: without the range the row
+    # bound keeps little else (fixed seeds; the margins of the other columns are lost)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _raw_table(n=8000, seed=1)
+    Xt, yt = _raw_table(n=4000, seed=2)
+    scaler = StandardScaler().fit(X)
+    ceiling = roc_auc_score(yt, LogisticRegression().fit(scaler.transform(X), y)
+                            .decision_function(scaler.transform(Xt)))
+
+    def share(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0, **kw)
+            auc = roc_auc_score(yt, m.fit(X, y).decision_function(Xt))
+        return (auc - 0.5) / (ceiling - 0.5)
+
+    on, off = share(), share(feature_range_share=0.0)
+    assert on >= 0.9 and on > off + 0.1
+
+
+def test_share_is_validated():
+    X, y = _raw_table(n=200)
+    for bad in (-0.1, 0.6, "most"):
+        with pytest.raises(ValueError, match="feature_range_share"):
+            DPLogisticRegression(classes=[0, 1], feature_range_share=bad).fit(X, y)
+
+
+def test_a_stage_whose_event_does_not_cover_its_statistic_is_refused():
+    from noisygd.training import PreRelease, _check_stage_event
+
+    rel = Neighbouring.ADD_REMOVE
+    rng = np.random.default_rng(0)
+    # 5 terms at sigma 1: sqrt(5)-GDP; an event declaring 1-GDP does not cover it
+    stage = PreRelease("r", Gaussian(1.0, 1.0, rel), (), 1.0, rng, lambda v: None,
+                       statistic=lambda: np.zeros(3), statistic_terms=5)
+    with pytest.raises(ValueError, match="must cover"):
+        _check_stage_event(stage, rel, False)
+    ok = PreRelease("r", Gaussian(1.0 / math.sqrt(5), 1.0, rel), (), 1.0, rng,
+                    lambda v: None, statistic=lambda: np.zeros(3), statistic_terms=5)
+    _check_stage_event(ok, rel, False)
+
+
+def test_regressor_releases_the_range_first_and_learns_raw_columns():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+
+    from noisygd.estimators import DPLinearRegression
+
+    def table(n, seed):
+        rng = np.random.default_rng(seed)
+        z = rng.standard_normal((n, 3))
+        X = np.column_stack([1e5 * (2.0 + z[:, 0]), z[:, 1], 1e-3 * z[:, 2]])
+        y = np.clip(5.0 + z[:, 0] - z[:, 1] + z[:, 2] + 0.3 * rng.standard_normal(n), 0, 10)
+        return X, y
+
+    X, y = table(8000, 1)
+    Xt, yt = table(4000, 2)
+    ceiling = r2_score(yt, LinearRegression().fit(X, y).predict(Xt))
+
+    def fit(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return DPLinearRegression(epsilon=1.0, target_range=(0.0, 10.0), random_state=0,
+                                      **kw).fit(X, y)
+
+    on, off = fit(), fit(feature_range_share=0.0)
+    first = on.privacy_.event.events[0]
+    assert gaussian_mu(first) == pytest.approx(
+        math.sqrt(FEATURE_RANGE_SHARE) * calibrate_mu(1.0, 1e-5), rel=1e-9)
+    assert on.conditioning_["feature_range_release"]["occupied"] == 3
+    share_on = r2_score(yt, on.predict(Xt)) / ceiling
+    share_off = r2_score(yt, off.predict(Xt)) / ceiling
+    assert share_on >= 0.9 and share_on > share_off + 0.1
