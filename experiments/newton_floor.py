@@ -34,8 +34,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
+sys.path.insert(0, str(HERE))
 
-UCI_SETS = ("adult", "credit", "bank", "breast_cancer", "digits_binary")
 #: The variants' ``method_options`` (``hessian_ratio`` 1e-9 puts the curvature at its cap:
 #: a fixed split).
 VARIANTS: dict[str, dict[str, float]] = {
@@ -47,24 +47,12 @@ VARIANTS: dict[str, dict[str, float]] = {
 
 
 def _problems(data: str | None) -> list[tuple[str, dict[str, Any]]]:
-    import bench_utility as bu
-    from _common import data_dir
-    from bench_conditioning import family_problem
+    """``experiments/sharp_clip.py``'s binary problems, the generated ones with
+    ``n >= 2000`` (module doc)."""
+    from sharp_clip import _problems as all_problems
 
-    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p))
-           for fam in ("onehot", "imbalanced", "scales")
-           for n in (2000, 10000)
-           for p in (5, 20, 100)]
-    root = data_dir(data)
-    for name in UCI_SETS:
-        try:
-            pr = bu.load_problem(name, root)
-        except FileNotFoundError as exc:
-            print(f"{name} skipped: {exc}", flush=True)
-            continue
-        out.append((name, {"X": pr.X, "y": pr.y, "Xt": pr.Xt, "yt": pr.yt,
-                           "lo": pr.bounds_lo, "hi": pr.bounds_hi, "task": pr.task}))
-    return out
+    return [(name, prob) for name, prob in all_problems(data) if prob["task"] == "binary"
+            and ("-" not in name or len(prob["y"]) >= 2000)]
 
 
 def _share(prob: dict[str, Any], declared: str, eps: float, seed: int, ceiling: float,

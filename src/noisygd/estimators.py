@@ -532,16 +532,38 @@ class _DPLinearModel(BaseEstimator):
         finally:
             del self._prior_events
     # ---------------------------------------- a release made before the run (paid for)
-    def _share_of_conditioning(self) -> float:
-        """``conditioning_share`` as a number (``"auto"``: :data:`CONDITIONING_SHARE`)."""
-        if isinstance(self.conditioning_share, str):
-            check_choice("conditioning_share", self.conditioning_share, ("auto",))
-            return CONDITIONING_SHARE
-        share = check_real("conditioning_share", self.conditioning_share)
+    def _declared_share(self, name: str, auto: float) -> float:
+        """The budget share parameter ``name`` as a number: ``"auto"`` is ``auto``, a
+        number must lie in [0, 0.5] (a share of the budget spent before training); a model
+        without the parameter spends 0."""
+        value = getattr(self, name, 0.0)
+        if isinstance(value, str):
+            check_choice(name, value, ("auto",))
+            return auto
+        share = check_real(name, value)
         if not 0.0 <= share <= 0.5:
-            raise ValueError("conditioning_share must be in [0, 0.5] (a share of the budget "
+            raise ValueError(f"{name} must be in [0, 0.5] (a share of the budget "
                              f"spent before training) or 'auto', got {share!r}")
         return share
+
+    def _budget_pays(self, share_name: str, events: tuple[Any, ...]) -> bool:
+        """With ``share_name`` ``"auto"``: whether the budget pays for ``events`` (the
+        releases made before the run, in order) and the fit together (public facts only:
+        epsilon, delta, the method, earlier prior events; no data is read); a declared
+        share always (a fit it cannot pay for is refused)."""
+        if not isinstance(getattr(self, share_name, 0.0), str):
+            return True
+        from noisygd.accounting.events import Composed
+
+        try:  # every release and the fit, together (review U3)
+            self._release_rest(events[0] if len(events) == 1 else Composed(events))
+        except ValueError:  # an epsilon too small for the releases and the fit: none
+            return False
+        return True
+
+    def _share_of_conditioning(self) -> float:
+        """``conditioning_share`` as a number (``"auto"``: :data:`CONDITIONING_SHARE`)."""
+        return self._declared_share("conditioning_share", CONDITIONING_SHARE)
 
     def _conditioning_event(self) -> tuple[float, Any]:
         """``(mu_c, event)`` of the conditioning release (public facts only)."""
@@ -640,7 +662,8 @@ class _DPLinearModel(BaseEstimator):
             "share": self._share_of_feature_range(),
             "rule": ("per feature, the upper edge 2^(k+1) of the highest binary-exponent bin "
                      "whose noisy count reaches z sigma (z: at most 0.05 chance that any "
-                     "empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k_occ))"),
+                     "empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k)), k the released "
+                     "mean number of nonzero features per row"),
             "event": self._feature_range_event()[1].describe(),
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
@@ -652,15 +675,7 @@ class _DPLinearModel(BaseEstimator):
     # ------------------------------------------ the private per-feature scale (issue 19)
     def _share_of_feature_scale(self) -> float:
         """``feature_scale_share`` as a number (``"auto"``: :data:`FEATURE_SCALE_SHARE`)."""
-        value = getattr(self, "feature_scale_share", 0.0)
-        if isinstance(value, str):
-            check_choice("feature_scale_share", value, ("auto",))
-            return FEATURE_SCALE_SHARE
-        share = check_real("feature_scale_share", value)
-        if not 0.0 <= share <= 0.5:
-            raise ValueError("feature_scale_share must be in [0, 0.5] (a share of the budget "
-                             f"spent before training) or 'auto', got {share!r}")
-        return share
+        return self._declared_share("feature_scale_share", FEATURE_SCALE_SHARE)
 
     def _feature_scale_event(self) -> tuple[float, Any]:
         r"""``(mu_f, event)`` of the per-feature scale's release (public facts only):
@@ -693,17 +708,9 @@ class _DPLinearModel(BaseEstimator):
                 or getattr(self, "_multinomial", lambda: False)()
                 or not self._uses_private_conditioning()):
             return False
-        if not isinstance(getattr(self, "feature_scale_share", 0.0), str):
-            return True  # a declared share: a fit it cannot pay for is refused
-        from noisygd.accounting.events import Composed
-
-        events = (self._conditioning_event()[1], self._feature_scale_event()[1],
-                  *self._releases_after_conditioning())
-        try:
-            self._release_rest(Composed(events))
-        except ValueError:
-            return False
-        return True
+        return self._budget_pays("feature_scale_share", (
+            self._conditioning_event()[1], self._feature_scale_event()[1],
+            *self._releases_after_conditioning()))
 
     def _uses_private_conditioning(self) -> bool:
         """Whether this fit releases the private conditioning; none by default (the
@@ -732,15 +739,7 @@ class _DPLinearModel(BaseEstimator):
         :data:`~noisygd.mechanisms.feature_range.FEATURE_RANGE_SHARE`)."""
         from noisygd.mechanisms.feature_range import FEATURE_RANGE_SHARE
 
-        value = getattr(self, "feature_range_share", 0.0)
-        if isinstance(value, str):
-            check_choice("feature_range_share", value, ("auto",))
-            return FEATURE_RANGE_SHARE
-        share = check_real("feature_range_share", value)
-        if not 0.0 <= share <= 0.5:
-            raise ValueError("feature_range_share must be in [0, 0.5] (a share of the budget "
-                             f"spent before training) or 'auto', got {share!r}")
-        return share
+        return self._declared_share("feature_range_share", FEATURE_RANGE_SHARE)
 
     def _feature_range_event(self) -> tuple[float, Any]:
         r"""``(sigma, event)`` of the feature range's release (public facts only: the
@@ -768,22 +767,15 @@ class _DPLinearModel(BaseEstimator):
                 or not self.__dict__.get("_rows_in_memory", False)
                 or not self._uses_private_conditioning()):
             return False
-        if not isinstance(getattr(self, "feature_range_share", 0.0), str):
-            return True  # a declared share: a fit it cannot pay for is refused
-        from noisygd.accounting.events import Composed
-
-        events = [self._feature_range_event()[1], self._conditioning_event()[1]]
-        if self._uses_feature_scale():
-            events.append(self._feature_scale_event()[1])
-        try:
-            self._release_rest(Composed((*events, *self._releases_after_conditioning())))
-        except ValueError:
-            return False
-        return True
+        later = (self._feature_scale_event()[1],) if self._uses_feature_scale() else ()
+        return self._budget_pays("feature_range_share", (
+            self._feature_range_event()[1], self._conditioning_event()[1], *later,
+            *self._releases_after_conditioning()))
 
     def _feature_range_stage(self, X: Any, rng: Any, then: Any) -> PreRelease:
         """The private feature range as a :class:`~noisygd.training.PreRelease` whose
-        statistic is :func:`~noisygd.mechanisms.feature_range.magnitude_histogram` of the raw rows;
+        statistic is :func:`~noisygd.mechanisms.feature_range.range_statistic` of the raw
+        rows;
         ``then(range)`` builds the next stage's oracles from the released
         :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange`."""
         from noisygd.mechanisms.feature_range import feature_range_from_release, range_statistic
@@ -878,16 +870,8 @@ class _DPLinearModel(BaseEstimator):
         """With ``conditioning_share="auto"``: whether the budget pays for the conditioning
         release and the fit (public facts only: epsilon, delta, the method, earlier prior
         events; no data is read)."""
-        if not isinstance(self.conditioning_share, str):
-            return True
-        from noisygd.accounting.events import Composed
-
-        events = (self._conditioning_event()[1], *self._releases_after_conditioning())
-        try:  # the conditioning, every later release and the fit, together (review U3)
-            self._release_rest(events[0] if len(events) == 1 else Composed(events))
-        except ValueError:  # an epsilon too small for the releases and the fit: none
-            return False
-        return True
+        return self._budget_pays("conditioning_share", (
+            self._conditioning_event()[1], *self._releases_after_conditioning()))
 
     def _releases_after_conditioning(self) -> tuple[Any, ...]:
         """The events of the releases this fit makes after the private conditioning and
@@ -1568,8 +1552,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         With the private conditioning released and the rows in memory (NumPy or SciPy):
         the share of :math:`\\mu^2` spent, before everything else, on the **private feature
         range** (:mod:`noisygd.mechanisms.feature_range`): per feature and sign, the noisy counts of
-        the nonzero values by binary exponent (a row adds at most one count per feature:
-        sensitivity :math:`\\sqrt p\\,\\Delta`). Each feature's released robust maximum
+        the nonzero values by binary exponent, and the row count (a row adds at most one
+        count per feature and one to the count: sensitivity :math:`\\sqrt{p+1}\\,\\Delta`).
+        Each feature's released robust maximum
         :math:`m_j` sets the coordinates :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{k})`,
         in which the conditioning, the per-feature scale and the fit run, so raw columns
         of any scale (a census weight near :math:`10^5` beside one-hot levels) are not
