@@ -3,6 +3,7 @@ classifier's default fit."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import warnings
@@ -16,12 +17,14 @@ from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Gaussian, Neighbouring
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.estimators import DPLogisticRegression
+from noisygd.mechanisms import feature_range
 from noisygd.mechanisms.feature_range import (
     EXPONENTS,
     FEATURE_RANGE_SHARE,
     feature_range_from_release,
     magnitude_histogram,
     occupancy_threshold,
+    range_sensitivity,
     range_statistic,
 )
 
@@ -64,6 +67,71 @@ def test_histogram_equals_the_value_by_value_count_dense_and_csr():
     assert expected[0, :, 0].sum() == np.count_nonzero(X[:, 0])  # 1e-12 < 2^-30
 
 
+def _edge_values(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Values at every edge of the bins: powers of two and their neighbours, both zeros,
+    subnormals, the largest float, both ends of the grid, random magnitudes."""
+    edges = np.array([0.0, -0.0, 5e-324, -2.2e-308, 2.0 ** -31, 2.0 ** -30,
+                      np.nextafter(2.0 ** -30, 0.0), 1.0, np.nextafter(1.0, 2.0),
+                      np.nextafter(1.0, 0.0), -1.0, 2.0 ** 40, np.nextafter(2.0 ** 41, 0.0),
+                      2.0 ** 41, 1.7976931348623157e308, -1.7976931348623157e308])
+    X = np.exp(rng.uniform(-80.0, 80.0, shape)) * rng.choice([-1.0, 1.0], shape)
+    mask = rng.random(shape) < 0.4
+    X[mask] = rng.choice(edges, int(mask.sum()))
+    return X
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_compiled_and_numpy_counts_equal_the_value_by_value_count(compiled):
+    if compiled and feature_range._magnitude_counts is None:
+        pytest.skip("the compiled kernel is not built (an install without a C compiler)")
+    rng = np.random.default_rng(7)
+    X = _edge_values(rng, (300, 9))
+    expected = _brute_histogram(X).ravel()
+    forms = [X, np.asfortranarray(X), X[:, ::-1][:, ::-1], sp.csr_matrix(X),
+             sp.csr_array(X).astype(np.float64)]
+    wide = sp.csr_matrix(X)
+    wide.indices = wide.indices.astype(np.int64)  # int64 column indices
+    forms.append(wide)
+    for form in forms:
+        counts = np.zeros(expected.size)
+        feature_range._count_into(form, counts, compiled=compiled)
+        assert np.array_equal(counts, expected), type(form)
+    # a histogram larger than a block of values (the add.at path) counts the same
+    tall = _edge_values(rng, (40, 700))
+    counts = np.zeros(700 * 2 * K)
+    feature_range._count_into(sp.csr_matrix(tall), counts, compiled=compiled)
+    assert np.array_equal(counts, _brute_histogram(tall).ravel())
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_both_counts_refuse_non_finite_values(compiled, bad):
+    if compiled and feature_range._magnitude_counts is None:
+        pytest.skip("the compiled kernel is not built")
+    X = np.ones((5, 3))
+    X[3, 2] = bad
+    for form in (X, sp.csr_matrix(X)):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            feature_range._count_into(form, np.zeros(3 * 2 * K), compiled=compiled)
+
+
+def test_compiled_counts_check_their_arguments():
+    kernel = feature_range._magnitude_counts
+    if kernel is None:
+        pytest.skip("the compiled kernel is not built")
+    counts = np.zeros(2 * 2 * K)
+    with pytest.raises(ValueError, match="outside"):
+        kernel(np.ones(3), np.array([0, 1, 2], dtype=np.int32), 0, K, EXPONENTS[0], counts)
+    with pytest.raises(ValueError, match="period"):
+        kernel(np.ones(6), None, 3, K, EXPONENTS[0], counts)  # 3 columns, counts for 2
+    with pytest.raises(ValueError, match="one per value"):
+        kernel(np.ones(3), np.zeros(2, dtype=np.int64), 0, K, EXPONENTS[0], counts)
+    with pytest.raises(ValueError, match="p \\* 2 \\* K"):
+        kernel(np.ones(3), None, 1, K, EXPONENTS[0], np.zeros(5))
+    with pytest.raises(TypeError, match="float64"):
+        kernel(np.ones(3, dtype=np.float32), None, 1, K, EXPONENTS[0], counts)
+
+
 def test_csr_duplicates_are_summed_so_a_row_counts_once_per_feature():
     A = sp.csr_matrix((np.array([1.0, 2.0, 5.0]), np.array([0, 0, 1]), np.array([0, 2, 3])),
                       shape=(2, 2))  # row 0 holds two entries of column 0 (3.0 in all)
@@ -91,6 +159,40 @@ def test_one_row_moves_the_statistic_by_at_most_sqrt_p_plus_one():
             # equality for a row with every feature nonzero
             if np.all(row != 0):
                 assert np.linalg.norm(moved) == pytest.approx(2.0)
+
+
+def test_a_replaced_row_moves_the_statistic_by_at_most_sqrt_2p():
+    # replace-one by brute force: every pair of rows of a small domain in random datasets;
+    # the row count cancels, each feature moves one bin down and one up
+    domain = [np.array(r) for r in itertools.product([0.0, -3.0, 0.5, 1e9], repeat=3)]
+    rng = np.random.default_rng(3)
+    largest = 0.0
+    for _ in range(10):
+        D = np.array([domain[i] for i in rng.integers(0, len(domain), 5)])
+        for old in domain:
+            base = range_statistic(np.vstack([D, old]))
+            for new in domain:
+                moved = np.linalg.norm(range_statistic(np.vstack([D, new])) - base)
+                largest = max(largest, moved)
+                assert moved <= range_sensitivity(3, replace_one=True) + 1e-12
+    assert largest == pytest.approx(math.sqrt(6))  # reached: sqrt(2p), below 2 sqrt(p + 1)
+    assert range_sensitivity(3) == math.sqrt(4)
+    with pytest.raises(ValueError):
+        range_sensitivity(0)
+
+
+def test_replace_one_fit_draws_the_exact_noise():
+    X, y = _raw_table(n=3000)
+    mu = calibrate_mu(1.0, 1e-5)
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0,
+                                 neighbouring="replace_one",
+                                 n_samples_public=len(y)).fit(X, y)
+    first = model.privacy_.event.events[0]
+    assert first.relation is Neighbouring.REPLACE_ONE
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(FEATURE_RANGE_SHARE) * mu, rel=1e-9)
+    # sqrt(2p) / mu_r, not the clipped sums' 2 sqrt(p + 1) / mu_r
+    assert model.conditioning_["feature_range_release"]["noise_std"] == pytest.approx(
+        math.sqrt(2 * 5) / (math.sqrt(FEATURE_RANGE_SHARE) * mu), rel=1e-9)
 
 
 # ------------------------------------------------------------------ post-processing
@@ -218,6 +320,16 @@ def test_a_stage_whose_event_does_not_cover_its_statistic_is_refused():
     ok = PreRelease("r", Gaussian(1.0 / math.sqrt(5), 1.0, rel), (), 1.0, rng,
                     lambda v: None, statistic=lambda: np.zeros(3), statistic_terms=5)
     _check_stage_event(ok, rel, False)
+    # a declared exact sensitivity below sqrt(k) Delta is used; one above it is refused
+    exact = PreRelease("r", Gaussian(1.0 / 2.0, 1.0, rel), (), 1.0, rng, lambda v: None,
+                       statistic=lambda: np.zeros(3), statistic_terms=5,
+                       statistic_sensitivity=2.0)
+    _check_stage_event(exact, rel, False)
+    with pytest.raises(ValueError, match="must cover"):  # 2-GDP drawn, 1-GDP declared
+        _check_stage_event(dataclasses.replace(exact, event=Gaussian(1.0, 1.0, rel)), rel,
+                           False)
+    with pytest.raises(ValueError, match="exceeds"):
+        _check_stage_event(dataclasses.replace(exact, statistic_sensitivity=3.0), rel, False)
 
 
 def test_regressor_releases_the_range_first_and_learns_raw_columns():

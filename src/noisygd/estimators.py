@@ -744,8 +744,9 @@ class _DPLinearModel(BaseEstimator):
     def _feature_range_event(self) -> tuple[float, Any]:
         r"""``(sigma, event)`` of the feature range's release (public facts only: the
         budget, the relation and the number of columns): :math:`\mu_r = \sqrt{f_r}\,\mu`,
-        :math:`\sigma = \sqrt{p + 1}\,\Delta/\mu_r` on every count
-        (:mod:`noisygd.mechanisms.feature_range`)."""
+        :math:`\sigma = \Delta_r/\mu_r` on every count, :math:`\Delta_r` the histogram's
+        exact sensitivity (:func:`~noisygd.mechanisms.feature_range.range_sensitivity`:
+        :math:`\sqrt{p + 1}` under add/remove, :math:`\sqrt{2p}` under replace-one)."""
         from noisygd.accounting.calibration import calibrate_mu
         from noisygd.accounting.events import Gaussian
 
@@ -753,18 +754,23 @@ class _DPLinearModel(BaseEstimator):
         mu_r = math.sqrt(self._share_of_feature_range()) * calibrate_mu(
             float(self.epsilon), float(self.delta))
         sens = rel.clipped_sum_sensitivity
-        terms = int(self.__dict__["_n_columns"]) + 1  # p counts and the row count
-        return math.sqrt(terms) * sens / mu_r, Gaussian(sens / mu_r, sens, rel)
+        return self._feature_range_sensitivity() / mu_r, Gaussian(sens / mu_r, sens, rel)
+
+    def _feature_range_sensitivity(self) -> float:
+        """The feature range's exact L2 sensitivity under this fit's relation."""
+        from noisygd.mechanisms.feature_range import range_sensitivity
+
+        return range_sensitivity(int(self.__dict__["_n_columns"]),
+                                 Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE)
 
     def _uses_feature_range(self) -> bool:
         """Whether this fit releases the private feature range first (public facts only):
         a model that releases it, ``feature_range_share > 0``, the private conditioning
-        released, rows held in memory (NumPy or SciPy: the type of ``X``, metadata) with a
-        known number of columns and, with ``"auto"``, a budget that pays for it with the
+        released (rows in memory or a Dask collection) with a known number of columns
+        and, with ``"auto"``, a budget that pays for it with the
         conditioning, the per-feature scale, the later releases and the fit."""
         if (not self._RELEASES_FEATURE_RANGE or self._share_of_feature_range() <= 0.0
                 or self.__dict__.get("_n_columns") is None
-                or not self.__dict__.get("_rows_in_memory", False)
                 or not self._uses_private_conditioning()):
             return False
         later = (self._feature_scale_event()[1],) if self._uses_feature_scale() else ()
@@ -778,7 +784,7 @@ class _DPLinearModel(BaseEstimator):
         rows;
         ``then(range)`` builds the next stage's oracles from the released
         :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange`."""
-        from noisygd.mechanisms.feature_range import feature_range_from_release, range_statistic
+        from noisygd.mechanisms.feature_range import feature_range_from_release
 
         sigma, event = self._feature_range_event()
 
@@ -790,8 +796,23 @@ class _DPLinearModel(BaseEstimator):
         return PreRelease("feature_range", event, (), sigma, rng, post,
                           description="per feature and sign, counts of the nonzero values "
                                       "by binary exponent (a row adds <= 1 per feature)",
-                          statistic=lambda: range_statistic(X),
-                          statistic_terms=int(X.shape[1]) + 1)
+                          statistic=lambda: self._range_statistic(X),
+                          statistic_terms=int(X.shape[1]) + 1,
+                          statistic_sensitivity=self._feature_range_sensitivity())
+
+    def _range_statistic(self, X: Any) -> np.ndarray:
+        """:func:`~noisygd.mechanisms.feature_range.range_statistic` of the rows: in memory,
+        or summed over a Dask collection's partitions on the cluster
+        (:func:`~noisygd.oracles.dask.partition_sum`: the same counts)."""
+        from noisygd.mechanisms.feature_range import range_statistic
+
+        if self.__dict__.get("_rows_in_memory", True):
+            return range_statistic(X)
+        from noisygd.mechanisms.feature_range import EXPONENTS
+        from noisygd.oracles.dask import partition_sum
+
+        size = int(X.shape[1]) * 2 * (EXPONENTS[1] - EXPONENTS[0] + 1) + 1
+        return partition_sum(X, range_statistic, size)
 
     def _range_scale(self) -> np.ndarray | None:
         """The released feature range's scale :math:`g` (None when not released)."""
@@ -818,7 +839,13 @@ class _DPLinearModel(BaseEstimator):
         stages, raw = [stage], conditioning_reads
         if ranged:  # first, on stream child + 4; its post-processing builds what the
             # conditioning reads, in the released coordinates g * x
-            raw = self._conditioning_raw_oracles(X, targets, None)  # the fit's checks only
+            # the oracles fit_private checks before the first stage (their type, objective
+            # and problems; the range's statistic reads X itself and the stage's
+            # post-processing builds what the conditioning reads): on the first row only,
+            # so that no pass over X and no O(n) array is spent on them
+            raw = (self._conditioning_raw_oracles(X[:1], [y_k[:1] for y_k in targets], None)
+                   if self.__dict__.get("_rows_in_memory", True)
+                   else self._conditioning_raw_oracles(X, targets, None))  # Dask: as built
             unranged = list(raw)
 
             def then(released: Any) -> PreparedFit:
@@ -1549,11 +1576,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         ``fit_info_["feature_scale"]``) its share, rule, event, resolution, spread and
         shrinkage (docs/estimators.md, "Private per-feature scale", with the measurements).
     feature_range_share : float in [0, 0.5] or "auto", default="auto"
-        With the private conditioning released and the rows in memory (NumPy or SciPy):
+        With the private conditioning released (rows in memory or a Dask collection):
         the share of :math:`\\mu^2` spent, before everything else, on the **private feature
         range** (:mod:`noisygd.mechanisms.feature_range`): per feature and sign, the noisy counts of
         the nonzero values by binary exponent, and the row count (a row adds at most one
-        count per feature and one to the count: sensitivity :math:`\\sqrt{p+1}\\,\\Delta`).
+        count per feature and one to the count: sensitivity :math:`\\sqrt{p+1}`; under
+        replace-one :math:`\\sqrt{2p}`).
         Each feature's released robust maximum
         :math:`m_j` sets the coordinates :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{k})`,
         in which the conditioning, the per-feature scale and the fit run, so raw columns
@@ -1809,7 +1837,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
-        self._rows_in_memory = not is_dask_collection(X)  # metadata: the feature range's rule
+        self._rows_in_memory = not is_dask_collection(X)  # metadata: where the range is counted
         if not self._rows_in_memory:  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
         self._start_fit()
@@ -1909,7 +1937,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
-        self._rows_in_memory = not is_dask_collection(X)  # metadata: the feature range's rule
+        self._rows_in_memory = not is_dask_collection(X)  # metadata: where the range is counted
         if not self._rows_in_memory:  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
         self._start_fit()
@@ -2243,7 +2271,7 @@ class DPLinearRegression(_DPRegressor):
         :class:`DPLogisticRegression`'s (share 0.05 of :math:`\\mu^2` with ``"auto"``; 0
         turns it off); the residual scale is then released in the rescaled coordinates.
     feature_range_share : float in [0, 0.5] or "auto", default="auto"
-        With the private centre released and the rows in memory: the share of
+        With the private centre released (rows in memory or Dask): the share of
         :math:`\\mu^2` spent first on the **private feature range**, as for
         :class:`DPLogisticRegression` (:mod:`noisygd.mechanisms.feature_range`: the fit runs
         on :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{\bar k})` from each feature's released

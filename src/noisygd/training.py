@@ -146,6 +146,7 @@ from noisygd.accounting.events import (
 from noisygd.algorithms.base import FitResult
 from noisygd.mechanisms.noise import (
     add_gaussian_noise,
+    add_gaussian_noise_in_place,
     is_secure,
     secure_event,
     secure_noise_scale,
@@ -641,9 +642,15 @@ class PreRelease:
         ``statistic_terms`` entries of at most :math:`\Delta` each (a histogram in which
         a row adds at most one count per group: L2 sensitivity
         :math:`\sqrt{k}\,\Delta`, ``k = statistic_terms``). Called once, after the stage
-        is recorded. **Not private** (the noise is added here).
+        is recorded. **Not private** (the noise is added here, in place when the answer is a
+        float64 array that owns its data: the stage hands it over).
     statistic_terms : int
         ``k`` above (ignored without ``statistic``).
+    statistic_sensitivity : float, optional
+        The statistic's exact L2 sensitivity under the fit's relation, where the stage knows
+        one tighter than :math:`\sqrt{k}\,\Delta` (the feature range's histogram under
+        replace-one: :func:`~noisygd.mechanisms.feature_range.range_sensitivity`); at most
+        that bound (checked). None: :math:`\sqrt{k}\,\Delta`.
     """
 
     name: str
@@ -656,6 +663,7 @@ class PreRelease:
     description: str = ""
     statistic: Callable[[], np.ndarray] | None = None
     statistic_terms: int = 0
+    statistic_sensitivity: float | None = None
 
 
 class _LedgerRecords:
@@ -824,6 +832,13 @@ def _check_stage_event(stage: PreRelease, relation: Neighbouring, secure: bool) 
     if not secure:
         check_generator("rng", stage.rng)
     sensitivity = float(np.sqrt(terms)) * relation.clipped_sum_sensitivity
+    if stage.statistic is not None and stage.statistic_sensitivity is not None:
+        exact = check_positive("statistic_sensitivity", stage.statistic_sensitivity)
+        if exact > sensitivity * (1.0 + 1e-12):
+            raise ValueError(f"pre-release {stage.name!r}: statistic_sensitivity {exact:.6g} "
+                             f"exceeds sqrt(k) Delta = {sensitivity:.6g}: a row moves at most "
+                             f"{terms} terms by at most Delta each")
+        sensitivity = exact
     performed = sensitivity_inflation(stage.rng, sigma, terms, sensitivity) \
         * sensitivity / sigma
     event, declared_inflation = stage.event, 1.0
@@ -857,13 +872,20 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
     if release is not None:
         info[f"{stage.name}_release"] = release.id
     if stage.statistic is not None:
-        sums = np.asarray(stage.statistic(), dtype=np.float64).ravel()
+        sums = np.asarray(stage.statistic(), dtype=np.float64)
+        if not (sums.flags.owndata and sums.flags.writeable and sums.flags.c_contiguous):
+            sums = sums.copy()  # a view or a read-only answer is not the stage's to overwrite
+        records.draw()  # a failure from here on keeps the stage's record
+        # noised in place: one vector of the statistic's size in memory, not three
+        noisy = add_gaussian_noise_in_place(sums, stage.noise_std, stage.rng).reshape(-1)
     else:
         sums = oracle.bounded_row_sums(stage.target_half_range,
                                        absolute="absolute_rows" in stage.sums
                                        ).vector(stage.sums)
-    records.draw()  # a failure from here on keeps the stage's record
-    noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng), dtype=np.float64)
+        records.draw()  # a failure from here on keeps the stage's record
+        noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng),
+                           dtype=np.float64)
+    del sums
     prepared = stage.then(noisy)
     if not isinstance(prepared, PreparedFit):
         raise TypeError("PreRelease.then must return a PreparedFit")

@@ -68,8 +68,8 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
                                                                           tmp_path) -> None:
     """Dask reruns the lost task on the other worker; its partial sum is the same and the
     step's noise was drawn once, on the client: the model is the in-memory fit's, and the
-    ledger holds exactly the fit's releases (its default private conditioning's and
-    per-feature scale's, then its own)."""
+    ledger holds exactly the fit's releases (its default private feature range's,
+    conditioning's and per-feature scale's, then its own)."""
     X, y = _data()
     ledger = tmp_path / "ledger.sqlite"
     with Ledger(ledger) as opened:
@@ -79,8 +79,7 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
     finally:
         client.wait_for_workers(2, timeout=60)
     assert (tmp_path / "done").exists()  # a worker was killed during the fit
-    mem = DPLogisticRegression(
-        feature_range_share=0.0, epsilon=1.0, classes=[0, 1], max_iter=10, random_state=3,
+    mem = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=10, random_state=3,
                                method="noisy_gd").fit(X, y)
     scale = max(float(np.max(np.abs(mem.coef_))), abs(mem.intercept_))
     assert float(np.max(np.abs(est.coef_ - mem.coef_))) <= RTOL * scale
@@ -89,6 +88,7 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
     with Ledger(ledger) as opened:
         releases = opened.releases("d")
     assert [r.id for r in releases] == [
+        est.conditioning_["feature_range_release"]["ledger_release"],
         est.conditioning_["release"]["ledger_release"],
         est.conditioning_["feature_scale_release"]["ledger_release"], est.ledger_release_.id]
     assert os.path.exists(tmp_path / "armed")

@@ -209,6 +209,32 @@ def _frame(X: np.ndarray, target: np.ndarray, P: int) -> tuple[Any, Any]:
     return ddf[[f"x{j}" for j in range(D)]], ddf["target"]
 
 
+@pytest.mark.parametrize("P", PARTITIONS)
+def test_partition_sum_equals_the_in_memory_statistic(client, data, P) -> None:
+    import scipy.sparse as sp
+
+    from noisygd.mechanisms.feature_range import range_statistic
+    from noisygd.oracles.dask import partition_sum
+
+    X, y = data
+    X = X.copy()
+    X[::3, 1] = 0.0  # zeros are not counted
+    expected = range_statistic(X)
+    Xd = da.from_array(X, chunks=(_chunks(P), 2))  # column chunks are merged first
+    assert np.array_equal(partition_sum(Xd, range_statistic, expected.size, client=client),
+                          expected)
+    frame = _frame(X, y, P)[0]
+    assert np.array_equal(partition_sum(frame, range_statistic, expected.size, client=client),
+                          expected)
+    sparse = da.from_array(X, chunks=(_chunks(P), D)).map_blocks(sp.csr_matrix)
+    assert np.array_equal(partition_sum(sparse, range_statistic, expected.size,
+                                        client=client), expected)
+    with pytest.raises(ValueError, match="entries"):
+        partition_sum(Xd, range_statistic, expected.size - 1, client=client)
+    with pytest.raises(TypeError, match="2-D dask"):
+        partition_sum(X, range_statistic, expected.size, client=client)
+
+
 @pytest.mark.parametrize("estimator,labels", [
     ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
     ("DPLinearRegression", "real"),
@@ -235,6 +261,11 @@ def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, es
     assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
     assert _close(np.atleast_1d(dk.intercept_), np.atleast_1d(mem.intercept_))
     assert dk.privacy_.event == mem.privacy_.event
+    # the private feature range, released from the partitions' summed histogram: the same
+    released = dk.conditioning_["feature_range_release"]
+    assert released["magnitude"] == mem.conditioning_["feature_range_release"]["magnitude"]
+    assert released["row_features"] == mem.conditioning_["feature_range_release"][
+        "row_features"]
     assert list(dk.feature_names_in_) == [f"x{j}" for j in range(D)]
     if labels != "real":
         assert np.array_equal(dk.classes_, mem.classes_)

@@ -11,7 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from noisygd.mechanisms.noise import add_gaussian_noise, sensitivity_inflation
+from noisygd.mechanisms.noise import (
+    add_gaussian_noise,
+    add_gaussian_noise_in_place,
+    sensitivity_inflation,
+)
 from noisygd.mechanisms.secure import SecureRandom
 
 dp = pytest.importorskip("opendp.prelude", reason="secure noise needs the optional opendp "
@@ -29,6 +33,32 @@ def test_numpy_path_is_the_old_expression_bit_for_bit() -> None:
     old += 0.37 * g.standard_normal(7)  # noisy_gd's in-place form
     assert np.array_equal(a, old)
     assert np.array_equal(a, values + 0.37 * np.random.default_rng(11).standard_normal(7))
+
+
+def test_in_place_noise_equals_the_new_array_bit_for_bit() -> None:
+    """Blocks of draws from one generator are one stream: the in-place form (several blocks,
+    a 2-D answer) gives exactly :func:`add_gaussian_noise`'s sums, written into the answer."""
+    values = np.random.default_rng(5).standard_normal((3, 70_001)) * 1e3
+    expected = add_gaussian_noise(values, 0.37, np.random.default_rng(11))
+    out = values.copy()
+    returned = add_gaussian_noise_in_place(out, 0.37, np.random.default_rng(11))
+    assert returned is out
+    assert np.array_equal(out, expected)
+
+
+def test_in_place_noise_refuses_what_it_cannot_overwrite() -> None:
+    with pytest.raises(TypeError, match="float64"):
+        add_gaussian_noise_in_place(np.zeros(3, dtype=np.int64), 1.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="contiguous"):
+        add_gaussian_noise_in_place(np.zeros((4, 4))[:, :2], 1.0, np.random.default_rng(0))
+
+
+def test_in_place_noise_on_the_secure_grid() -> None:
+    rng = SecureRandom()
+    out = np.random.default_rng(2).uniform(-5, 5, size=500)
+    add_gaussian_noise_in_place(out, 0.8, rng)
+    gamma = rng.grid(0.8, 500)
+    assert np.all(out / gamma == np.round(out / gamma))  # the secure form, written back
 
 
 @pytest.mark.parametrize("sd", [1.0, 3.5e-3, 250.0])

@@ -14,10 +14,10 @@ of its nonzero values: value :math:`x_{ij} \ne 0` adds 1 to bin
 :math:`k` clipped to :data:`EXPONENTS` (a public grid); and the number of rows
 (:func:`range_statistic`). A row adds at most one count per feature and one to the row count,
 so the released vector moves by at most :math:`p + 1` ones: L2 sensitivity
-:math:`\sqrt{p+1}` under add/remove (under replace-one at most :math:`\sqrt{2(p+1)}`; the
-code takes :math:`\Delta = 2` per term there, as for every clipped sum, which covers it).
-The Gaussian mechanism with
-:math:`\sigma = \sqrt{p+1}\,\Delta/\mu_r` is exactly :math:`\mu_r`-GDP (Dong, Roth and Su
+:math:`\Delta_r = \sqrt{p+1}` under add/remove; under replace-one the row count stays and
+each feature's count moves down in one bin and up in another, :math:`\Delta_r = \sqrt{2p}`
+(:func:`range_sensitivity`; both reached). The Gaussian mechanism with
+:math:`\sigma = \Delta_r/\mu_r` is exactly :math:`\mu_r`-GDP (Dong, Roth and Su
 2022, Thm 2.7), :math:`\mu_r = \sqrt{f_r}\,\mu`, ``f_r`` the declared share
 (:data:`FEATURE_RANGE_SHARE`).
 
@@ -45,9 +45,7 @@ copy of ``X``); the private conditioning and per-feature scale follow in those c
 Beside the schema's private bounds (:mod:`noisygd.mechanisms.private_statistics`): those
 need a declared value range per column and release one histogram per column over a grid in
 that range; this release needs no declaration at all (one histogram over a public exponent
-grid for every column), which is what a fit without a schema has. Under replace-one it takes
-the clipped sums' :math:`\Delta = 2` per term, looser than the histograms' exact
-:math:`\sqrt 2` there (the default relation, add/remove, is exact).
+grid for every column), which is what a fit without a schema has.
 
 Why written here rather than taken from a library: dp_accounting accounts for the Gaussian
 mechanism (the event goes through :mod:`noisygd.accounting`), but releases nothing; diffprivlib
@@ -66,6 +64,11 @@ from scipy.stats import norm
 
 from noisygd._checks import check_positive
 
+try:  # the compiled counts (setup.py); optional: without them NumPy counts every block
+    from noisygd.oracles._row_kernels_c import magnitude_counts as _magnitude_counts
+except ImportError:  # pragma: no cover (an install without a C compiler)
+    _magnitude_counts = None
+
 __all__ = [
     "EXPONENTS",
     "FALSE_OCCUPANCY",
@@ -74,6 +77,7 @@ __all__ = [
     "feature_range_from_release",
     "magnitude_histogram",
     "occupancy_threshold",
+    "range_sensitivity",
     "range_statistic",
 ]
 
@@ -93,13 +97,21 @@ def _bins() -> int:
     return EXPONENTS[1] - EXPONENTS[0] + 1
 
 
-def _bin_index(values: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """Flat bin of each nonzero value: ``(column * 2 + negative) * K + (k - k_min)``."""
-    k = np.frexp(np.abs(values))[1].astype(np.int64) - 1  # 2^k <= |v| < 2^(k+1)
-    np.clip(k, EXPONENTS[0], EXPONENTS[1], out=k)
-    k -= EXPONENTS[0]
-    k += (columns.astype(np.int64) * 2 + (values < 0)) * _bins()
-    return k
+def _bin_index(values: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Flat bin ``(column * 2 + negative) * K + (k - k_min)`` of each value and whether it is
+    nonzero, read from the IEEE-754 bits: the biased exponent ``e`` gives
+    :math:`2^{e - 1023} \le |v| < 2^{e - 1022}` for a normal number (a subnormal has
+    ``e = 0`` and falls in the lowest bin), the top bit the sign. Integer operations only
+    (no ``frexp``). Raises ``ValueError`` on NaN or infinite values (``e = 2047``)."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    k = (bits >> 52) & 0x7FF
+    if np.any(k == 0x7FF):
+        raise ValueError("X holds NaN or infinite values")
+    nonzero = (bits & 0x7FFF_FFFF_FFFF_FFFF) != 0  # -0.0 is zero
+    k -= 1023 + EXPONENTS[0]
+    np.clip(k, 0, _bins() - 1, out=k)
+    k += (columns * 2 + (bits < 0)) * _bins()
+    return k, nonzero
 
 
 def magnitude_histogram(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
@@ -109,48 +121,77 @@ def magnitude_histogram(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     count per feature (a CSR matrix with duplicate entries is summed first, on a copy).
     **Not private** (the caller adds the noise). Raises ``ValueError`` on NaN or infinite
     values (the message shows none)."""
+    counts = np.zeros(X.shape[1] * 2 * _bins(), dtype=np.float64)
+    _count_into(X, counts)
+    return counts.astype(np.int64).reshape(X.shape[1], 2, _bins())
+
+
+def _count_into(X: np.ndarray | sp.sparray | sp.spmatrix, counts: np.ndarray,
+                compiled: bool = True) -> None:
+    """Add :func:`magnitude_histogram`'s flat counts to ``counts`` (float64, exact below
+    :math:`2^{53}`), a block of values at a time: the compiled ``magnitude_counts``
+    (``_row_kernels.c``, one read of the values, the same bins as :func:`_bin_index`) when
+    it is built and ``compiled``, else :func:`_bin_index` with ``bincount`` when the
+    histogram is no larger than a block, ``np.add.at`` (whose cost is the block's, not the
+    histogram's) when it is."""
     p = X.shape[1]
     size = p * 2 * _bins()
-    counts = np.zeros(size, dtype=np.int64)
+    kernel = _magnitude_counts if compiled else None
+
+    def add(values: np.ndarray, columns: np.ndarray | None) -> None:
+        if kernel is not None:
+            kernel(values, columns, p, _bins(), EXPONENTS[0], counts)
+            return
+        k, nonzero = _bin_index(values, np.arange(p, dtype=np.int64)[None, :]
+                                if columns is None else columns.astype(np.int64))
+        if size <= _BLOCK_VALUES:
+            counts[:] += np.bincount(k[nonzero], minlength=size)
+        else:
+            np.add.at(counts, k[nonzero], 1.0)
+
     if sp.issparse(X):
         A = sp.csr_array(X)
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
-        data, cols = A.data, A.indices
+        data = np.ascontiguousarray(A.data, dtype=np.float64)
+        cols = np.ascontiguousarray(A.indices)
+        if kernel is not None:  # the whole of a contiguous array in one call
+            add(data, cols)
+            return
         for a in range(0, data.size, _BLOCK_VALUES):
-            v, c = data[a:a + _BLOCK_VALUES], cols[a:a + _BLOCK_VALUES]
-            if not np.all(np.isfinite(v)):
-                raise ValueError("X holds NaN or infinite values")
-            nz = v != 0
-            counts += np.bincount(_bin_index(v[nz], c[nz]), minlength=size)
-        return counts.reshape(p, 2, _bins())
+            add(data[a:a + _BLOCK_VALUES], cols[a:a + _BLOCK_VALUES])
+        return
     X = np.asarray(X)
-    K = _bins()
-    index = np.int32 if size < 2**31 - 1 else np.int64
-    offsets = (np.arange(p, dtype=index) * 2 * K)[None, :]
-    dump = np.zeros(size + 1, dtype=np.int64)  # the last bin collects the zeros
+    if kernel is not None and X.dtype == np.float64 and X.flags.c_contiguous:
+        add(X, None)
+        return
     rows = max(1, _BLOCK_VALUES // max(p, 1))
     for a in range(0, X.shape[0], rows):
-        mantissa, k = np.frexp(np.asarray(X[a:a + rows], dtype=np.float64))
-        if not np.all(np.isfinite(mantissa)):
-            raise ValueError("X holds NaN or infinite values")
-        k = k.astype(index, copy=False)
-        k -= 1 + EXPONENTS[0]  # 2^(k - 1) <= |v| < 2^k for v = mantissa 2^k
-        np.clip(k, 0, K - 1, out=k)
-        k += offsets
-        k += (mantissa < 0) * index(K)
-        k[mantissa == 0] = size
-        dump += np.bincount(k.ravel(), minlength=size + 1)
-    counts += dump[:size]
-    return counts.reshape(p, 2, _bins())
+        add(np.ascontiguousarray(X[a:a + rows], dtype=np.float64), None)
 
 
 def range_statistic(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     r"""What the release adds its noise to: the flat :func:`magnitude_histogram` of ``X``
     followed by its number of rows (a row adds at most ``p + 1`` ones: L2 sensitivity
-    :math:`\sqrt{p + 1}`). **Not private.**"""
-    return np.append(magnitude_histogram(X).ravel(), X.shape[0]).astype(np.float64)
+    :math:`\sqrt{p+1}`), as one float64 vector counted in place. **Not private.**"""
+    out = np.zeros(X.shape[1] * 2 * _bins() + 1, dtype=np.float64)
+    _count_into(X, out[:-1])
+    out[-1] = X.shape[0]
+    return out
+
+
+def range_sensitivity(n_features: int, replace_one: bool = False) -> float:
+    r"""The L2 sensitivity of :func:`range_statistic` over ``p`` features: adding or
+    removing a row moves at most ``p`` counts and the row count by one each,
+    :math:`\sqrt{p + 1}`; replacing a row leaves the row count alone and, per feature, moves
+    the old value's bin down by one and the new value's up by one (nothing when they share
+    a bin or both are zero), :math:`\sqrt{2p}`. Both are reached (every value nonzero, in
+    other bins)."""
+    p = int(n_features)
+    if p < 1:
+        raise ValueError("n_features must be at least 1")
+    return math.sqrt(2.0 * p) if replace_one else math.sqrt(p + 1.0)
 
 
 def occupancy_threshold(n_features: int, sigma: float,

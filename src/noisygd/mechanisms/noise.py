@@ -30,6 +30,7 @@ from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 
 __all__ = [
     "add_gaussian_noise",
+    "add_gaussian_noise_in_place",
     "is_secure",
     "secure_event",
     "secure_gaussian_sigma",
@@ -65,7 +66,52 @@ def add_gaussian_noise(values: Any, sd: float, rng: Any) -> np.ndarray:
     """
     if isinstance(rng, SecureRandom):
         return rng.gaussian_on_grid(np.asarray(values, dtype=float), check_positive("sd", sd))
-    return values + sd * rng.standard_normal(np.shape(values))
+    noise = rng.standard_normal(np.shape(values))
+    noise *= sd
+    noise += values  # one temporary of the answer's size: the same sum as values + sd * z
+    return noise
+
+
+#: Draws per block of :func:`add_gaussian_noise_in_place` (a block-sized temporary).
+_NOISE_BLOCK = 1 << 16
+
+
+def add_gaussian_noise_in_place(values: np.ndarray, sd: float, rng: Any) -> np.ndarray:
+    r""":func:`add_gaussian_noise` written into ``values`` (a float64 array the caller owns):
+    the same draws and the same sums, with one temporary of :data:`_NOISE_BLOCK` draws
+    instead of two of the answer's size (a release of millions of counts).
+
+    NumPy's ``Generator.standard_normal`` draws the same stream in blocks as in one call, so
+    ``values[a:b] += sd * z[a:b]`` block by block equals ``values + sd * z``. The secure form
+    draws on its grid in one call and copies the result back.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        The private query answer; overwritten with the noisy answer.
+    sd : float
+        Noise standard deviation :math:`\sigma`.
+    rng : numpy.random.Generator or SecureRandom
+
+    Returns
+    -------
+    ndarray
+        ``values``, now :math:`x + \mathcal N(0, \mathrm{sd}^2 I)`.
+    """
+    if not isinstance(values, np.ndarray) or values.dtype != np.float64:
+        raise TypeError("values must be a float64 ndarray (it is overwritten)")
+    if isinstance(rng, SecureRandom):
+        values[...] = add_gaussian_noise(values, sd, rng)
+        return values
+    flat = values.reshape(-1)  # a view: values is written through it
+    if not np.shares_memory(flat, values):
+        raise ValueError("values must be contiguous (it is overwritten through a flat view)")
+    for a in range(0, flat.size, _NOISE_BLOCK):
+        noise = rng.standard_normal(min(_NOISE_BLOCK, flat.size - a))
+        noise *= sd
+        noise += flat[a:a + _NOISE_BLOCK]
+        flat[a:a + _NOISE_BLOCK] = noise
+    return values
 
 
 def sensitivity_inflation(rng: Any, sd: float, dim: int, sensitivity: float) -> float:

@@ -223,14 +223,127 @@ done:
     return result;
 }
 
+
+/*
+ * The counts of noisygd.mechanisms.feature_range (magnitude_histogram): value v (column j)
+ * with biased IEEE-754 exponent e (2^(e - 1023) <= |v| < 2^(e - 1022) when normal; e = 0:
+ * zero or subnormal) and sign bit s adds 1 to counts[(2 j + s) K + clip(e - 1023 - kmin, 0,
+ * K - 1)]; zeros (+0.0 and -0.0) add nothing. Integer operations on the bits only.
+ */
+static inline int count_one(double value, Py_ssize_t j, Py_ssize_t K, long kmin,
+                            double *counts)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    const long e = (long)((bits >> 52) & 0x7FF);
+    if (e == 0x7FF)
+        return -1; /* NaN or infinite */
+    if ((bits & 0x7FFFFFFFFFFFFFFFULL) == 0)
+        return 0;
+    long k = e - 1023 - kmin;
+    k = k < 0 ? 0 : (k > K - 1 ? K - 1 : k);
+    counts[(2 * j + (Py_ssize_t)(bits >> 63)) * K + k] += 1.0;
+    return 0;
+}
+
+static int count_magnitudes(const double *values, Py_ssize_t m, const void *cols, int col_bytes,
+                            Py_ssize_t period, Py_ssize_t p, Py_ssize_t K, long kmin,
+                            double *counts)
+{
+    int bad = 0;
+    if (!cols) { /* dense rows of `period` columns */
+        for (Py_ssize_t a = 0; a < m; a += period)
+            for (Py_ssize_t j = 0; j < period; j++)
+                bad |= count_one(values[a + j], j, K, kmin, counts);
+        return bad;
+    }
+    for (Py_ssize_t t = 0; t < m; t++) {
+        const Py_ssize_t j = col_bytes == 4 ? (Py_ssize_t)((const int32_t *)cols)[t]
+                                            : (Py_ssize_t)((const int64_t *)cols)[t];
+        if (j < 0 || j >= p)
+            return -2;
+        bad |= count_one(values[t], j, K, kmin, counts);
+    }
+    return bad;
+}
+
+PyDoc_STRVAR(magnitude_counts_doc,
+"magnitude_counts(values, columns, period, K, kmin, counts)\n"
+"\n"
+"Adds the binary-exponent histogram of the float64 values (C-contiguous, any shape) to\n"
+"counts (float64, p * 2 * K): value t of column j = columns[t] (int32 or int64, as many as\n"
+"the values) or, with columns None, j = t % period (the rows of a dense matrix, period its\n"
+"columns), adds 1 to counts[(2 j + sign) K + clip(k - kmin, 0, K - 1)] with\n"
+"2^k <= |v| < 2^(k + 1); zeros add nothing. ValueError on NaN or infinite values (none\n"
+"shown) or a column outside [0, p).");
+
+static PyObject *magnitude_counts(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *v_obj, *c_obj, *n_obj;
+    Py_ssize_t period, K;
+    long kmin;
+    Py_buffer v = {0}, c = {0}, n = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOnnlO", &v_obj, &c_obj, &period, &K, &kmin, &n_obj))
+        goto done;
+    if (!optional_buffer(v_obj, &v) || !optional_buffer(c_obj, &c)
+        || !optional_buffer(n_obj, &n))
+        goto done;
+    if (!v.obj || !n.obj || v.itemsize != 8 || n.itemsize != 8 || n.readonly) {
+        PyErr_SetString(PyExc_TypeError, "values and counts must be float64 arrays (counts "
+                        "writable)");
+        goto done;
+    }
+    if (K < 1 || n.len % (Py_ssize_t)(2 * K * 8) != 0) {
+        PyErr_SetString(PyExc_ValueError, "counts must hold p * 2 * K values");
+        goto done;
+    }
+    {
+        const Py_ssize_t m = v.len / 8, p = n.len / (2 * K * 8);
+        const int col_bytes = c.obj ? (int)c.itemsize : 0;
+        if (c.obj && ((col_bytes != 4 && col_bytes != 8) || c.len / col_bytes != m)) {
+            PyErr_SetString(PyExc_ValueError, "columns must be int32 or int64, one per value");
+            goto done;
+        }
+        if (!c.obj && (period < 1 || period > p || m % period != 0)) {
+            PyErr_SetString(PyExc_ValueError, "period must divide the number of values and "
+                            "be at most p");
+            goto done;
+        }
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = count_magnitudes((const double *)v.buf, m, c.obj ? c.buf : NULL, col_bytes,
+                                  period, p, K, kmin, (double *)n.buf);
+        Py_END_ALLOW_THREADS
+        if (status == -1) {
+            PyErr_SetString(PyExc_ValueError, "X holds NaN or infinite values");
+            goto done;
+        }
+        if (status == -2) {
+            PyErr_SetString(PyExc_ValueError, "a column index lies outside the counts");
+            goto done;
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    release(&v);
+    release(&c);
+    release(&n);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan_blocks", scan_blocks, METH_VARARGS, scan_blocks_doc},
+    {"magnitude_counts", magnitude_counts, METH_VARARGS, magnitude_counts_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_row_kernels_c",
-    "The dense row scan of noisygd.oracles.rows (see _row_kernels.c).", -1,
+    "The dense row scan of noisygd.oracles.rows and the magnitude counts of "
+    "noisygd.mechanisms.feature_range (see _row_kernels.c).", -1,
     methods, NULL, NULL, NULL, NULL,
 };
 

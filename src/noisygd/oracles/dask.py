@@ -70,7 +70,7 @@ from noisygd.oracles.selection import (
 )
 
 __all__ = ["DaskFitError", "DaskOracle", "StepProgress", "is_dask_collection",
-           "oracle_defaults"]
+           "oracle_defaults", "partition_sum"]
 
 #: Options a DaskOracle takes when its constructor is not given them (``client``,
 #: ``persist``, ``progress``): set by :func:`oracle_defaults` for oracles built by code that
@@ -587,30 +587,89 @@ class DaskOracle(ObjectiveOracle):
                                   rows, began))
 
     def _wait(self, future: Any, kind: str, partitions: int, rows: int, began: float) -> Any:
-        """``future.result()``; a lost worker or scheduler becomes :class:`DaskFitError`, the
-        data's own errors (``ValueError``, ``TypeError``, a missing file) pass as raised."""
-        from distributed import TimeoutError as DaskTimeout
-        from distributed.client import FutureCancelledError
-        from distributed.comm.core import CommClosedError
-        from distributed.scheduler import KilledWorker
-
+        """:func:`_result` of the call, counted and reported to ``progress``."""
         self._calls += 1
-        lost = (KilledWorker, FutureCancelledError, DaskTimeout, CommClosedError,
-                ConnectionError, EOFError)  # not a data file's OSError: that one passes
-        try:
-            out = future.result()
-        except lost as exc:
-            raise DaskFitError(
-                f"the Dask cluster failed during distributed call {self._calls} ({kind}): "
-                f"{type(exc).__name__}; the fit stops and releases no model") from None
+        out = _result(future, f"distributed call {self._calls} ({kind})")
         if self._progress is not None:
             self._progress(StepProgress(self._calls, kind, partitions, rows,
                                         time.perf_counter() - began))
         return out
 
 
+def _result(future: Any, what: str) -> Any:
+    """``future.result()``; a lost worker or scheduler becomes :class:`DaskFitError`, the
+    data's own errors (``ValueError``, ``TypeError``, a missing file) pass as raised."""
+    from distributed import TimeoutError as DaskTimeout
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    lost = (KilledWorker, FutureCancelledError, DaskTimeout, CommClosedError,
+            ConnectionError, EOFError)  # not a data file's OSError: that one passes
+    try:
+        return future.result()
+    except lost as exc:
+        raise DaskFitError(
+            f"the Dask cluster failed during {what}: {type(exc).__name__}; the fit stops "
+            "and releases no model") from None
+
+
 def _with_targets(part: ArrayOracle, y: Any) -> ArrayOracle:
     return part.with_targets(np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y))
+
+
+def partition_sum(X: Any, statistic: Callable[[Any], np.ndarray], size: int, *,
+                  client: Any = None) -> np.ndarray:
+    r"""The sum over the row partitions of a Dask collection of ``statistic(partition)``, a
+    float64 vector of ``size`` entries: :math:`\sum_k s(X_{P_k})`, a tree reduction on the
+    workers (a statistic additive over rows, such as
+    :func:`~noisygd.mechanisms.feature_range.range_statistic`'s counts, equals the in-memory
+    statistic of all rows; integer counts below :math:`2^{53}` exactly, in any order).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d) or dask.dataframe.DataFrame
+        Private rows (a chunking of the columns is merged first).
+    statistic : callable
+        ``statistic(block) -> ndarray`` of ``size`` float64 entries, on a NumPy (or SciPy)
+        block of rows; shipped to the workers.
+    size : int
+        Its length.
+    client : distributed.Client, optional
+        Default: :func:`oracle_defaults`'s, else the current client.
+
+    Returns
+    -------
+    ndarray of shape (size,)
+        **Not private** (the caller adds its noise).
+
+    Raises
+    ------
+    DaskFitError
+        If there is no client, or the cluster fails during the reduction.
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+
+    client = _client(dict(_DEFAULTS.get()).get("client") if client is None else client)
+    if isinstance(X, dd.DataFrame):
+        X = X.to_dask_array()
+    if not isinstance(X, da.Array) or X.ndim != 2 or np.isnan(X.shape[1]):
+        raise TypeError("X must be a 2-D dask array (or DataFrame) with known columns")
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: X.shape[1]})
+    size = int(size)
+
+    def block_statistic(block: Any) -> np.ndarray:
+        out = np.asarray(statistic(block), dtype=np.float64).reshape(1, -1)
+        if out.shape[1] != size:
+            raise ValueError(f"the statistic gave {out.shape[1]} entries, not {size}")
+        return out
+
+    parts = X.map_blocks(block_statistic, dtype=np.float64,
+                         chunks=((1,) * X.numblocks[0], (size,)))
+    total = _result(client.compute(parts.sum(axis=0)), "a sum over the partitions")
+    return np.asarray(total, dtype=np.float64).reshape(size)
 
 
 def _run_group(fn: Callable, group: list[tuple[Any, Any, int, int]],
