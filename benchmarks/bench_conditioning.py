@@ -21,7 +21,7 @@ Problems:
     target: the intercept far from the range's midpoint);
 
   with ``n`` in {500, 2000, 10000, 50000} (training rows; a test split of ``n/4`` rows drawn
-  alike) and ``p`` in {5, 20, 100};
+  alike and more from a stream of their own, :data:`TEST_ROWS` in all) and ``p`` in {5, 20, 100};
 * the nine ``bench_utility`` sets (``bench_utility.load_problem``) with ``--utility``.
 
 For each problem, epsilon in {0.5, 1, 2, 8} and seed: noisygd's ``DPLogisticRegression`` /
@@ -43,7 +43,10 @@ same matrices from the peers' environment (``.venv-peers``, ``make bench-env``);
 its rows say "not installed".
 
 Targets for the default (issue 19): share >= 0.90 at epsilon 1 and >= 0.97 at epsilon 8
-wherever n >= 2000; never below the constant predictor (share > 0, every seed).
+wherever n >= 2000; never below the constant predictor, every seed: AUC >= 0.5 (share >= 0), and
+for regression R^2 at least that of the training rows' mean (``share_constant``: the constant
+predictor a fit on the training rows can give; below 0 on the test rows by the two means'
+difference).
 
 Run: ``.venv/bin/python benchmarks/bench_conditioning.py [--quick] [--utility]``.
 """
@@ -73,45 +76,71 @@ METHODS = ("auto", "noisy_sgd", "dp_ftrl", "dynamic")
 DECLARED = ("plain", "uncond", "box")
 QUICK = {"sizes": (2000, 10000), "dims": (20,), "epsilons": (1.0, 8.0), "seeds": 2}
 COLUMNS = ("problem", "task", "n", "p", "method", "declared", "epsilon", "share_mean",
-           "share_min", "metric_mean", "metric_np", "fits", "chosen", "status")
+           "share_min", "share_constant", "metric_mean", "metric_np", "fits", "chosen",
+           "status")
 
 
-def family_problem(family: str, n: int, p: int, seed: int = 0) -> dict[str, Any]:
-    """``{"X", "y", "Xt", "yt", "lo", "hi", "task"}`` of one generated problem (module doc)."""
-    rng = np.random.default_rng([seed, n, p, FAMILIES.index(family)])
-    total = n + n // 4
+#: Test rows of every generated problem: the ``n/4`` drawn with the training rows, then more
+#: from a stream of their own (same model) up to this many. At ``n = 500`` the ``n/4`` split
+#: held about 12 positive rows (10% base rate), so the test AUC's own sampling sd (about 0.09)
+#: exceeded the shares being judged; at 20 000 rows it is below 0.01.
+TEST_ROWS = 20_000
+
+
+def _raw_rows(family: str, rng: np.random.Generator, rows: int, p: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rows`` raw rows of ``family`` and its public box ``(raw, lo, hi)`` (module doc)."""
     if family == "onehot":
         k = max(1, p // 5)
         freq = 1.0 / np.arange(1, 6)
         freq /= freq.sum()
-        blocks = [np.eye(5)[rng.choice(5, size=total, p=freq)] for _ in range(k)]
-        numeric = rng.random((total, max(p - 5 * k, 0)))
+        blocks = [np.eye(5)[rng.choice(5, size=rows, p=freq)] for _ in range(k)]
+        numeric = rng.random((rows, max(p - 5 * k, 0)))
         raw = np.hstack([*blocks, numeric])
-        lo, hi = np.zeros(raw.shape[1]), np.ones(raw.shape[1])
-    elif family == "scales":
+        return raw, np.zeros(raw.shape[1]), np.ones(raw.shape[1])
+    if family == "scales":
         s = np.geomspace(1.0, 100.0, p)
-        raw = s * rng.uniform(-1.0, 1.0, (total, p))
-        lo, hi = -s, s
-    else:
-        raw = rng.random((total, p))
-        lo, hi = np.zeros(p), np.ones(p)
+        return s * rng.uniform(-1.0, 1.0, (rows, p)), -s, s
+    return rng.random((rows, p)), np.zeros(p), np.ones(p)
+
+
+def family_problem(family: str, n: int, p: int, seed: int = 0) -> dict[str, Any]:
+    """``{"X", "y", "Xt", "yt", "lo", "hi", "task"}`` of one generated problem (module doc):
+    ``n`` training rows and :data:`TEST_ROWS` test rows (at least ``n/4``)."""
+    rng = np.random.default_rng([seed, n, p, FAMILIES.index(family)])
+    total = n + n // 4
+    raw, lo, hi = _raw_rows(family, rng, total, p)
     # public scaling: every box corner inside the unit ball (the plain fit sees the same X)
     scale = 1.0 / np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi)))
     X, lo, hi = raw * scale, lo * scale, hi * scale
-    z = (X - (lo + hi) / 2) / np.maximum(hi - lo, 1e-12)  # unit-free, public centring
     w = rng.normal(0.0, 4.0 / np.sqrt(p), p) * np.sqrt(p)
-    signal = z @ w / np.sqrt(p)
+
+    def signal_of(X: np.ndarray) -> np.ndarray:
+        z = (X - (lo + hi) / 2) / np.maximum(hi - lo, 1e-12)  # unit-free, public centring
+        return z @ w / np.sqrt(p)
+
+    signal = signal_of(X)
     if family == "offcentre":
-        y = np.clip(0.8 + 0.1 * signal + rng.normal(0.0, 0.05, total), 0.0, 1.0)
         task = "regression"
+
+        def labels(signal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+            return np.clip(0.8 + 0.1 * signal + rng.normal(0.0, 0.05, signal.size), 0.0, 1.0)
     else:
+        task = "binary"
         rate = {"onehot": 0.3}.get(family, (0.05, 0.10, 0.15)[DIMS.index(p) % 3]
                                    if p in DIMS else 0.1)
         b = np.quantile(signal, 1.0 - rate)
-        y = (rng.random(total) < 1.0 / (1.0 + np.exp(-(signal - b) * 3.0))).astype(int)
-        task = "binary"
-    return {"X": X[:n], "y": y[:n], "Xt": X[n:], "yt": y[n:], "lo": lo, "hi": hi,
-            "task": task}
+
+        def labels(signal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+            return (rng.random(signal.size) < 1.0 / (1.0 + np.exp(-(signal - b) * 3.0))
+                    ).astype(int)
+    y = labels(signal, rng)
+    extra = max(TEST_ROWS - n // 4, 0)
+    rng_test = np.random.default_rng([seed, n, p, FAMILIES.index(family), 1])
+    Xe = _raw_rows(family, rng_test, extra, p)[0] * scale
+    ye = labels(signal_of(Xe), rng_test)
+    return {"X": X[:n], "y": y[:n], "Xt": np.vstack([X[n:], Xe]),
+            "yt": np.concatenate([y[n:], ye]), "lo": lo, "hi": hi, "task": task}
 
 
 def _metric(task: str, y: np.ndarray, scores: np.ndarray) -> float:
@@ -165,6 +194,8 @@ def fit_noisygd(prob: dict[str, Any], method: str, declared: str, eps: float,
 def run_problem(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], seeds: int,
                 methods: tuple[str, ...], peers: bool = True) -> list[dict[str, Any]]:
     ceiling = nonprivate(prob)
+    constant = _share(prob["task"], _metric(prob["task"], prob["yt"], np.full(
+        len(prob["yt"]), float(np.mean(prob["y"])))), ceiling)  # 0 for AUC (ties)
     rows = []
     n, p = prob["X"].shape
     for method in methods:
@@ -189,7 +220,7 @@ def run_problem(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], se
                     "share_mean": float(np.mean(shares)) if shares else None,
                     "share_min": float(np.min(shares)) if shares else None,
                     "metric_mean": float(np.mean(vals)) if vals else None,
-                    "metric_np": ceiling, "fits": len(vals),
+                    "metric_np": ceiling, "share_constant": constant, "fits": len(vals),
                     "chosen": ",".join(sorted(chosen)), "status": status,
                 })
     rows += run_opacus(name, prob, epsilons, seeds, ceiling) if peers else [
@@ -248,16 +279,17 @@ def run_opacus(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], see
 
 
 def checks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Issue 19's targets, cell by cell: every noisygd method's default (plain and box) above
-    the constant predictor on every seed; the default's shares at epsilon 1 and 8 where
-    ``n >= 2000``. ``uncond`` (not a default) and Opacus are shown, not checked."""
+    """Issue 19's targets, cell by cell: every noisygd method's default (plain and box) not
+    below the constant predictor on any seed (``share_constant``); the default's shares at
+    epsilon 1 and 8 where ``n >= 2000``. ``uncond`` (not a default) and Opacus are shown, not
+    checked."""
     out = []
     for r in rows:
         if (r["method"] == OPACUS or r.get("share_mean") is None
                 or r.get("declared") == "uncond"):
             continue
-        out.append({**_cell(r), "check": "above the constant predictor (every seed)",
-                    "holds": bool(r["share_min"] > 0)})
+        out.append({**_cell(r), "check": "not below the constant predictor (every seed)",
+                    "holds": bool(r["share_min"] >= r.get("share_constant", 0.0))})
         target = {1.0: 0.90, 8.0: 0.97}.get(r["epsilon"])
         if r["method"] == "noisygd default" and target is not None and r["n"] >= 2000:
             out.append({**_cell(r), "check": f"share >= {target}",
@@ -274,7 +306,7 @@ def _summary(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Held / total per (check kind, method, declared)."""
     tally: dict[tuple[str, str, str], list[bool]] = {}
     for c in found:
-        kind = "above constant" if c["check"].startswith("above") else c["check"]
+        kind = "not below constant" if c["check"].startswith("not below") else c["check"]
         tally.setdefault((kind, c["method"], c["declared"]), []).append(c["holds"])
     return [{"check": k[0], "method": k[1], "declared": k[2], "held": sum(v),
              "total": len(v)} for k, v in sorted(tally.items())]
