@@ -878,8 +878,9 @@ class ArrayOracle(ObjectiveOracle):
 
         run_blocks(block, n_blocks, self.n_threads)
         self.rows_read += self._n
-        if c is not None:
-            G -= np.outer(srsum, c)
+        if c is not None:  # block by block: no (blocks x d) temporary
+            for j in range(n_blocks):
+                G[j] -= srsum[j] * c
         total = np.empty(self._p)
         total[:d] = G.sum(axis=0)
         if kappa is not None:

@@ -1,0 +1,143 @@
+"""Would a lower step floor help the noise-limited runs (issue 19, item 4)? Measured: it helps
+some families a lot and others not at all, so the default keeps its floor of 100 steps.
+
+NoisyGD's accelerated plan runs :math:`T = \\max(T_{\\min}, 2\\lceil T^*\\rceil)` steps,
+:math:`T_{\\min}` = :data:`noisygd.planning.MIN_STEPS_ACCELERATED` = 100. Where the floor
+binds (:math:`2T^* \\le 100`: small ``n mu`` against ``sqrt d``, the noise-limited runs), the
+variant runs :math:`T = 100^{1-r}\\,T_{\\rm low}^{\\,r}` steps instead, with
+:math:`r` = :func:`noisygd.planning.noise_regime` of the plan's public noise-to-signal ratio
+(the scale the momentum and the sharp clip use): 100 steps when optimisation-limited,
+:math:`T_{\\rm low}` (default 20) when noise-limited. Everything else is the default fit's
+(``max_iter`` set to that ``T``). Why it might help: once the run has converged, more steps
+add noise to the iterate (its stationary spread grows with the steps while the signal does
+not), and a one-release estimator of the class means' difference beats the default on an
+isotropic family (``experiments/direction_floor.py``). Why it might not: an ill-conditioned
+problem needs its steps to move along the low-curvature directions.
+
+Problems: ``bench_conditioning``'s four families at n 500 and 2000, p 5, 20, 100; epsilon
+0.5, 1, 2, 8; plain and with the declared box; seeds 0 and 1; its share of the non-private
+gain on its 20 000 test rows. Only the cells where the floor binds change.
+
+Measured (``experiments/results/step_floor.md``, ``--low 20``): 47 of 192 cells change;
+28 better by more than 0.02 (onehot 500 x 5 with the box at epsilon 0.5 0.842 -> 0.967, scales
+500 x 5 with the box 0.531 -> 0.966, imbalanced 500 x 20 with the box at epsilon 1 0.526 ->
+0.727), 12 worse (scales 2000 x 100 with the box at epsilon 0.5 0.753 -> 0.561, imbalanced
+500 x 5 plain at 0.5 0.511 -> 0.108), mean +0.048. The losses fall on the family whose
+columns span 100x (ill-conditioned even in the box, which centres but does not rescale them)
+and are as large as the gains, so no rule on the public noise-to-signal ratio alone is safe;
+the default keeps the floor. (Suffix averaging at the floor instead, with 100 steps: mean
+-0.009, no gain.)
+
+Run: ``python experiments/step_floor.py [--low 20]``; writes
+``experiments/results/step_floor.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "benchmarks"))
+
+FAMILIES = ("onehot", "imbalanced", "scales", "offcentre")
+SIZES, DIMS, EPSILONS = (500, 2000), (5, 20, 100), (0.5, 1.0, 2.0, 8.0)
+
+
+def _fit(prob: dict[str, Any], eps: float, seed: int, declared: str, **extra: Any
+         ) -> tuple[float, Any]:
+    from bench_conditioning import _metric
+
+    from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+
+    kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, len(prob["y"]) ** -1.1),
+                          "random_state": seed, **extra}
+    if declared == "box":
+        kw["feature_bounds"] = (prob["lo"], prob["hi"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if prob["task"] == "regression":
+            est = DPLinearRegression(target_range=(0.0, 1.0), **kw).fit(prob["X"], prob["y"])
+            scores = est.predict(prob["Xt"])
+        else:
+            est = DPLogisticRegression(classes=[0, 1], **kw).fit(prob["X"], prob["y"])
+            scores = est.decision_function(prob["Xt"])
+    return _metric(prob["task"], prob["yt"], scores), est
+
+
+def lowered_steps(plan: dict[str, Any], low: int) -> int:
+    """The variant's ``T`` for a default NoisyGD plan (module doc)."""
+    from noisygd.planning import MIN_STEPS_ACCELERATED, noise_regime
+
+    T, q = int(plan["steps"]), plan.get("noise_to_signal")
+    if (T != MIN_STEPS_ACCELERATED or q is None
+            or plan.get("unconstrained_steps", 0.0) > MIN_STEPS_ACCELERATED):
+        return T
+    r = noise_regime(float(q))
+    return round(MIN_STEPS_ACCELERATED ** (1.0 - r) * low ** r)
+
+
+def main() -> None:
+    from bench_conditioning import _share, family_problem, nonprivate
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--low", type=int, default=20)
+    args = ap.parse_args()
+    rows = []
+    for family in FAMILIES:
+        for n in SIZES:
+            for p in DIMS:
+                prob = family_problem(family, n, p, 0)
+                ceiling = nonprivate(prob)
+                for eps in EPSILONS:
+                    for declared in ("plain", "box"):
+                        base, low, steps = [], [], []
+                        for seed in (0, 1):
+                            metric, est = _fit(prob, eps, seed, declared)
+                            base.append(_share(prob["task"], metric, ceiling))
+                            T = T2 = None
+                            if est.fit_info_.get("method") == "noisy_gd":
+                                plan = est.fit_info_["plans"][0]["plan"]
+                                T, T2 = int(plan["steps"]), lowered_steps(plan, args.low)
+                            steps.append([T, T2])
+                            low.append(base[-1] if T2 == T else _share(
+                                prob["task"], _fit(prob, eps, seed, declared, max_iter=T2)[0],
+                                ceiling))
+                        rows.append({"problem": f"{family}-{n}x{p}", "epsilon": eps,
+                                     "declared": declared, "default": base, "lowered": low,
+                                     "steps": steps})
+    changed = [r for r in rows if any(a != b for a, b in r["steps"])]
+    delta = [float(np.mean(r["lowered"]) - np.mean(r["default"])) for r in changed]
+    summary = {"low": args.low, "cells": len(rows), "changed": len(changed),
+               "better_by_0.02": int(sum(d > 0.02 for d in delta)),
+               "worse_by_0.02": int(sum(d < -0.02 for d in delta)),
+               "mean_change": float(np.mean(delta)) if delta else 0.0}
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / "step_floor.json").write_text(json.dumps({"summary": summary, "rows": rows},
+                                                    indent=1))
+    lines = [f"# A step floor lowered to {args.low} in noise-limited runs (issue 19)", "",
+             f"{summary['changed']} of {summary['cells']} cells change (the floor binds); "
+             f"better by more than 0.02 in {summary['better_by_0.02']}, worse in "
+             f"{summary['worse_by_0.02']}, mean change {summary['mean_change']:+.3f} of the "
+             "share. Shares: mean of seeds 0 and 1.", "",
+             "| problem | epsilon | declared | steps (default -> lowered) | default | lowered |",
+             "|---|---|---|---|---|---|"]
+    for r, d in zip(changed, delta, strict=True):
+        lines.append(f"| {r['problem']} | {r['epsilon']:g} | {r['declared']} | "
+                     f"{' / '.join(f'{a} -> {b}' for a, b in r['steps'])} | "
+                     f"{np.mean(r['default']):.3f} | {np.mean(r['lowered']):.3f} "
+                     f"({d:+.3f}) |")
+    lines += ["", f"Command: `python experiments/step_floor.py --low {args.low}`"]
+    (out / "step_floor.md").write_text("\n".join(lines) + "\n")
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
