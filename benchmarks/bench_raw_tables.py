@@ -12,8 +12,10 @@ tuned for:
 * ``credit-default`` (default next month);
 * ``wine-red`` (red against white) and ``wine-good`` (quality >= 7, quality dropped);
 
-and three regression targets for ``DPLinearRegression`` (a declared public target range,
-the fit's only declaration): ``wine-quality`` (0-10), ``bike-cnt`` (hourly rentals, range
+and three regression targets for ``DPLinearRegression`` and ``DPHuberRegressor`` (a declared
+public target range, the fit's only declaration; ``huber``: ``DPHuberRegressor``'s default,
+``huber before``: with ``threshold=1.0`` and no private releases, its default before issue
+19's item 4): ``wine-quality`` (0-10), ``bike-cnt`` (hourly rentals, range
 0-1000; the row index, date and the two counts that sum to it dropped) and ``credit-bill``
 (September's bill, clipped to 0-200 000, the other columns as features).
 
@@ -102,13 +104,15 @@ def _fit_score(name: str, eps: float, seed: int, kw: dict[str, Any], X: np.ndarr
                y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> tuple[float, str]:
     from sklearn.metrics import r2_score, roc_auc_score
 
-    from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+    from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name in TARGET_RANGES:
-            est = DPLinearRegression(epsilon=eps, random_state=seed,
-                                     target_range=TARGET_RANGES[name], **kw).fit(X, y)
+            kw = dict(kw)
+            cls = DPHuberRegressor if kw.pop("huber", False) else DPLinearRegression
+            est = cls(epsilon=eps, random_state=seed, target_range=TARGET_RANGES[name],
+                      **kw).fit(X, y)
             return float(r2_score(yt, est.predict(Xt))), str(est.fit_info_.get("method"))
         est = DPLogisticRegression(epsilon=eps, classes=[0, 1], random_state=seed,
                                    **kw).fit(X, y)
@@ -131,7 +135,14 @@ def run_table(name: str, X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.nd
             scaler.transform(X), y).decision_function(scaler.transform(Xt))))
     rows = []
     for eps in EPSILONS:
-        for variant, kw in (("plain", {}), ("no range", {"feature_range_share": 0.0})):
+        variants: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("plain", {}), ("no range", {"feature_range_share": 0.0}))
+        if regression:  # DPHuberRegressor's default, and as it was before (threshold 1.0,
+            # no private releases)
+            variants += (("huber", {"huber": True}),
+                         ("huber before", {"huber": True, "threshold": 1.0,
+                                           "conditioning_share": 0.0}))
+        for variant, kw in variants:
             fits = [_fit_score(name, eps, seed, kw, X, y, Xt, yt) for seed in SEEDS]
             values = [v for v, _ in fits]
             shares = [v / ceiling if regression else (v - 0.5) / (ceiling - 0.5)

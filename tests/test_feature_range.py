@@ -363,3 +363,72 @@ def test_regressor_releases_the_range_first_and_learns_raw_columns():
     share_on = r2_score(yt, on.predict(Xt)) / ceiling
     share_off = r2_score(yt, off.predict(Xt)) / ceiling
     assert share_on >= 0.9 and share_on > share_off + 0.1
+
+
+def _raw_regression(n: int, seed: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Columns of scales 1e5, 1 and 1e-3; targets ``scale * (5 + ...)`` in ``[0, 10 scale]``."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n, 3))
+    X = np.column_stack([1e5 * (2.0 + z[:, 0]), z[:, 1], 1e-3 * z[:, 2]])
+    y = np.clip(5.0 + z[:, 0] - z[:, 1] + z[:, 2] + 0.3 * rng.standard_normal(n), 0, 10)
+    return X, scale * y
+
+
+def test_huber_releases_the_range_and_centre_and_learns_raw_columns(tmp_path):
+    from sklearn.linear_model import LinearRegression
+    from sklearn.metrics import r2_score
+
+    from noisygd.estimators import DPHuberRegressor
+    from noisygd.ledger import Ledger
+
+    X, y = _raw_regression(8000, 1, scale=100.0)  # targets in [0, 1000], like bike rentals
+    Xt, yt = _raw_regression(4000, 2, scale=100.0)
+    ceiling = r2_score(yt, LinearRegression().fit(X, y).predict(Xt))
+    ledger = tmp_path / "l.sqlite"
+    with Ledger(ledger) as opened:
+        opened.set_budget("d", 1.0, 1e-5)
+
+    def fit(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return DPHuberRegressor(epsilon=1.0, target_range=(0.0, 1000.0), random_state=0,
+                                    **kw).fit(X, y)
+
+    on = fit(ledger=str(ledger), dataset="d")
+    with Ledger(ledger) as opened:
+        names = [r.algorithm for r in opened.releases("d")]
+    assert names == ["DPHuberRegressor/feature_range", "DPHuberRegressor/conditioning",
+                     "DPHuberRegressor/feature_scale",
+                     f"DPHuberRegressor/{on.fit_info_['method']}"]
+    assert on.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    assert on.conditioning_["feature_range_release"]["occupied"] == 3
+    share_on = r2_score(yt, on.predict(Xt)) / ceiling
+    # before: no releases and the threshold 1 in the targets' units (a median regression
+    # whose bounded steps leave the intercept far from the targets' mean)
+    old = fit(threshold=1.0, conditioning_share=0.0)
+    share_old = r2_score(yt, old.predict(Xt)) / ceiling
+    assert share_on >= 0.9 and share_old < 0.5
+
+
+def test_huber_threshold_auto_is_the_declared_half_range_and_scale_equivariant():
+    from noisygd.estimators import DPHuberRegressor
+
+    assert DPHuberRegressor()._threshold() == 1.0  # target_bound=1 declared by default
+    assert DPHuberRegressor(target_bound=3.0)._threshold() == 3.0
+    assert DPHuberRegressor(target_range=(0.0, 1000.0))._threshold() == 500.0
+    assert DPHuberRegressor(threshold=2.0, target_range=(0.0, 1000.0))._threshold() == 2.0
+    with pytest.raises(ValueError):
+        DPHuberRegressor(threshold="median")._threshold()
+    with pytest.raises(ValueError):
+        DPHuberRegressor(threshold=-1.0)._threshold()
+    # the fit of c y with a range c times as wide is c times the fit of y
+    X, y = _raw_regression(3000, 3)
+    Xt, _ = _raw_regression(500, 4)
+    preds = []
+    for c in (1.0, 250.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DPHuberRegressor(epsilon=2.0, target_range=(0.0, 10.0 * c), random_state=5
+                                   ).fit(X, c * y)
+        preds.append(est.predict(Xt) / c)
+    assert np.allclose(preds[0], preds[1], rtol=1e-6, atol=1e-9)

@@ -237,7 +237,7 @@ def test_partition_sum_equals_the_in_memory_statistic(client, data, P) -> None:
 
 @pytest.mark.parametrize("estimator,labels", [
     ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
-    ("DPLinearRegression", "real"),
+    ("DPLinearRegression", "real"), ("DPHuberRegressor", "real"),
 ])
 def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, estimator,
                                                                 labels) -> None:

@@ -355,7 +355,7 @@ def test_predict_on_huge_rows_is_the_prediction_of_the_mapped_row(kind):
                                  random_state=0, feature_range_share=0.0)
     else:
         est = DPHuberRegressor(target_bound=1.0, epsilon=20.0, n_samples_public=60,
-                               random_state=0)
+                               random_state=0, feature_range_share=0.0)
     with hostile_warnings():
         est.fit(X, y if kind == "logistic" else targets)
     coef = np.ravel(est.coef_)

@@ -98,7 +98,9 @@ def _objective(model: str, l2: float, radius: float | None, target_half: float |
     if model == "logistic":
         return LogisticLoss(l2=l2, fit_intercept=True, radius=radius)
     if model == "huber":
-        return HuberLoss(threshold=1.0, l2=l2, fit_intercept=True, radius=radius)
+        # DPHuberRegressor's threshold="auto": the declared half-range (1.0 without one)
+        return HuberLoss(threshold=1.0 if target_half is None else target_half, l2=l2,
+                         fit_intercept=True, radius=radius)
     return SquaredLoss(l2=l2, fit_intercept=True, radius=radius, target_bound=target_half)
 
 
