@@ -165,29 +165,34 @@ def test_white_box_fit_is_the_default_fit(which: str) -> None:
 
 @pytest.mark.parametrize("which", ["logistic", "linear_regression_centre"])
 def test_centred_estimator_audit_runs_the_default_centre_release(which: str) -> None:
-    # review U4: the default fit releases a private centre first; the classifier's rows of D
-    # sit at x = -R, so the centre lands near -R and the canary (+R) is served projected onto
-    # the ball of radius R about it; the regressor's sit at -R and +R (centre near 0).
-    # A smoke run of the audit: sound (lower <= claim).
+    # review U4: the default fit releases the private feature range and a centre first; the
+    # rows sit at +-v (v just below 2^41, the range's top bin), which the released range
+    # g = 2^-41 serves at about +-R; the classifier's rows of D sit at -v, so the centre
+    # lands near -v and the canary (+v) is served projected onto the ball of radius R about
+    # it (in g-coordinates); the regressor's sit at -v and +v (centre near 0). A smoke run of
+    # the audit: sound.
+    from noisygd.audit.estimator_problems import CENTRED_ROW
     from noisygd.audit.runner import run_audit
     from noisygd.audit.whitebox import _as_served
 
     p = make_problem(which, epsilon=2.0)
     r1 = p.run(1, np.random.default_rng(4))
-    centre = r1.info["centre"]
-    # the regressor's D has rows at both -R and +R (its canary's residual stays near 2h)
-    expected = 0.0 if which == "linear_regression_centre" else -1.0
-    assert centre is not None and centre[0] == pytest.approx(expected, abs=0.1)
+    centre, g = r1.info["centre"], r1.info["feature_scale"]
+    assert g is not None and g[0] == 2.0 ** -41  # R / m, m = 2^41 the released magnitude
+    # the regressor's D has rows at both -v and +v (its canary's residual stays near 2h)
+    expected = 0.0 if which == "linear_regression_centre" else -CENTRED_ROW
+    assert centre is not None and centre[0] == pytest.approx(expected, abs=0.1 * CENTRED_ROW)
     assert r1.info["mu_run"] == pytest.approx(p.nu, rel=1e-6)
     assert best(r1.event, 1e-5).epsilon == pytest.approx(2.0, rel=1e-3)
 
     class Served:  # what StepRecorder reads of its oracle
-        objective = type("Centred", (), {"centre": centre})()
+        objective = type("Centred", (), {"centre": centre, "feature_scale": g})()
         row_norm_bound = 1.0
 
-    served = _as_served(Served(), np.array([[1.0]]))  # the canary's row, x = +R
-    assert served[0, 0] - centre[0] == pytest.approx(1.0, abs=0.1)  # at distance about R
-    assert served[0, 0] - centre[0] <= 1.0 + 1e-12  # never beyond the ball
+    served = _as_served(Served(), np.array([[CENTRED_ROW]]))  # the canary's row, x = +v
+    distance = g[0] * (served[0, 0] - centre[0])  # in the fit's coordinates
+    assert distance == pytest.approx(1.0, abs=0.1)  # at distance about R
+    assert distance <= 1.0 + 1e-12  # never beyond the ball
     res = run_audit(p, runs=12, delta=1e-5, confidence=0.95, seed=0, split=0.5)
     assert res.accountant_epsilon == pytest.approx(2.0, rel=1e-3)
     assert res.epsilon_lower <= res.accountant_epsilon

@@ -178,8 +178,9 @@ def test_the_other_new_audits_are_sound(method: str, runs: int) -> None:
     (docs/audit.md); ``newton``'s statistic is not Gaussian (Clopper-Pearson);
     ``multinomial`` observes the run only (the count is unobserved); ``logistic`` and
     ``linear_regression_centre`` run the binary classifier's and the regressor's defaults
-    with the private centre released (review U4; measured at these settings: lower bounds
-    0.635 and 0.808 of 2.000, ceilings 1.874 and 1.754, the run's share)."""
+    with the private feature range and centre released (review U4; measured at these
+    settings: lower bounds 0.609 and 0.606 of 2.000, ceilings 1.815 and 1.691, the run's
+    share)."""
     res = run_audit(make_problem(method, epsilon=2.0, delta=DELTA), runs=runs, delta=DELTA,
                     confidence=CONFIDENCE, seed=SEED, split=0.2)
     assert res.accountant_epsilon == pytest.approx(2.0, rel=1e-3)

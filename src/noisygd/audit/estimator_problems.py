@@ -49,6 +49,7 @@ from noisygd.accounting.events import Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.audit.problems import AuditProblem, _info_statistic
 from noisygd.audit.whitebox import AT_CLIP_RTOL, StepRecorder, at_clip
+from noisygd.mechanisms.feature_range import FEATURE_RANGE_SHARE
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.noisy_gd import NoisyGDSolver
@@ -86,8 +87,11 @@ class WhiteBoxNoisyGD(NoisyGDSolver):
         """The parent's run on a recording oracle; then the statistic (module doc)."""
         if not isinstance(oracle, ArrayOracle):
             raise TypeError("the white-box audit reads an ArrayOracle")
-        if float(np.linalg.norm(self.canary_x)) > oracle.row_norm_bound * (1 + 1e-12):
-            raise ValueError("the canary must lie within the oracle's row bound")
+        f = getattr(oracle.objective, "feature_scale", None)  # the range's g, composed
+        if float(np.linalg.norm(self.canary_x if f is None else f * self.canary_x)) > (
+                oracle.row_norm_bound * (1 + 1e-12)):
+            raise ValueError("the canary must lie within the oracle's row bound (in the "
+                             "fit's coordinates)")
         rec = StepRecorder(oracle, self.canary_x, np.asarray([self.canary_target]),
                             0 if self.in_data else None)
         result = super().run(plan, rec, rng)
@@ -123,18 +127,20 @@ def _white_box_statistic(records: list[tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 def run_mu(epsilon: float, delta: float, scale_share: float = 0.0,
-           conditioning_share: float = 0.0) -> float:
-    r"""The run's :math:`\mu` in a default fit: :math:`\mu\sqrt{1 - f - f_k - f_c}`, with
-    :math:`\mu` the budget's Gaussian-DP parameter, :math:`f` the residual scale's share,
-    :math:`f_k` the private conditioning's (the centre release) and :math:`f_c` the private
-    count's (``fit_private``'s ``count_budget_fraction``)."""
+           conditioning_share: float = 0.0, range_share: float = 0.0) -> float:
+    r"""The run's :math:`\mu` in a default fit: :math:`\mu\sqrt{1 - f - f_k - f_c - f_r}`,
+    with :math:`\mu` the budget's Gaussian-DP parameter, :math:`f` the residual scale's
+    share, :math:`f_k` the private conditioning's (the centre release), :math:`f_c` the
+    private count's (``fit_private``'s ``count_budget_fraction``) and :math:`f_r` the private
+    feature range's."""
     import inspect
 
     from noisygd.accounting.calibration import calibrate_mu
     from noisygd.training import fit_private
 
     f_c = inspect.signature(fit_private).parameters["count_budget_fraction"].default
-    return calibrate_mu(epsilon, delta) * math.sqrt(1.0 - scale_share - conditioning_share - f_c)
+    return calibrate_mu(epsilon, delta) * math.sqrt(
+        1.0 - scale_share - conditioning_share - f_c - range_share)
 
 
 def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
@@ -152,7 +158,8 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
         return FitResult(theta=coef, event=est.privacy_.event, n_iter=int(np.max(est.n_iter_)),
                          info={"audit_statistic": solver.last_statistic,
                                "mu_run": solver.last_mu,
-                               "centre": est.conditioning_.get("centre")})
+                               "centre": est.conditioning_.get("centre"),
+                               "feature_scale": est.conditioning_.get("feature_scale")})
 
     return AuditProblem(
         name=name, run=run, direction=np.zeros(1), relation=Neighbouring.ADD_REMOVE,
@@ -236,6 +243,18 @@ def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int 
         "count release")
 
 
+#: The centred audits' rows and canary sit at :math:`\pm v`, :math:`v = 2^{41}(1 - 2^{-21})`,
+#: in the top bin :math:`[2^{40}, 2^{41})` of the private feature range's grid
+#: (:data:`~noisygd.mechanisms.feature_range.EXPONENTS`): the default's release
+#: (:mod:`noisygd.mechanisms.feature_range`) finds it occupied by the rows of D and, no bin
+#: lying above it, releases the magnitude :math:`m = 2^{41}` on every run (a bin the noise
+#: occupies falsely, at most 5% of releases, lies below and changes nothing); with one
+#: nonzero feature per row the scale is :math:`g = R/m`, so the fit serves the rows at
+#: :math:`\pm g v = \pm(1 - 2^{-21})R`: the geometry of the design at :math:`\pm R`, with
+#: every default release made. (Rows just below 2, in the bin :math:`[1, 2)`, failed the
+#: at-the-clip check on the runs where a higher bin passed the threshold.)
+CENTRED_ROW = 2.0 ** 41 * (1.0 - 2.0 ** -21)
+
 #: What the centred audits' canary and rows make of the private centre (their docstrings).
 _CENTRED_CANARY = (
     "row x = +R = 1, rows of D at x = -R: the private centre c (about -R) is released from D' "
@@ -277,22 +296,21 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
     n = check_positive_int("n_ordinary", n_ordinary)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        # the private feature range off, as for the classifier's problem: the canary
-        # design places rows at +-R, which the range would rescale
-        return DPLinearRegression(eps, dl, method=solver, random_state=rng,
-                                  feature_range_share=0.0)
+        return DPLinearRegression(eps, dl, method=solver, random_state=rng)
 
     half = n // 2
-    X = np.concatenate([-np.ones(n - half), np.ones(half)])[:, None]
+    v = CENTRED_ROW  # served at +-(1 - 2^-21) R by the released range (above)
+    X = np.concatenate([-v * np.ones(n - half), v * np.ones(half)])[:, None]
     y = np.concatenate([np.zeros(n - half), -np.ones(half)])
     return _estimator_problem(
-        "linear_regression_centre", make, X, y, np.array([1.0]), 1.0,
+        "linear_regression_centre", make, X, y, np.array([v]), 1.0,
         1.0, f"{_CENTRED_CANARY_BOTH}; target h = 1 (rows of D: y = 0 at -R, y = -1 at +R); "
         "D' = D plus the canary (add/remove)",
         {"estimator": "DPLinearRegression()", "n_samples": n, "n_features": 1,
-         "relation": "add_remove", "conditioning": "private centre (default)"},
-        run_mu(eps, dl, DEFAULT_SCALE_SHARE, CONDITIONING_SHARE),
-        "centre, count and scale releases")
+         "relation": "add_remove",
+         "conditioning": "private feature range and centre (default)"},
+        run_mu(eps, dl, DEFAULT_SCALE_SHARE, CONDITIONING_SHARE, FEATURE_RANGE_SHARE),
+        "feature range, centre, count and scale releases")
 
 
 def logistic_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2000
@@ -323,21 +341,21 @@ def logistic_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2
     eps = check_positive("epsilon", epsilon)
     dl = check_probability("delta", delta)
     n = check_positive_int("n_ordinary", n_ordinary, minimum=100)
-    X = -np.ones((n, 1))
-    X[: n // 100] = 1.0  # 1% of D at the canary's point (docstring)
+    v = CENTRED_ROW  # served at +-(1 - 2^-21) R by the released range (above)
+    X = -v * np.ones((n, 1))
+    X[: n // 100] = v  # 1% of D at the canary's point (docstring)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        # the private feature range (default on rows in memory) is off: the canary design
-        # places rows at +-R, which it would rescale (noisygd.mechanisms.feature_range)
-        return DPLogisticRegression(eps, dl, method=solver, classes=[0, 1], random_state=rng,
-                                    feature_range_share=0.0)
+        return DPLogisticRegression(eps, dl, method=solver, classes=[0, 1], random_state=rng)
 
     return _estimator_problem(
-        "logistic", make, X, np.ones(n, dtype=int), np.array([1.0]), 0, 0.0,
+        "logistic", make, X, np.ones(n, dtype=int), np.array([v]), 0, 0.0,
         f"{_CENTRED_CANARY}; class 0 (rows of D: class 1, 1% of them at +R, which pins "
         "the canary's prediction); D' = D plus the canary (add/remove)",
         {"estimator": "DPLogisticRegression()", "n_samples": n, "n_features": 1,
-         "relation": "add_remove", "conditioning": "private centre and scale (default)"},
-        run_mu(eps, dl, 0.0, CONDITIONING_SHARE), "conditioning and count releases")
+         "relation": "add_remove",
+         "conditioning": "private feature range, centre and scale (default)"},
+        run_mu(eps, dl, 0.0, CONDITIONING_SHARE, FEATURE_RANGE_SHARE),
+        "feature range, conditioning and count releases")
 
 

@@ -56,16 +56,17 @@ class StepRecorder(RidgedOracle):
 
 def _as_served(base: ArrayOracle, canary_x: np.ndarray) -> np.ndarray:
     r"""The canary's row as ``base`` serves it: projected onto the ball of radius
-    ``base.row_norm_bound`` around its objective's public centre (the
-    :class:`~noisygd.objectives.centred.CentredGLM` map :math:`x \mapsto c + \min(1,
-    R_c/\lVert x - c\rVert)(x - c)`; a row inside the ball, or an objective without a
-    centre, unchanged bit for bit)."""
+    ``base.row_norm_bound`` around its objective's public centre, in the norm of its
+    per-feature scale :math:`f` (the :class:`~noisygd.objectives.centred.CentredGLM` map
+    :math:`x \mapsto c + \min(1, R_c/\lVert f\odot(x - c)\rVert)(x - c)`; a row inside
+    the ball, or an objective without a centre, unchanged bit for bit)."""
     from noisygd.oracles.rows import row_scale
 
     centre = getattr(base.objective, "centre", None)
     if centre is None:
         return canary_x
-    scale = float(row_scale(canary_x, float(base.row_norm_bound), centre=centre)[0])
+    scale = float(row_scale(canary_x, float(base.row_norm_bound), centre=centre,
+                            feature_scale=getattr(base.objective, "feature_scale", None))[0])
     return canary_x if scale == 1.0 else centre + scale * (canary_x - centre)
 
 
