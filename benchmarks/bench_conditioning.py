@@ -172,10 +172,17 @@ def nonprivate(prob: dict[str, Any]) -> float:
 def fit_noisygd(prob: dict[str, Any], method: str, declared: str, eps: float,
                 seed: int) -> tuple[float, str]:
     """One default fit; ``(metric, method that ran)``."""
+    metric, est = fit_estimator(prob, method, declared, eps, seed)
+    return metric, str(est.fit_info_.get("method"))
+
+
+def fit_estimator(prob: dict[str, Any], method: str, declared: str, eps: float, seed: int,
+                  **extra: Any) -> tuple[float, Any]:
+    """One fit (the default's, with ``extra`` parameters added); ``(metric, estimator)``."""
     from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 
     kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, len(prob["y"]) ** -1.1),
-                          "random_state": seed}
+                          "random_state": seed, **extra}
     if method != "auto":
         kw["method"] = method
     if declared == "box":
@@ -188,7 +195,7 @@ def fit_noisygd(prob: dict[str, Any], method: str, declared: str, eps: float,
     else:
         est = DPLogisticRegression(classes=[0, 1], **kw).fit(prob["X"], prob["y"])
         scores = est.decision_function(prob["Xt"])
-    return _metric(prob["task"], prob["yt"], scores), str(est.fit_info_.get("method"))
+    return _metric(prob["task"], prob["yt"], scores), est
 
 
 def run_problem(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], seeds: int,

@@ -52,23 +52,12 @@ SIZES, DIMS, EPSILONS = (500, 2000), (5, 20, 100), (0.5, 1.0, 2.0, 8.0)
 
 def _fit(prob: dict[str, Any], eps: float, seed: int, declared: str, **extra: Any
          ) -> tuple[float, Any]:
-    from bench_conditioning import _metric
+    """``bench_conditioning``'s default fit (warnings silenced); ``(metric, estimator)``."""
+    from bench_conditioning import fit_estimator
 
-    from noisygd.estimators import DPLinearRegression, DPLogisticRegression
-
-    kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, len(prob["y"]) ** -1.1),
-                          "random_state": seed, **extra}
-    if declared == "box":
-        kw["feature_bounds"] = (prob["lo"], prob["hi"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if prob["task"] == "regression":
-            est = DPLinearRegression(target_range=(0.0, 1.0), **kw).fit(prob["X"], prob["y"])
-            scores = est.predict(prob["Xt"])
-        else:
-            est = DPLogisticRegression(classes=[0, 1], **kw).fit(prob["X"], prob["y"])
-            scores = est.decision_function(prob["Xt"])
-    return _metric(prob["task"], prob["yt"], scores), est
+        return fit_estimator(prob, "auto", declared, eps, seed, **extra)
 
 
 def lowered_steps(plan: dict[str, Any], low: int) -> int:

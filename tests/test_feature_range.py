@@ -432,3 +432,10 @@ def test_huber_threshold_auto_is_the_declared_half_range_and_scale_equivariant()
                                    ).fit(X, c * y)
         preds.append(est.predict(Xt) / c)
     assert np.allclose(preds[0], preds[1], rtol=1e-6, atol=1e-9)
+
+
+def test_range_statistic_size_is_the_statistics_length():
+    from noisygd.mechanisms.feature_range import range_statistic_size
+
+    X = np.ones((4, 3))
+    assert range_statistic(X).size == range_statistic_size(3) == 3 * 2 * K + 1

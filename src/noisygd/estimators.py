@@ -808,11 +808,10 @@ class _DPLinearModel(BaseEstimator):
 
         if self.__dict__.get("_rows_in_memory", True):
             return range_statistic(X)
-        from noisygd.mechanisms.feature_range import EXPONENTS
+        from noisygd.mechanisms.feature_range import range_statistic_size
         from noisygd.oracles.dask import partition_sum
 
-        size = int(X.shape[1]) * 2 * (EXPONENTS[1] - EXPONENTS[0] + 1) + 1
-        return partition_sum(X, range_statistic, size)
+        return partition_sum(X, range_statistic, range_statistic_size(X.shape[1]))
 
     def _range_scale(self) -> np.ndarray | None:
         """The released feature range's scale :math:`g` (None when not released)."""

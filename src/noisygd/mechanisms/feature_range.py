@@ -79,6 +79,7 @@ __all__ = [
     "occupancy_threshold",
     "range_sensitivity",
     "range_statistic",
+    "range_statistic_size",
 ]
 
 #: Binary exponents of the histogram's bins: :math:`[2^k, 2^{k+1})` for ``k`` from the first
@@ -175,10 +176,16 @@ def range_statistic(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
     r"""What the release adds its noise to: the flat :func:`magnitude_histogram` of ``X``
     followed by its number of rows (a row adds at most ``p + 1`` ones: L2 sensitivity
     :math:`\sqrt{p+1}`), as one float64 vector counted in place. **Not private.**"""
-    out = np.zeros(X.shape[1] * 2 * _bins() + 1, dtype=np.float64)
+    out = np.zeros(range_statistic_size(X.shape[1]), dtype=np.float64)
     _count_into(X, out[:-1])
     out[-1] = X.shape[0]
     return out
+
+
+def range_statistic_size(n_features: int) -> int:
+    """The length of :func:`range_statistic`'s vector over ``p`` features:
+    :math:`2pK + 1` (the histogram and the row count)."""
+    return int(n_features) * 2 * _bins() + 1
 
 
 def range_sensitivity(n_features: int, replace_one: bool = False) -> float:
