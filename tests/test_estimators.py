@@ -227,6 +227,35 @@ def test_labels_outside_domain():
         DPLogisticRegression(classes=[1]).fit(X, np.ones(len(y), dtype=int))
     with pytest.raises(ValueError, match=r"Unknown label type|continuous"):
         DPLogisticRegression(classes=None).fit(X, np.linspace(0, 1, len(y)))
+    # with the label set declared, continuous targets are refused by the membership check
+    with pytest.raises(ValueError, match="not in classes"):
+        DPLogisticRegression(classes=[0, 1]).fit(X, np.linspace(0, 1, len(y)))
+
+
+def test_binary_targets_reach_the_oracle_as_int8_labels():
+    """The fit's one-vs-rest targets are int8 labels in {-1, +1} (one byte a row): the
+    oracles hold them as they are, with no float64 copy of y."""
+    from noisygd.estimators import _signed_labels
+    from noisygd.oracles.array import ArrayOracle
+
+    y = np.array(["b", "a", "b", "c"])
+    labels = _signed_labels(y, "b")
+    assert labels.dtype == np.int8 and labels.tolist() == [1, -1, 1, -1]
+    X, y01 = _binary()
+    held = []
+    real = ArrayOracle.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        held.append(self._y)
+
+    ArrayOracle.__init__ = init
+    try:
+        DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y01)
+    finally:
+        ArrayOracle.__init__ = real
+    assert held and all(t.dtype == np.int8 for t in held)
+    assert np.array_equal(held[-1], np.where(y01 == 1, 1, -1))
 
 
 def test_unknown_method_lists_valid_ones():

@@ -163,6 +163,16 @@ DEFAULT_SCALE_SHARE = 0.1
 _ACCEPT_SPARSE = "csr"
 
 
+def _signed_labels(y: Any, positive: Any) -> Any:
+    r"""One-vs-rest labels :math:`y'_i = 2[y_i = \text{positive}] - 1 \in \{-1, +1\}` as int8:
+    one byte a row, the form the oracles' compiled logistic kernel reads (float64 labels
+    would hold 8 bytes a row for the whole fit). NumPy or Dask ``y``."""
+    labels = (y == positive).astype(np.int8)
+    labels *= 2
+    labels -= 1
+    return labels
+
+
 def _delta_warning(delta: float, n_public: float) -> None:
     """Warn when delta >= 1/n for a *public* n (a declared size or a released noisy count)."""
     if delta >= 1.0 / max(n_public, 1.0):
@@ -788,17 +798,20 @@ class _DPLinearModel(BaseEstimator):
 
         sigma, event = self._feature_range_event()
 
-        def post(noisy: np.ndarray) -> PreparedFit:
-            released = feature_range_from_release(noisy, sigma, float(self.row_norm_bound))
+        def post(released: Any) -> PreparedFit:
             self._private_feature_range = released
             return then(released)
 
+        # the histogram (2 p K + 1 counts) is condensed to the range before the next stage
+        # builds its oracles: never held beside them
         return PreRelease("feature_range", event, (), sigma, rng, post,
                           description="per feature and sign, counts of the nonzero values "
                                       "by binary exponent (a row adds <= 1 per feature)",
                           statistic=lambda: self._range_statistic(X),
                           statistic_terms=int(X.shape[1]) + 1,
-                          statistic_sensitivity=self._feature_range_sensitivity())
+                          statistic_sensitivity=self._feature_range_sensitivity(),
+                          reduce=lambda noisy: feature_range_from_release(
+                              noisy, sigma, float(self.row_norm_bound)))
 
     def _range_statistic(self, X: Any) -> np.ndarray:
         """:func:`~noisygd.mechanisms.feature_range.range_statistic` of the rows: in memory,
@@ -1851,8 +1864,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         check_data(X, y)  # refuse what validate_data would refuse quoting the data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              accept_sparse=_ACCEPT_SPARSE)
-        check_classification_targets(y)
         if self.classes is None:
+            # a declared label set needs no such check: np.isin below refuses every y that
+            # is not a labelling by it (continuous targets included), without the copies of
+            # y that type_of_target makes (18 MB at a million rows)
+            check_classification_targets(y)
             warnings.warn(
                 "the label set is read from y, which is data-dependent; pass classes=[...] to "
                 "declare it public",
@@ -1877,11 +1893,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.classes_ = classes
         self._n_classes = int(classes.size)
         if classes.size == 2:
-            targets = [np.where(y == classes[1], 1.0, -1.0)]
+            targets = [_signed_labels(y, classes[1])]
         elif self._multinomial():
             targets = [np.searchsorted(classes, y).astype(np.float64)]
         else:
-            targets = [np.where(y == c, 1.0, -1.0) for c in classes]
+            targets = [_signed_labels(y, c) for c in classes]
         self._store(self._fit_targets(X, targets, previewed))
         return self
 

@@ -631,7 +631,8 @@ class PreRelease:
     rng : numpy.random.Generator or SecureRandom
         The generator of that noise (the release's own stream).
     then : callable
-        ``then(noisy_sums) -> PreparedFit``: post-processing of the release (public).
+        ``then(noisy_sums) -> PreparedFit``: post-processing of the release (public); with
+        ``reduce``, ``then(reduce(noisy_sums))``.
     target_half_range : float, optional
         :math:`h` of the target sums (``RowSums.targets``).
     description : str
@@ -651,6 +652,12 @@ class PreRelease:
         one tighter than :math:`\sqrt{k}\,\Delta` (the feature range's histogram under
         replace-one: :func:`~noisygd.mechanisms.feature_range.range_sensitivity`); at most
         that bound (checked). None: :math:`\sqrt{k}\,\Delta`.
+    reduce : callable, optional
+        ``reduce(noisy_sums) -> object``: post-processing that condenses a large release
+        (public); ``then`` then receives ``reduce(noisy_sums)``, and the noisy vector is
+        freed before ``then`` builds the next stage (the feature range's histogram: a
+        vector of :math:`2 p K + 1` counts condensed to :math:`2p` values). None: ``then``
+        receives the noisy sums.
     """
 
     name: str
@@ -664,6 +671,7 @@ class PreRelease:
     statistic: Callable[[], np.ndarray] | None = None
     statistic_terms: int = 0
     statistic_sensitivity: float | None = None
+    reduce: Callable[[np.ndarray], Any] | None = None
 
 
 class _LedgerRecords:
@@ -886,7 +894,12 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
         noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng),
                            dtype=np.float64)
     del sums
-    prepared = stage.then(noisy)
+    if stage.reduce is not None:  # condensed first: the noisy vector is freed here
+        reduced = stage.reduce(noisy)
+        del noisy
+        prepared = stage.then(reduced)
+    else:
+        prepared = stage.then(noisy)
     if not isinstance(prepared, PreparedFit):
         raise TypeError("PreRelease.then must return a PreparedFit")
     return prepared

@@ -323,11 +323,11 @@ def test_inverse_augmented_norms_closed_form(intercept):
     from noisygd.oracles.array import _inverse_augmented_norms
 
     norms = np.array([0.0, 0.5, 1.0, 3.0, 7.0])
-    inside = norms <= 1.0
+    outside = np.flatnonzero(norms > 1.0)
     kappa = 0.5 if intercept else None
     with np.errstate(divide="ignore"):  # a zero row without intercept: inf
         expected = 1.0 / np.sqrt(np.minimum(norms, 1.0) ** 2 + (kappa or 0.0) ** 2)
-    got = _inverse_augmented_norms(norms.copy(), inside, 1.0, kappa)
+    got = _inverse_augmented_norms(norms.copy(), outside, 1.0, kappa)
     np.testing.assert_allclose(got, expected, rtol=1e-15)
 
 

@@ -138,15 +138,15 @@ def test_margin_blocks_refuses_short_buffers():
     starts = np.array([0, 100], dtype=np.int64)
     G, rsum, srsum = np.empty((1, 20)), np.empty(1), np.empty(1)
     w = np.zeros(20)
-    args = [1, 0.0, 4, X.indptr, X.indices, X.data, 100, yr, False, None, None, w, 0.0, 0.0,
-            0.0, starts, 0, 1, G, rsum, srsum]
+    args = [1, 0.0, 4, X.indptr, X.indices, X.data, 100, yr, False, None, None, None, w, 0.0,
+            0.0, 0.0, starts, 0, 1, G, rsum, srsum]
     array_module._margin_blocks(*args)  # well-formed: runs
     bad_y = list(args)
     bad_y[7] = yr[:50]
     with pytest.raises(ValueError, match="y holds"):
         array_module._margin_blocks(*bad_y)
     bad_range = list(args)
-    bad_range[17] = 2
+    bad_range[18] = 2
     with pytest.raises(ValueError, match="block range"):
         array_module._margin_blocks(*bad_range)
     bad_kind = list(args)
@@ -168,13 +168,60 @@ def test_margin_blocks_refuses_short_buffers():
     frozen = np.empty((1, 20))
     frozen.flags.writeable = False
     read_only = list(args)
-    read_only[18] = frozen
+    read_only[19] = frozen
     with pytest.raises(ValueError, match="writable"):
         array_module._margin_blocks(*read_only)
-    dense = [1, 0.0, 0, X.toarray()[:60], None, None, 100, yr, False, None, None, w, 0.0,
-             0.0, 0.0, starts, 0, 1, G, rsum, srsum]
+    dense = [1, 0.0, 0, X.toarray()[:60], None, None, 100, yr, False, None, None, None, w,
+             0.0, 0.0, 0.0, starts, 0, 1, G, rsum, srsum]
     with pytest.raises(ValueError, match="X holds"):  # 60 rows where 100 are declared
         array_module._margin_blocks(*dense)
+    # the sparse scale factors: sorted rows inside [0, n), as many factors, both or neither
+    for rows, values, match in (
+        (np.array([3, 3], dtype=np.int64), np.ones(2), "increase strictly"),
+        (np.array([5, 2], dtype=np.int64), np.ones(2), "increase strictly"),
+        (np.array([100], dtype=np.int64), np.ones(1), "increase strictly"),
+        (np.array([-1], dtype=np.int64), np.ones(1), "increase strictly"),
+        (np.array([1, 2], dtype=np.int64), np.ones(1), "scale_values holds"),
+    ):
+        scaled = list(args)
+        scaled[9], scaled[10] = rows, values
+        with pytest.raises(ValueError, match=match):
+            array_module._margin_blocks(*scaled)
+    half = list(args)
+    half[9] = np.array([1], dtype=np.int64)
+    with pytest.raises(TypeError, match="both or neither"):
+        array_module._margin_blocks(*half)
+
+
+@pytest.mark.parametrize("layout", ["csr", "dense"])
+def test_sparse_scale_factors_equal_dense_ones_bit_for_bit(layout):
+    """The kernel's sparse factors (rows outside the ball and their s_i) against the same
+    rows pre-multiplied: the margins s_i <x_i, w> and the sums G = sum s_i r_i x_i agree with
+    a NumPy evaluation, and a block boundary inside the scaled rows changes nothing."""
+    X, _, yr, _ = _problem(seed=7, n=700, d=20)
+    A = X if layout == "csr" else np.ascontiguousarray(X.toarray())
+    rng = np.random.default_rng(3)
+    rows = np.sort(rng.choice(700, size=90, replace=False)).astype(np.int64)
+    values = rng.uniform(0.2, 0.9, size=rows.size)
+    w = rng.standard_normal(20)
+    s = np.ones(700)
+    s[rows] = values
+    parts = (A.indptr, A.indices, A.data) if layout == "csr" else (A, None, None)
+    code = 4 if layout == "csr" else 0
+    results = []
+    for starts in (np.array([0, 700], dtype=np.int64),
+                   np.array([0, 257, 300, 700], dtype=np.int64)):
+        k = starts.size - 1
+        G, rsum, srsum = np.empty((k, 20)), np.empty(k), np.empty(k)
+        array_module._margin_blocks(1, 0.0, code, *parts, 700, yr, False, rows, values, None,
+                                    w, 0.0, 0.0, 0.0, starts, 0, k, G, rsum, srsum)
+        results.append((G.sum(axis=0), rsum.sum(), srsum.sum()))
+    dense = X.toarray()
+    r = s * (dense @ w) - yr  # squared loss: r_i = z_i - y_i, z_i = s_i <x_i, w>
+    np.testing.assert_allclose(results[0][0], dense.T @ (s * r), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], r.sum(), rtol=1e-12)
+    np.testing.assert_allclose(results[0][2], (s * r).sum(), rtol=1e-12)
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12, atol=1e-12)
 
 
 def test_malformed_csr_takes_the_scipy_path():
@@ -221,3 +268,60 @@ def test_int8_labels_are_bit_identical_and_follow_new_targets(monkeypatch):
     flipped = oracle.with_targets(1 - yb)  # other labels: the int8 copy must follow them
     _close(flipped.clipped_gradient_sum(theta, 0.2), _scipy_path(flipped, theta, 0.2))
     assert not np.array_equal(flipped.clipped_gradient_sum(theta, 0.2), with_int8)
+
+
+@pytest.mark.parametrize("sparse", ["auto", "never"])
+def test_int8_labels_are_held_as_they_are_and_give_the_float_results(sparse):
+    """LogisticLoss keeps int8 labels in {-1, +1} (one byte a row, no float64 copy); every
+    oracle result equals the one with float64 labels bit for bit, on the compiled path and
+    on the NumPy/SciPy one (the labels converted a block at a time)."""
+    X, yb, _, rng = _problem(seed=8, n=2000, d=60)
+    y8 = np.where(yb == 1, 1, -1).astype(np.int8)
+    assert LogisticLoss().check_targets(y8) is y8
+    assert LogisticLoss().check_targets(y8.astype(np.int16)).dtype == np.float64
+    with pytest.raises(ValueError, match="logistic labels"):
+        LogisticLoss().check_targets(np.array([0, 2], dtype=np.int8))
+    centre = rng.standard_normal(60) * 0.01
+    objective = CentredGLM(LogisticLoss(), centre=centre, intercept_scale=0.5)
+    held = ArrayOracle(objective, X, y8, row_norm_bound=0.5, sparse=sparse)
+    ref = ArrayOracle(objective, X, y8.astype(np.float64), row_norm_bound=0.5, sparse=sparse)
+    assert held._y is y8
+    theta = rng.standard_normal(held.n_params)
+    for clip in (None, 0.2):
+        assert np.array_equal(held.clipped_gradient_sum(theta, clip),
+                              ref.clipped_gradient_sum(theta, clip))
+        assert np.array_equal(_scipy_path(held, theta, clip), _scipy_path(ref, theta, clip))
+    rows = np.array([5, 3, 1999])
+    assert np.array_equal(held.per_example_loss(theta, rows), ref.per_example_loss(theta, rows))
+    assert np.array_equal(held.clipped_curvature_diagonal(theta, 1.0),
+                          ref.clipped_curvature_diagonal(theta, 1.0))
+
+
+def test_many_blocks_sum_in_groups_whatever_the_threads(monkeypatch):
+    """More blocks than SUM_GROUPS: the compiled path adds them in fixed groups (memory of
+    one d-vector per group); the sum equals the SciPy path's to rounding, and is the same
+    bit for bit for 1, 2 and 3 threads."""
+    from noisygd.oracles import rows as rows_module
+
+    monkeypatch.setattr(rows_module, "SPARSE_BLOCK_BYTES", 1)  # 16 rows a block
+    X, yb, _, rng = _problem(seed=9, n=1500, d=40)
+    oracles = [ArrayOracle(LogisticLoss(), X, yb, row_norm_bound=0.5, n_threads=t)
+               for t in (1, 2, 3)]
+    assert len(oracles[0]._blocks) > 4 * array_module.SUM_GROUPS
+    theta = rng.standard_normal(oracles[0].n_params)
+    for clip in (None, 0.3):
+        sums = [o.clipped_gradient_sum(theta, clip) for o in oracles]
+        assert np.array_equal(sums[0], sums[1]) and np.array_equal(sums[0], sums[2])
+        _close(sums[0], _scipy_path(oracles[0], theta, clip))
+
+
+def test_weighted_column_sums_equal_scipy_bit_for_bit():
+    """The CSR row sums sum_i s_i x_i are taken block by block into one vector (no O(n)
+    copy of the factors): SciPy's X^T s bit for bit, rows outside the ball included."""
+    X, yb, _, _ = _problem(seed=10, n=3000, d=50)
+    oracle = ArrayOracle(LogisticLoss(), X, yb, row_norm_bound=0.3)
+    assert oracle._outside[0].size > 0  # some rows lie outside the ball
+    s = oracle._scale_at(slice(0, 3000))
+    assert np.array_equal(oracle._weighted_column_sums(s), sp.csr_array(X).T @ s)
+    ones = np.broadcast_to(np.float64(1.0), (3000,))
+    assert np.array_equal(oracle._weighted_column_sums(ones), sp.csr_array(X).T @ np.ones(3000))

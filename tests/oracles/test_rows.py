@@ -117,25 +117,39 @@ def test_block_partition_depends_on_shape_only() -> None:
 
 
 @pytest.mark.parametrize("storage", ["dense", "csr"])
-def test_scale_is_free_when_every_row_is_inside(storage) -> None:
-    # all rows inside the ball: the scale factors are a read-only broadcast of 1.0 (no O(n)
-    # vector), while row_scale (public) still returns a writable array of ones
+def test_scale_factors_are_kept_sparse(storage) -> None:
+    # the scale factors are kept sparse: the rows outside the ball and their factors (none
+    # when every row is inside: no O(n) vector), while row_scale (public) returns them dense
     rng = np.random.default_rng(3)
     X = rng.standard_normal((50, 4))
     X /= 2.0 * np.linalg.norm(X, axis=1, keepdims=True)  # norms 1/2
     A = sp.csr_array(X) if storage == "csr" else X
     scan = scan_rows(A, 1.0)
+    assert scan.outside.size == 0 and scan.outside_scale.size == 0
     assert scan.scale.shape == (50,) and np.all(scan.scale == 1.0)
-    assert not scan.scale.flags.writeable and scan.scale.strides == (0,)
     public = row_scale(A, 1.0)
     assert public.flags.writeable and np.all(public == 1.0)
-    # one row outside: a real array, with the closed form s_i = B / ||x_i|| there
+    # rows outside: listed in order, with the closed form s_i = B / ||x_i|| there
     X[7] *= 10.0
+    X[31] *= 4.0
     A = sp.csr_array(X) if storage == "csr" else X
     scan = scan_rows(A, 1.0)
-    assert scan.scale.strides != (0,)
-    np.testing.assert_allclose(scan.scale[7], 1.0 / np.linalg.norm(X[7]), rtol=1e-15)
-    assert np.all(np.delete(scan.scale, 7) == 1.0)
+    np.testing.assert_array_equal(scan.outside, [7, 31])
+    assert scan.outside.dtype == np.int64
+    np.testing.assert_allclose(scan.outside_scale, 1.0 / np.linalg.norm(X[[7, 31]], axis=1),
+                               rtol=1e-15)
+    np.testing.assert_array_equal(scan.scale[[7, 31]], scan.outside_scale)
+    assert np.all(np.delete(scan.scale, [7, 31]) == 1.0)
+    np.testing.assert_array_equal(row_scale(A, 1.0), scan.scale)
+    # any selection of rows, a slice or indices in any order, reads the same factors
+    from noisygd.oracles.rows import scale_at
+
+    for sel in (slice(0, 50), slice(5, 32), slice(8, 31), slice(40, 50)):
+        np.testing.assert_array_equal(scale_at(scan.outside, scan.outside_scale, sel),
+                                      scan.scale[sel])
+    idx = np.array([31, 0, 7, 7, 49, 30])
+    np.testing.assert_array_equal(scale_at(scan.outside, scan.outside_scale, idx),
+                                  scan.scale[idx])
 
 
 def test_block_size_rule_closed_form() -> None:

@@ -191,3 +191,41 @@ def test_a_stage_whose_event_does_not_cover_its_noise_is_refused_before_a_read()
     with pytest.raises(AssertionError, match="the rows were read"):
         fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5,
                     rng=np.random.default_rng(0), pre_release=fine)
+
+
+def test_a_stage_reduce_condenses_its_release_and_frees_it_before_then():
+    """PreRelease.reduce: ``then`` receives ``reduce(noisy)``, and the noisy vector is freed
+    before ``then`` runs (what lets the feature range's histogram go before the next stage
+    builds its oracles); the noise is the stage's own (same draws as without reduce)."""
+    import weakref
+
+    from noisygd.accounting.events import Gaussian, Neighbouring
+    from noisygd.training import PreparedFit, PreRelease
+
+    rel = Neighbouring.ADD_REMOVE
+    delta = rel.clipped_sum_sensitivity
+    mu = calibrate_mu(1.0, 1e-5)
+    terms = 4
+    sigma = math.sqrt(terms) * delta / (0.3 * mu)
+    statistic = np.arange(1000.0)
+    kept: dict = {}
+
+    def reduce(noisy):
+        kept["ref"] = weakref.ref(noisy)
+        kept["noisy"] = noisy.copy()
+        return float(noisy.sum()), noisy.size
+
+    def then(summary):
+        kept["alive"] = kept["ref"]() is not None
+        kept["summary"] = summary
+        return PreparedFit([_oracle()], None)
+
+    stage = PreRelease("r", Gaussian(delta / (0.3 * mu), delta, rel), (), sigma,
+                       np.random.default_rng(5), then, statistic=lambda: statistic.copy(),
+                       statistic_terms=terms, reduce=reduce)
+    fit_private([_oracle()], method="noisy_gd", epsilon=1.0, delta=1e-5,
+                rng=np.random.default_rng(0), pre_release=[stage])
+    assert kept["alive"] is False
+    assert kept["summary"] == (float(kept["noisy"].sum()), 1000)
+    expected = statistic + sigma * np.random.default_rng(5).standard_normal(1000)
+    np.testing.assert_allclose(kept["noisy"], expected, rtol=0, atol=1e-9)

@@ -279,7 +279,12 @@ class LogisticLoss(GLMObjective):
         return math.log(2.0)
 
     def check_targets(self, y: np.ndarray) -> np.ndarray:
-        """Return labels as floats in {-1, +1}; accepts {-1, +1} or {0, 1} (or bools)."""
+        """Return labels in {-1, +1}; accepts {-1, +1} or {0, 1} (or bools).
+
+        Labels come back as floats, except ``int8`` labels already in {-1, +1}, which come
+        back as they are: one byte a row, the form the oracles' compiled kernel reads (an
+        estimator's binary targets are made so; arithmetic with them promotes to float).
+        """
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
@@ -290,6 +295,8 @@ class LogisticLoss(GLMObjective):
                              f"got dtype {y.dtype}")
         values = set(np.unique(y).tolist())
         if values <= {-1, 1}:
+            if y.dtype == np.int8:
+                return y  # the oracle keeps it: no copy, an eighth of float64's bytes
             return y.astype(float, copy=False)  # the oracle keeps it: no second copy
         if values <= {0, 1}:
             return np.where(y == 1, 1.0, -1.0)

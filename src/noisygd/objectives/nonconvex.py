@@ -64,5 +64,5 @@ class SigmoidLoss(GLMObjective):
         return 0.5
 
     def check_targets(self, y: np.ndarray) -> np.ndarray:
-        """Labels as floats in {-1, +1}; accepts {-1, +1}, {0, 1} or bools."""
+        """Labels in {-1, +1} (int8 ones kept as int8); accepts {-1, +1}, {0, 1} or bools."""
         return LogisticLoss.check_targets(self, y)  # same label rules

@@ -24,8 +24,13 @@
  * z - y; 2 Huber with threshold t, clip(z - y, -t, t). Logistic labels, exactly -1 or +1,
  * may come as int8 (an eighth of the bytes read per step; the same values).
  *
- * Checked here: buffer sizes, the block range, and that indptr's first and last entries lie
- * inside data. Trusted (checked once by the oracle that owns the arrays): indptr is
+ * The scale factors come sparse: s_i = scale_values[q] for the rows i = scale_rows[q]
+ * (strictly increasing), 1 for every other row; a block walks them with a cursor from its
+ * first row on. Multiplying by 1.0 is exact, so this gives the results of a dense vector of
+ * factors bit for bit.
+ *
+ * Checked here: buffer sizes, the block range, that indptr's first and last entries lie
+ * inside data, and that scale_rows is strictly increasing inside [0, n_rows). Trusted (checked once by the oracle that owns the arrays): indptr is
  * nondecreasing and every index is in [0, len(w)).
  */
 #define PY_SSIZE_T_CLEAN
@@ -65,24 +70,48 @@ typedef struct {
     double param;
     const double *y;     /* float64 targets, or NULL when y8 is given */
     const int8_t *y8;    /* int8 labels +-1 (logistic), or NULL */
-    const double *scale; /* s_i, or NULL (all ones) */
+    const int64_t *srows; /* rows whose s_i is not 1, increasing; NULL: all ones */
+    const double *svals;  /* their s_i */
+    Py_ssize_t ns;        /* how many */
     const double *inv;   /* 1/||[s_i (x_i - c), kappa]||, or NULL (no clipping) */
     const double *w;
     double cw, v, clip;
     Py_ssize_t d;
 } Common;
 
-/* Rows i0 .. i0+m-1: z holds their margins <x_i, w> on entry and s_i r_i on exit;
- * the residuals r_i and s_i r_i are added, in row order, to *rs and *srs. */
-static void residuals(const Common *k, int64_t i0, int64_t m, double *restrict z, double *rs,
-                      double *srs)
+/* The first q with srows[q] >= row (ns when none). */
+static Py_ssize_t first_scaled(const Common *k, int64_t row)
 {
-    double e[SUB], yb[SUB];
+    Py_ssize_t lo = 0, hi = k->ns;
+    while (lo < hi) {
+        const Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (k->srows[mid] < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Rows i0 .. i0+m-1: z holds their margins <x_i, w> on entry and s_i r_i on exit;
+ * the residuals r_i and s_i r_i are added, in row order, to *rs and *srs. *cur is the
+ * first scaled row's position at or after i0 (first_scaled), moved past the group. */
+static void residuals(const Common *k, int64_t i0, int64_t m, double *restrict z, double *rs,
+                      double *srs, Py_ssize_t *cur)
+{
+    double e[SUB], yb[SUB], sc[SUB];
     double a = *rs, b = *srs;
+    const int scaled = k->srows != NULL;
+    if (scaled) {
+        for (int64_t t = 0; t < m; t++)
+            sc[t] = 1.0;
+        for (; *cur < k->ns && k->srows[*cur] < i0 + m; (*cur)++)
+            sc[k->srows[*cur] - i0] = k->svals[*cur];
+    }
     for (int64_t t = 0; t < m; t++) {
         double s = z[t] - k->cw;
-        if (k->scale)
-            s *= k->scale[i0 + t];
+        if (scaled)
+            s *= sc[t];
         z[t] = s + k->v;
     }
     if (k->kind == 0) {
@@ -108,8 +137,8 @@ static void residuals(const Common *k, int64_t i0, int64_t m, double *restrict z
             r = r < -bound ? -bound : r;
         }
         a += r;
-        if (k->scale)
-            r *= k->scale[i0 + t];
+        if (scaled)
+            r *= sc[t];
         b += r;
         z[t] = r;
     }
@@ -124,6 +153,7 @@ static void NAME(const Common *k, const ITYPE *indptr, const ITYPE *indices,    
 {                                                                                          \
     double z[SUB];                                                                         \
     const double *w = k->w;                                                                \
+    Py_ssize_t cur = k->srows ? first_scaled(k, a) : 0;                                    \
     for (int64_t i0 = a; i0 < b; i0 += SUB) {                                              \
         const int64_t m = b - i0 < SUB ? b - i0 : SUB;                                     \
         for (int64_t t = 0; t < m; t++) {                                                  \
@@ -141,7 +171,7 @@ static void NAME(const Common *k, const ITYPE *indptr, const ITYPE *indices,    
                 s += data[q] * w[indices[q]];                                              \
             z[t] = s;                                                                      \
         }                                                                                  \
-        residuals(k, i0, m, z, rs, srs);                                                   \
+        residuals(k, i0, m, z, rs, srs, &cur);                                             \
         for (int64_t t = 0; t < m; t++) {                                                  \
             const double r = z[t];                                                         \
             const Py_ssize_t p1 = (Py_ssize_t)indptr[i0 + t + 1];                          \
@@ -180,6 +210,7 @@ static void dense_block(const Common *k, const double *X, int64_t n, int64_t a, 
 {
     double z[SUB];
     const Py_ssize_t d = k->d;
+    Py_ssize_t cur = k->srows ? first_scaled(k, a) : 0;
     for (int64_t i0 = a; i0 < b; i0 += SUB) {
         const int64_t m = b - i0 < SUB ? b - i0 : SUB;
         for (int64_t t = 0; t < m; t++) {
@@ -187,7 +218,7 @@ static void dense_block(const Common *k, const double *X, int64_t n, int64_t a, 
             __builtin_prefetch(X + ahead * d, 0, 3);
             z[t] = dot(X + (i0 + t) * d, k->w, d);
         }
-        residuals(k, i0, m, z, rs, srs);
+        residuals(k, i0, m, z, rs, srs, &cur);
         for (int64_t t = 0; t < m; t++)
             axpy(g, X + (i0 + t) * d, z[t], d);
     }
@@ -219,12 +250,14 @@ static void release(Py_buffer *buf)
 }
 
 PyDoc_STRVAR(margin_blocks_doc,
-"margin_blocks(kind, param, layout, a, b, c, n_rows, y, labels_int8, scale, inv_aug, w, cw,\n"
-"              v, clip, starts, j0, j1, G, rsum, srsum)\n\n"
+"margin_blocks(kind, param, layout, a, b, c, n_rows, y, labels_int8, scale_rows,\n"
+"              scale_values, inv_aug, w, cw, v, clip, starts, j0, j1, G, rsum, srsum)\n\n"
 "Blocks j0..j1-1 of the fused margin kernel (see _margin_kernels.c). layout 4 or 8: CSR\n"
 "with int32 or int64 indices, a, b, c = indptr, indices, data; layout 0: dense, a = the\n"
 "C-contiguous float64 rows (n_rows x len(w)), b and c None. y is float64, or int8 labels\n"
-"+-1 when labels_int8 (logistic only); scale and inv_aug may be None. Writes G[j] (len(w)\n"
+"+-1 when labels_int8 (logistic only). scale_rows (int64, strictly increasing in\n"
+"[0, n_rows)) and scale_values (float64, as many): the rows whose scale factor is not 1 and\n"
+"their factors, both None when every factor is 1; inv_aug may be None. Writes G[j] (len(w)\n"
 "doubles each), rsum[j] and srsum[j].");
 
 static PyObject *margin_blocks(PyObject *self, PyObject *args)
@@ -233,13 +266,14 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
     int kind, layout, labels_int8;
     double param, cw, v, clip;
     Py_ssize_t n_rows, j0, j1;
-    PyObject *a_obj, *b_obj, *c_obj, *scale_obj, *inv_obj;
-    Py_buffer a = {0}, b = {0}, c = {0}, y = {0}, scale = {0}, inv = {0}, w = {0}, starts = {0};
+    PyObject *a_obj, *b_obj, *c_obj, *srows_obj, *svals_obj, *inv_obj;
+    Py_buffer a = {0}, b = {0}, c = {0}, y = {0}, srows = {0}, svals = {0}, inv = {0};
+    Py_buffer w = {0}, starts = {0};
     Py_buffer G = {0}, rsum = {0}, srsum = {0};
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "idiOOOnO&pOOO&dddO&nnO&O&O&", &kind, &param, &layout, &a_obj,
-                          &b_obj, &c_obj, &n_rows, optional_buffer, &y, &labels_int8,
-                          &scale_obj, &inv_obj, optional_buffer, &w, &cw, &v, &clip,
+    if (!PyArg_ParseTuple(args, "idiOOOnO&pOOOO&dddO&nnO&O&O&", &kind, &param, &layout,
+                          &a_obj, &b_obj, &c_obj, &n_rows, optional_buffer, &y, &labels_int8,
+                          &srows_obj, &svals_obj, &inv_obj, optional_buffer, &w, &cw, &v, &clip,
                           optional_buffer, &starts, &j0, &j1, optional_buffer, &G,
                           optional_buffer, &rsum, optional_buffer, &srsum))
         goto done;
@@ -257,10 +291,15 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
                         "unknown loss kind or layout (int8 labels: logistic only)");
         goto done;
     }
-    if (!optional_buffer(a_obj, &a) || !optional_buffer(scale_obj, &scale)
+    if (!optional_buffer(a_obj, &a) || !optional_buffer(srows_obj, &srows)
+        || !optional_buffer(svals_obj, &svals)
         || !optional_buffer(inv_obj, &inv)
         || (layout != 0 && (!optional_buffer(b_obj, &b) || !optional_buffer(c_obj, &c))))
         goto done;
+    if (!srows.obj != !svals.obj) {
+        PyErr_SetString(PyExc_TypeError, "scale_rows and scale_values: both or neither");
+        goto done;
+    }
     if (!a.obj || (layout != 0 && (!b.obj || !c.obj))) {
         PyErr_SetString(PyExc_TypeError, "the rows' arrays must be arrays");
         goto done;
@@ -281,12 +320,21 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
             }
         if (!need(&y, n_rows * (labels_int8 ? 1 : 8), "y") || !need(&G, n_blocks * d * 8, "G")
             || !need(&rsum, n_blocks * 8, "rsum") || !need(&srsum, n_blocks * 8, "srsum")
-            || (scale.obj && !need(&scale, n_rows * 8, "scale"))
+            || (srows.obj && !need(&svals, srows.len, "scale_values"))
             || (inv.obj && !need(&inv, n_rows * 8, "inv_aug"))
             || (layout == 0 && !need(&a, n_rows * d * 8, "X"))
             || (layout != 0 && (!need(&a, (n_rows + 1) * layout, "indptr")
                                 || !need(&b, nnz * layout, "indices"))))
             goto done;
+        const Py_ssize_t ns = srows.obj ? srows.len / (Py_ssize_t)sizeof(int64_t) : 0;
+        for (Py_ssize_t q = 0; q < ns; q++) { /* the cursor's walk relies on this */
+            const int64_t row = ((const int64_t *)srows.buf)[q];
+            if (row < 0 || row >= n_rows || (q && row <= ((const int64_t *)srows.buf)[q - 1])) {
+                PyErr_SetString(PyExc_ValueError,
+                                "scale_rows must increase strictly inside [0, n_rows)");
+                goto done;
+            }
+        }
         if (layout != 0 && n_rows > 0) { /* the rows' nonzeros lie inside data and indices */
             const int64_t first = layout == 4 ? ((const int32_t *)a.buf)[0]
                                               : ((const int64_t *)a.buf)[0];
@@ -299,7 +347,8 @@ static PyObject *margin_blocks(PyObject *self, PyObject *args)
         }
         const Common k = {kind, param, labels_int8 ? NULL : (const double *)y.buf,
                           labels_int8 ? (const int8_t *)y.buf : NULL,
-                          scale.obj ? (const double *)scale.buf : NULL,
+                          srows.obj ? (const int64_t *)srows.buf : NULL,
+                          srows.obj ? (const double *)svals.buf : NULL, ns,
                           inv.obj ? (const double *)inv.buf : NULL, (const double *)w.buf,
                           cw, v, clip, d};
         double *Gb = (double *)G.buf, *rs = (double *)rsum.buf, *srs = (double *)srsum.buf;
@@ -328,7 +377,8 @@ done:
     release(&b);
     release(&c);
     release(&y);
-    release(&scale);
+    release(&srows);
+    release(&svals);
     release(&inv);
     release(&w);
     release(&starts);

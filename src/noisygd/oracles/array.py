@@ -88,7 +88,7 @@ from noisygd.objectives.base import MarginModel, Objective
 from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import ObjectiveOracle, RowSums
-from noisygd.oracles.rows import block_rows, scan_rows
+from noisygd.oracles.rows import block_rows, dense_scale, scale_at, scan_rows
 
 try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
     from noisygd.oracles._margin_kernels_c import margin_blocks as _margin_blocks
@@ -198,6 +198,12 @@ def _check_matrix(X: object) -> np.ndarray | sp.csr_array:
     return A
 
 
+#: Most groups of consecutive row blocks whose partial gradient sums the compiled path holds
+#: at once (:meth:`ArrayOracle._compiled_sum`); more than any thread count used here, so that
+#: threads claiming groups in turn stay balanced.
+SUM_GROUPS = 16
+
+
 class _CSRRows:
     r"""Rows ``a:b`` of a canonical CSR matrix, multiplied without any copy.
 
@@ -220,10 +226,13 @@ class _CSRRows:
         _csr_matvec(m, X.shape[1], X.indptr[self.a:self.b + 1], X.indices, X.data, w, out)
         return out
 
-    def rmatvec(self, r: np.ndarray) -> np.ndarray:
-        r""":math:`X_{a:b}^\top r`."""
+    def rmatvec(self, r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`X_{a:b}^\top r`, added to ``out`` when given (float64, length ``d``; the
+        rows' terms are added in row order, so consecutive blocks into one ``out`` give
+        SciPy's :math:`X^\top r` bit for bit)."""
         X, m = self.X, self.b - self.a
-        out = np.zeros(X.shape[1])
+        if out is None:
+            out = np.zeros(X.shape[1])
         _csc_matvec(X.shape[1], m, X.indptr[self.a:self.b + 1], X.indices, X.data,
                     np.ascontiguousarray(r, dtype=np.float64), out)
         return out
@@ -255,18 +264,18 @@ class _CSRRows:
 
 
 def _inverse_augmented_norms(
-    norms: np.ndarray, inside: np.ndarray, bound: float | None, kappa: float | None
+    norms: np.ndarray, outside: np.ndarray, bound: float | None, kappa: float | None
 ) -> np.ndarray:
     r""":math:`1/\lVert[s_i(x_i - c), \kappa]\rVert`, computed in place in ``norms``.
 
     The mapped row's norm is :math:`\lVert x_i - c\rVert` inside the ball and ``B``
-    outside it (``inside``: the rows whose scale factor is exactly 1); ``inf`` for a zero
+    outside it (``outside``: the rows whose scale factor is not exactly 1); ``inf`` for a zero
     row without intercept. Overwrites and returns ``norms`` (the oracle's construction
     allocates no other O(n) vector for it).
     """
     out = norms
     if bound is not None:
-        np.copyto(out, bound, where=~inside)
+        out[outside] = bound
     if kappa is not None:
         np.square(out, out=out)
         out += kappa * kappa
@@ -372,17 +381,17 @@ class ArrayOracle(ObjectiveOracle):
         self._fs = fs  # public column weights f (MarginModel.feature_scale) or None
         self._n, self._d = A.shape
         self._p = objective.n_params(self._d)
-        inside = scan.scale == 1.0
-        self._all_inside = bool(np.all(inside))
-        # all ones when every row is inside the ball: not kept (one O(n) vector less)
-        self._scale = None if self._all_inside else scan.scale
+        self._all_inside = not scan.outside.size
+        # the scale factors of the rows outside the ball, sparse (RowScan.outside): 1 at
+        # every other row, so no O(n) vector of factors is kept
+        self._outside = (scan.outside, scan.outside_scale)
         kappa = None if model is None else model.intercept_scale
         self._kappa = kappa
         # sum_i min(||f (x_i - c)||/B, 1)^2 for bounded_row_sums, and the sums asked for
         # (row_sums), from this scan: no second pass
         self._sq_sum = float(scan.squared_norms)  # type: ignore[arg-type]
         self._scan_sums = {"rows": scan.rows, "absolute_rows": scan.absolute_rows}
-        self._inv_aug = _inverse_augmented_norms(scan.norms, inside, B, kappa)
+        self._inv_aug = _inverse_augmented_norms(scan.norms, scan.outside, B, kappa)
         # clipping at C changes no gradient when fl(C * min_i 1/||x~_i||) >= sup|phi'| (then
         # fl(C / ||x~_i||) >= |r_i| for every row: the clipped kernel would return r as is)
         rb = None if model is None else model.residual_bound
@@ -395,7 +404,8 @@ class ArrayOracle(ObjectiveOracle):
         self._block = block_rows(A)
         self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
         self._kernel = self._compiled_kernel(model)
-        self._labels8: tuple[np.ndarray, np.ndarray] | None = None  # (its source y, int8 copy)
+        # (its source y, the kernel's copy: int8 labels, or float64 targets held in another dtype)
+        self._labels8: tuple[np.ndarray, np.ndarray | None] | None = None
         self.rows_read = 0
 
     # ------------------------------------------------------------------ interface
@@ -558,10 +568,9 @@ class ArrayOracle(ObjectiveOracle):
             quiet = (np.errstate(over="ignore", invalid="ignore") if self._big.size
                      else nullcontext())
             with quiet:
-                z, pos, E = self._block_margins(Xb, None if self._all_inside
-                                                else self._scale[sel], sel, a, b, params)
-            return self._curvature_block(Xb, sel, z, pos, E, curvature(z, self._y[sel],
-                                                                       kind[1]), CH, diagonal)
+                z, pos, E = self._block_margins(Xb, self._scale_at(sel), sel, a, b, params)
+            weights = curvature(z, self._targets_at(sel), kind[1])
+            return self._curvature_block(Xb, sel, z, pos, E, weights, CH, diagonal)
 
         shape = (d,) if diagonal else (d, d)
         M, m, r = np.zeros(shape), np.zeros(d), np.zeros(d)
@@ -608,7 +617,7 @@ class ArrayOracle(ObjectiveOracle):
         if self._all_inside:
             q, u = w, w
         else:
-            s = self._scale[sel]
+            s = self._scale_at(sel)
             q = w * s
             u = q * s
         if isinstance(Xb, _CSRRows):
@@ -704,11 +713,10 @@ class ArrayOracle(ObjectiveOracle):
         rows, ab = self._scan_sums["rows"], self._scan_sums["absolute_rows"]
         if rows is None or (absolute and ab is None):
             self.rows_read += self._n
-            s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._scale is None
-                 else self._scale)
+            s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._all_inside
+                 else dense_scale(self._n, *self._outside))  # a temporary
             if rows is None:
-                X = self._X
-                rows = np.ravel(np.asarray(X.T @ s if self._csr else s @ X, dtype=np.float64))
+                rows = self._weighted_column_sums(s)
                 if self._centre is not None:
                     rows = rows - self._centre * float(s.sum())
                 if self._fs is not None:
@@ -723,6 +731,17 @@ class ArrayOracle(ObjectiveOracle):
             t1, t2 = float(t.sum()), float(np.dot(t, t))
         return RowSums(float(self._n), rows / self._B, self._sq_sum, t1, t2,
                        None if not absolute else ab / self._B)
+
+    def _weighted_column_sums(self, s: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_i s_i x_i`: CSR block by block into one vector (SciPy's
+        :math:`X^\top s` bit for bit, without the O(n) copy SciPy makes of a broadcast
+        ``s``), dense as one product."""
+        if not self._csr:
+            return np.ravel(np.asarray(s @ self._X, dtype=np.float64))
+        total = np.zeros(self._d)
+        for a, b in self._blocks:
+            self._csr_view(a, b).rmatvec(s[a:b], out=total)
+        return total
 
     def _absolute_columns(self, s: np.ndarray) -> np.ndarray:
         r""":math:`B\sum_i |a_i| = \sum_i s_i|f\odot(x_i - c)|` (entrywise), block
@@ -765,7 +784,7 @@ class ArrayOracle(ObjectiveOracle):
         self._open()
         idx = self._check_rows(rows)
         self.rows_read += int(idx.size)
-        return self._mapped(idx), self._y[idx]
+        return self._mapped(idx), self._targets_at(idx)
 
     def with_targets(self, y: np.ndarray) -> ArrayOracle:
         """The same rows (same storage, scale factors and partition: no new pass over ``X``)
@@ -785,7 +804,7 @@ class ArrayOracle(ObjectiveOracle):
         :meth:`with_targets` share these arrays: they are freed once all are closed. For a
         fit that builds its next oracle in other coordinates (a pre-release stage's
         post-processing): the memory of one oracle, not two, at a time."""
-        self._X = self._y = self._scale = self._inv_aug = None  # type: ignore[assignment]
+        self._X = self._y = self._outside = self._inv_aug = None  # type: ignore[assignment]
         self._big_rows = self._labels8 = self._kernel = None  # type: ignore[assignment]
         self._scan_sums = {"rows": None, "absolute_rows": None}
 
@@ -855,32 +874,44 @@ class ArrayOracle(ObjectiveOracle):
         The kernel (``_margin_kernels.c``) computes, per row block ``b`` and in one read of
         its rows, :math:`G_b = X_b^\top(s_b\odot r_b)`, :math:`\sum_{i\in b} r_i` and
         :math:`\sum_{i\in b} s_i r_i` with the margins, residuals and clipping of the
-        module doc; the blocks' partial sums are then added in block order (the same fixed
-        partition as the NumPy/SciPy path, so the result does not depend on ``n_threads``).
+        module doc. The blocks fall into at most :data:`SUM_GROUPS` groups of consecutive
+        blocks (a fixed function of the number of blocks); a group adds its blocks'
+        centred partial sums :math:`G_b - c\sum_{i\in b}s_ir_i` in block order, and the
+        groups' sums are added in group order. So the result does not depend on
+        ``n_threads``, and memory holds one ``d``-vector per group, not per block (CSR
+        ``X`` of 1e6 rows and 1e4 columns: 115 blocks, 9 MB of partial sums otherwise).
+        With at most :data:`SUM_GROUPS` blocks each group is one block.
         """
         kind, param, layout, starts = self._kernel
         w, v, cw = self._params(theta)
         X, d, c, kappa = self._X, self._d, self._centre, self._kappa
         n_blocks = starts.size - 1
-        G = np.empty((n_blocks, d))
+        n_groups = min(n_blocks, SUM_GROUPS)
+        edges = [j * n_blocks // n_groups for j in range(n_groups + 1)]
+        G = np.zeros((n_groups, d))
         rsum = np.empty(n_blocks)
         srsum = np.empty(n_blocks)
         active = clip is not None and not self._clip_is_inactive(clip)
         inv = self._inv_aug if active else None
         y, labels8 = self._kernel_targets(kind)
         rows = (X, None, None) if layout == 0 else (X.indptr, X.indices, X.data)
-        args = (kind, param, layout, *rows, self._n, y, labels8, self._scale, inv,
+        outside = (None, None) if self._all_inside else self._outside
+        args = (kind, param, layout, *rows, self._n, y, labels8, *outside, inv,
                 np.ascontiguousarray(w), 0.0 if cw is None else cw, v,
-                clip if active else 0.0, starts)
+                clip if active else 0.0)
 
-        def block(j: int) -> None:  # threads claim blocks in turn (also 3 blocks on 2 cores)
-            _margin_blocks(*args, j, j + 1, G, rsum, srsum)
+        def group(g: int) -> None:  # threads claim groups in turn
+            part = np.empty((1, d))
+            for j in range(edges[g], edges[g + 1]):
+                # block j alone: its slice of starts, so the kernel writes row 0 of part
+                _margin_blocks(*args, starts[j:j + 2], 0, 1, part, rsum[j:j + 1],
+                               srsum[j:j + 1])
+                if c is not None:  # centred block by block (small cancellation)
+                    part[0] -= srsum[j] * c
+                G[g] += part[0]
 
-        run_blocks(block, n_blocks, self.n_threads)
+        run_blocks(group, n_groups, self.n_threads)
         self.rows_read += self._n
-        if c is not None:  # block by block: no (blocks x d) temporary
-            for j in range(n_blocks):
-                G[j] -= srsum[j] * c
         total = np.empty(self._p)
         total[:d] = G.sum(axis=0)
         if kappa is not None:
@@ -888,11 +919,14 @@ class ArrayOracle(ObjectiveOracle):
         return total
 
     def _kernel_targets(self, kind: int) -> tuple[np.ndarray, bool]:
-        """The targets as the kernel reads them: logistic labels (exactly -1 or +1) as an
-        int8 copy made once per target vector (an eighth of the bytes read per step), other
-        targets as held (contiguous float64)."""
+        """The targets as the kernel reads them: logistic labels (exactly -1 or +1) as int8
+        (held so when the objective kept int8 labels, else an int8 copy made once per target
+        vector: an eighth of the bytes read per step), other targets as contiguous float64
+        (a copy made once when they are held in another dtype)."""
         y = self._y
         if kind == COMPILED_RESIDUALS["logistic"]:
+            if y.dtype == np.int8:  # checked to lie in {-1, +1} (check_targets)
+                return y, True
             cached = self._labels8
             if cached is None or cached[0] is not y:
                 labels = y.astype(np.int8)
@@ -900,7 +934,22 @@ class ArrayOracle(ObjectiveOracle):
                 self._labels8 = cached
             if cached[1] is not None:
                 return cached[1], True
+        if y.dtype != np.float64:
+            cached = self._labels8
+            if cached is None or cached[0] is not y or cached[1] is None:
+                self._labels8 = cached = (y, y.astype(np.float64))
+            return cached[1], False
         return y, False
+
+    def _scale_at(self, sel: slice | np.ndarray) -> np.ndarray | None:
+        """Scale factors :math:`s_i` of rows ``sel``, dense (None: every row is inside)."""
+        return None if self._all_inside else scale_at(*self._outside, sel)
+
+    def _targets_at(self, sel: slice | np.ndarray) -> np.ndarray:
+        """Targets of rows ``sel`` as the objective checked them, int8 labels converted to
+        float64 (a block at a time; class indices of a multi-margin model stay integers)."""
+        yb = self._y[sel]
+        return yb.astype(np.float64) if yb.dtype == np.int8 and not self._multi else yb
 
     def _csr_view(self, a: int, b: int) -> _CSRRows:
         """Rows ``a:b`` of the CSR ``X`` without a copy (see :class:`_CSRRows`)."""
@@ -912,7 +961,7 @@ class ArrayOracle(ObjectiveOracle):
         R = X[idx].toarray() if self._csr else np.asarray(X[idx], dtype=np.float64)
         if self._all_inside:
             return R if self._centre is None else R - self._centre
-        s = self._scale[idx, None]
+        s = self._scale_at(idx)[:, None]
         return R * s if self._centre is None else R * s - self._centre * s
 
     def _mapped(self, idx: np.ndarray) -> np.ndarray:
@@ -1015,8 +1064,8 @@ class ArrayOracle(ObjectiveOracle):
         loss: bool,
     ) -> np.ndarray:
         """One block's result; ``params`` from :meth:`_params` (``theta`` without a model)."""
-        yb = self._y[sel]
-        sb = None if self._all_inside else self._scale[sel]
+        yb = self._targets_at(sel)
+        sb = self._scale_at(sel)
         model = self._model
         if model is None:
             return self._generic_block(Xb, yb, sb, params, clip, loss)

@@ -48,6 +48,8 @@ BLOCK_BYTES = 1 << 21
 #: hand-offs). Measured on 2 cores, d = 50: n = 1e5, one gradient 1.34 reads with 2 MiB blocks,
 #: 1.22 with 4 MiB; n = 1e6, 0.97-1.03 against 0.74-0.97.
 MAX_BLOCK_BYTES = 1 << 22
+#: Block size for CSR rows, whatever their number (see :func:`block_rows`).
+SPARSE_BLOCK_BYTES = 1 << 20
 #: Blocks per pass the size rule aims at between the two bounds.
 TARGET_BLOCKS = 10
 
@@ -62,15 +64,21 @@ def block_rows(X: np.ndarray | sp.sparray | sp.spmatrix) -> int:
     it never depends on the number of threads. Blocks hold about
     ``clamp(bytes(X) / TARGET_BLOCKS, BLOCK_BYTES, MAX_BLOCK_BYTES)`` bytes: an ``X`` of at
     most ``TARGET_BLOCKS * BLOCK_BYTES`` (20 MiB) gets the 2 MiB blocks it always had.
-    CSR keeps 2 MiB blocks whatever its size: its SciPy kernels gain nothing from larger
-    ones (1e6 x 1e4 at 0.1%: 10.0 ms a gradient with 2 MiB blocks, 10.5 with 4 MiB) and the
-    block's temporaries would grow.
+    CSR gets :data:`SPARSE_BLOCK_BYTES` (1 MiB) blocks whatever its size: its kernels gain
+    nothing from larger ones (1e6 x 1e4 at 0.1%: 10.0 ms a gradient with 2 MiB blocks, 10.5
+    with 4 MiB), and the NumPy/SciPy temporaries of a block (the scan's, the curvature's: a
+    few arrays of the block's nonzeros, one set per thread) grow with it. With 1 MiB blocks
+    that fit's peak resident memory fell by 4 MB against 2 MiB; one compiled gradient took
+    7.3 ms against 7.2, one diagonal curvature 34.7 ms against 31.2 (median of 12 and 5
+    calls, 2 cores; ``benchmarks/bench_scale.py``'s problem).
     """
     n, d = X.shape
     sparse = sp.issparse(X)
     per_row = max((X.nnz / max(n, 1)) * 12.0 if sparse else d * 8.0, 1.0)
-    largest = BLOCK_BYTES if sparse else MAX_BLOCK_BYTES
-    target = min(largest, max(BLOCK_BYTES, n * per_row / TARGET_BLOCKS))
+    if sparse:
+        target = SPARSE_BLOCK_BYTES
+    else:
+        target = min(MAX_BLOCK_BYTES, max(BLOCK_BYTES, n * per_row / TARGET_BLOCKS))
     return int(max(16, min(n, target // per_row)))
 
 
@@ -82,9 +90,13 @@ class RowScan:
     ----------
     norms : ndarray (n,)
         :math:`\\lVert x_i - c\\rVert` (``inf`` only when it exceeds the largest float).
-    scale : ndarray (n,)
-        :math:`s_i = \\min(1, B/\\lVert x_i - c\\rVert)` (``None`` bound: all ones). When
-        every factor is 1 this is a read-only broadcast of 1.0 (no O(n) memory).
+    outside : ndarray of int64
+        Sorted indices of the rows outside the ball, those whose scale factor
+        :math:`s_i = \\min(1, B/\\lVert x_i - c\\rVert)` is not exactly 1 (empty with a
+        ``None`` bound). Kept sparse: usually few rows lie outside, and a dense vector of
+        factors would hold 8 bytes a row for the whole fit (:attr:`scale` makes one).
+    outside_scale : ndarray of float64
+        Their factors :math:`s_i`, in the same order (every other factor is 1).
     big : ndarray of int
         Sorted indices of rows with squared norm above ``1e290`` (entries so large that a
         margin could overflow: the oracle evaluates them on scaled copies).
@@ -100,12 +112,45 @@ class RowScan:
     """
 
     norms: np.ndarray
-    scale: np.ndarray
+    outside: np.ndarray
+    outside_scale: np.ndarray
     big: np.ndarray
     nonzeros: int | None
     squared_norms: float | None = None
     rows: np.ndarray | None = None
     absolute_rows: np.ndarray | None = None
+
+    @property
+    def scale(self) -> np.ndarray:
+        """The factors :math:`s_i` of every row, dense (a new array; 1 inside the ball)."""
+        return dense_scale(self.norms.shape[0], self.outside, self.outside_scale)
+
+
+def dense_scale(n: int, outside: np.ndarray, outside_scale: np.ndarray) -> np.ndarray:
+    """The ``n`` factors :math:`s_i` as one array: ``outside_scale`` at the rows ``outside``,
+    1.0 at every other row (:class:`RowScan`)."""
+    s = np.ones(n)
+    s[outside] = outside_scale
+    return s
+
+
+def scale_at(outside: np.ndarray, outside_scale: np.ndarray,
+             sel: slice | np.ndarray) -> np.ndarray:
+    """The factors :math:`s_i` of the rows ``sel`` (a slice ``a:b`` or row indices), dense,
+    from their sparse form (:class:`RowScan`): 1.0 except at the rows ``outside``."""
+    if isinstance(sel, slice):
+        a, b = int(sel.start or 0), int(sel.stop)
+        lo, hi = np.searchsorted(outside, (a, b))
+        s = np.ones(b - a)
+        s[outside[lo:hi] - a] = outside_scale[lo:hi]
+        return s
+    rows = np.asarray(sel, dtype=np.int64)
+    s = np.ones(rows.shape[0])
+    if outside.size:
+        pos = np.minimum(np.searchsorted(outside, rows), outside.size - 1)
+        hit = outside[pos] == rows
+        s[hit] = outside_scale[pos[hit]]
+    return s
 
 
 def _as_matrix(X: object) -> np.ndarray | sp.csr_array:
@@ -302,13 +347,8 @@ def scan_rows(
     row_sums = np.zeros((n_blocks, d)) if want_rows else None
     abs_sums = np.zeros((n_blocks, d)) if want_abs else None
     sq_sums = np.zeros(n_blocks)
-    held: list[np.ndarray] = []  # the scale factors, allocated when a row lies outside
-
-    def scales() -> np.ndarray:
-        with lock:
-            if not held:
-                held.append(np.ones(n))
-        return held[0]
+    # the factors of the rows outside the ball, per block (sparse: RowScan.outside)
+    outside: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_blocks
 
     if fast:
         starts = np.array([a for a, _ in blocks] + [n], dtype=np.int64)
@@ -377,17 +417,22 @@ def scan_rows(
         if (want_rows or want_abs) and (recompute or not fast):
             _block_sums(Xb, c, f, sb, None if row_sums is None else row_sums[j],
                         None if abs_sums is None else abs_sums[j])
-        if sb is not None and np.any(sb != 1.0):  # written in place (all inside: not kept)
-            scales()[a:b] = sb
+        if sb is not None:
+            out = np.flatnonzero(sb != 1.0)
+            if out.size:
+                outside[j] = ((a + out).astype(np.int64), sb[out])
         return big
 
     # rows are independent: the result is the same for every number of threads (einsum,
     # ufuncs, count_nonzero and the compiled scan: no BLAS call, so no BLAS limit is needed)
     parts = run_blocks(one, n_blocks, check_positive_int("n_threads", n_threads), blas=False)
     big = [bg for bg in parts if bg is not None]
+    kept = [part for part in outside if part is not None]  # in block order: sorted rows
     return RowScan(
         norms=norms,
-        scale=held[0] if held else np.broadcast_to(np.float64(1.0), (n,)),
+        outside=(np.concatenate([r for r, _ in kept]) if kept
+                 else np.empty(0, dtype=np.int64)),
+        outside_scale=np.concatenate([v for _, v in kept]) if kept else np.empty(0),
         big=np.concatenate(big) if big else np.empty(0, dtype=np.intp),
         nonzeros=count[0] if (count_nonzero and not sp.issparse(X)) else None,
         squared_norms=None if bound is None else float(np.sum(sq_sums)),
@@ -448,8 +493,8 @@ def row_scale(
 
     Finite and positive for every finite row, however large its entries (module doc).
     """
-    return np.array(scan_rows(X, check_positive("bound", bound), centre=centre,
-                              feature_scale=feature_scale).scale)
+    return scan_rows(X, check_positive("bound", bound), centre=centre,
+                     feature_scale=feature_scale).scale
 
 
 def clip_rows(X: np.ndarray | sp.sparray | sp.spmatrix, bound: float) -> np.ndarray | sp.csr_array:
