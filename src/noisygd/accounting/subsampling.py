@@ -385,7 +385,7 @@ def _forward_differences_at(sigma: float, n: int, prec: int) -> list[float]:
 
 
 def _log_abs(x: decimal.Decimal, ctx: decimal.Context) -> float:
-    """:math:`\ln x` of a non-negative decimal as a double (``-inf`` at 0): its decimal
+    r""":math:`\ln x` of a non-negative decimal as a double (``-inf`` at 0): its decimal
     exponent times :math:`\ln 10` plus the log of its leading digits, exact to double
     precision without a high-precision logarithm."""
     if x == 0:
