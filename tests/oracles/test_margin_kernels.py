@@ -261,7 +261,7 @@ def test_int8_labels_are_bit_identical_and_follow_new_targets(monkeypatch):
     oracle = ArrayOracle(LogisticLoss(), X, yb, row_norm_bound=1.0)
     theta = rng.standard_normal(oracle.n_params)
     with_int8 = oracle.clipped_gradient_sum(theta, 0.2)
-    assert oracle._labels8 is not None and oracle._labels8[1].dtype == np.int8
+    assert oracle._kernel_y is not None and oracle._kernel_y[1].dtype == np.int8
     monkeypatch.setattr(ArrayOracle, "_kernel_targets", lambda self, kind: (self._y, False))
     assert np.array_equal(with_int8, oracle.clipped_gradient_sum(theta, 0.2))
     monkeypatch.undo()

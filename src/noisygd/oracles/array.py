@@ -405,7 +405,7 @@ class ArrayOracle(ObjectiveOracle):
         self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
         self._kernel = self._compiled_kernel(model)
         # (its source y, the kernel's copy: int8 labels, or float64 targets held in another dtype)
-        self._labels8: tuple[np.ndarray, np.ndarray | None] | None = None
+        self._kernel_y: tuple[np.ndarray, np.ndarray | None] | None = None
         self.rows_read = 0
 
     # ------------------------------------------------------------------ interface
@@ -805,7 +805,7 @@ class ArrayOracle(ObjectiveOracle):
         fit that builds its next oracle in other coordinates (a pre-release stage's
         post-processing): the memory of one oracle, not two, at a time."""
         self._X = self._y = self._outside = self._inv_aug = None  # type: ignore[assignment]
-        self._big_rows = self._labels8 = self._kernel = None  # type: ignore[assignment]
+        self._big_rows = self._kernel_y = self._kernel = None  # type: ignore[assignment]
         self._scan_sums = {"rows": None, "absolute_rows": None}
 
     def _open(self) -> None:
@@ -927,17 +927,17 @@ class ArrayOracle(ObjectiveOracle):
         if kind == COMPILED_RESIDUALS["logistic"]:
             if y.dtype == np.int8:  # checked to lie in {-1, +1} (check_targets)
                 return y, True
-            cached = self._labels8
+            cached = self._kernel_y
             if cached is None or cached[0] is not y:
                 labels = y.astype(np.int8)
                 cached = (y, labels) if np.array_equal(labels, y) else (y, None)
-                self._labels8 = cached
+                self._kernel_y = cached
             if cached[1] is not None:
                 return cached[1], True
         if y.dtype != np.float64:
-            cached = self._labels8
+            cached = self._kernel_y
             if cached is None or cached[0] is not y or cached[1] is None:
-                self._labels8 = cached = (y, y.astype(np.float64))
+                self._kernel_y = cached = (y, y.astype(np.float64))
             return cached[1], False
         return y, False
 
