@@ -214,3 +214,34 @@ def test_include_and_exhaustive_must_be_bools():
 def test_unknown_accountant_name():
     with pytest.raises(KeyError, match="available"):
         get_accountant("moments")
+
+
+def test_printed_theorems_name_the_subsampling_results_the_event_rests_on():
+    """PLD names Zhu-Dong-Wang's dominating pair only for an event that samples without
+    replacement, and RDP names the subsampled curve's paper (MTZ19 for Poisson, WBK19 without
+    replacement) only where the event has that sampling; an unsampled event gets the plain
+    theorem. Composites are searched."""
+    from noisygd.accounting.events import (
+        Composed,
+        Neighbouring,
+        PoissonSampled,
+        SampledWithoutReplacement,
+    )
+
+    r1 = Neighbouring.REPLACE_ONE
+    plain = SelfComposed(Gaussian(2.0), 30)
+    poisson = SelfComposed(PoissonSampled(0.01, Gaussian(2.0)), 100)
+    wor = SelfComposed(SampledWithoutReplacement(10, 1000, Gaussian(2.0, 2.0, r1)), 100)
+    mixed = Composed([SelfComposed(Gaussian(2.0, 2.0, r1), 3), wor])
+    pld, rdp = get_accountant("pld"), get_accountant("rdp")
+    assert "Zhu-Dong-Wang" in pld.theorem  # the class's full statement
+    for event, wor_named, poisson_named in ((plain, False, False), (poisson, False, True),
+                                            (wor, True, False), (mixed, True, False)):
+        assert ("Zhu-Dong-Wang" in pld.theorem_for(event)) is wor_named
+        assert ("Wang-Balle-Kasiviswanathan" in rdp.theorem_for(event)) is wor_named
+        assert ("Mironov-Talwar-Zhang" in rdp.theorem_for(event)) is poisson_named
+        assert pld.theorem_for(event).startswith("privacy loss distributions")
+        assert rdp.theorem_for(event).startswith(rdp.theorem)
+    res = best(poisson, 1e-5, exhaustive=True)
+    assert res.theorems["pld"] == pld.theorem_for(poisson)
+    assert "Zhu-Dong-Wang" not in res.theorems["pld"]

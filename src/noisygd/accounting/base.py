@@ -150,6 +150,11 @@ class Accountant(ABC):
         """The event types of :attr:`DISPATCH` (what this accountant can read)."""
         return tuple(cls.DISPATCH)
 
+    def theorem_for(self, event: DpEvent) -> str:
+        """The result behind this accountant's epsilon for ``event``, as printed beside it:
+        :attr:`theorem`, unless a subclass names only the parts that apply to the event."""
+        return self.theorem
+
     @abstractmethod
     def epsilon(self, event: DpEvent, delta: float) -> float:
         """Smallest epsilon this accountant certifies for ``event`` at ``delta``.

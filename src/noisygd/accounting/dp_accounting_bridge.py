@@ -66,6 +66,7 @@ from noisygd.accounting.events import (
     SampledWithoutReplacement,
     SelfComposed,
     TreeAggregation,
+    contains,
 )
 from noisygd.accounting.subsampling import effective_noise_multiplier
 from noisygd.accounting.wor_pld import without_replacement_gaussian_pld
@@ -78,6 +79,7 @@ __all__ = [
     "TRANSLATIONS",
     "clear_pld_cache",
     "composed_pld_accountant",
+    "contains_without_replacement",
     "dp_accounting_relation",
     "pld_delta",
     "pld_epsilon",
@@ -209,14 +211,9 @@ def _new_accountant(
     return acc, translated
 
 
-def _contains_without_replacement(event: DpEvent) -> bool:
-    if isinstance(event, SampledWithoutReplacement):
-        return True
-    if isinstance(event, SelfComposed):
-        return _contains_without_replacement(event.event)
-    if isinstance(event, Composed):
-        return any(_contains_without_replacement(e) for e in event.events)
-    return False
+def contains_without_replacement(event: DpEvent) -> bool:
+    """Whether ``event`` samples without replacement anywhere (composites searched)."""
+    return contains(event, SampledWithoutReplacement)
 
 
 def pld_supports(event: DpEvent) -> bool:
@@ -225,7 +222,7 @@ def pld_supports(event: DpEvent) -> bool:
     Events containing :class:`~noisygd.accounting.events.SampledWithoutReplacement` are
     checked part by part (:func:`_pld_of`); the others by dp_accounting's PLD accountant.
     """
-    if _contains_without_replacement(event):
+    if contains_without_replacement(event):
         try:
             to_dp_accounting(event)
         except UnsupportedEventError:
@@ -242,9 +239,9 @@ def _plain_parts(event: DpEvent) -> list[DpEvent]:
     """The maximal parts of ``event`` that contain no without-replacement sampling."""
     if isinstance(event, SampledWithoutReplacement):
         return []
-    if isinstance(event, SelfComposed) and _contains_without_replacement(event):
+    if isinstance(event, SelfComposed) and contains_without_replacement(event):
         return _plain_parts(event.event)
-    if isinstance(event, Composed) and _contains_without_replacement(event):
+    if isinstance(event, Composed) and contains_without_replacement(event):
         return [p for e in event.events for p in _plain_parts(e)]
     return [event]
 
@@ -278,11 +275,11 @@ def _pld_of(event: DpEvent, interval: float) -> Any:
         if math.isinf(sigma):
             return pld.identity(interval)
         return without_replacement_gaussian_pld(event.rate, sigma, interval)
-    if isinstance(event, SelfComposed) and _contains_without_replacement(event):
+    if isinstance(event, SelfComposed) and contains_without_replacement(event):
         if event.count == 0:
             return pld.identity(interval)
         return _pld_of(event.event, interval).self_compose(event.count)
-    if isinstance(event, Composed) and _contains_without_replacement(event):
+    if isinstance(event, Composed) and contains_without_replacement(event):
         out = _pld_of(event.events[0], interval)
         for e in event.events[1:]:
             out = out.compose(_pld_of(e, interval))
@@ -294,7 +291,7 @@ def _pld_of(event: DpEvent, interval: float) -> Any:
 
 
 def _build(event: DpEvent, interval: float) -> Any:
-    if _contains_without_replacement(event):
+    if contains_without_replacement(event):
         to_dp_accounting(event)  # refuses untranslatable parts before any work
         try:
             return _ComposedPLD(_pld_of(event, interval))

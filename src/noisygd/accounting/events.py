@@ -58,6 +58,7 @@ __all__ = [
     "SampledWithoutReplacement",
     "SelfComposed",
     "TreeAggregation",
+    "contains",
     "max_squared_node_count",
 ]
 
@@ -950,3 +951,15 @@ class RRPSGDPaperArgument(DpEvent):
     @property
     def neighbouring(self) -> Neighbouring:
         return Neighbouring.REPLACE_ONE
+
+
+def contains(event: DpEvent, kind: type | tuple[type, ...]) -> bool:
+    """Whether ``event`` is, or composes (``SelfComposed``, ``Composed``), an event of
+    ``kind``: what an accountant's printed theorem names only when it applies."""
+    if isinstance(event, kind):
+        return True
+    if isinstance(event, SelfComposed):
+        return contains(event.event, kind)
+    if isinstance(event, Composed):
+        return any(contains(e, kind) for e in event.events)
+    return False

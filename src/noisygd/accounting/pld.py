@@ -34,6 +34,7 @@ from noisygd.accounting.base import (
 )
 from noisygd.accounting.dp_accounting_bridge import (
     TRANSLATIONS,
+    contains_without_replacement,
     dp_accounting_relation,
     pld_delta,
     pld_epsilon,
@@ -128,6 +129,9 @@ class PLDAccountant(Accountant):
         "sampling without replacement by the symmetric dominating pair of Zhu-Dong-Wang 2022 "
         "Prop. 30"
     )
+    #: :attr:`theorem` for an event without sampling without replacement.
+    theorem_without_sampling_wor = (
+        "privacy loss distributions, pessimistic (dp_accounting; Doroshenko et al. 2022)")
     kind = GENERAL
     expensive = True
     DISPATCH = TRANSLATIONS
@@ -143,6 +147,13 @@ class PLDAccountant(Accountant):
         self.coarsening = check_positive("coarsening", coarsening)
         if self.coarsening < 1.0:
             raise ValueError(f"coarsening must be >= 1, got {coarsening!r}")
+
+    def theorem_for(self, event: DpEvent) -> str:
+        """:attr:`theorem`; the Zhu-Dong-Wang dominating pair is named only for an event
+        that samples without replacement (a Poisson-sampled or unsampled event does not
+        rest on it)."""
+        return (self.theorem if contains_without_replacement(event)
+                else self.theorem_without_sampling_wor)
 
     def coarse(self, factor: float = 10.0, epsilon_scale: float | None = None) -> PLDAccountant:
         """The same accountant on a ``factor`` times coarser loss grid (faster, looser).

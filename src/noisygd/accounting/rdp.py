@@ -73,6 +73,7 @@ from noisygd.accounting.events import (
     SampledWithoutReplacement,
     SelfComposed,
     TreeAggregation,
+    contains,
 )
 from noisygd.accounting.selection import selection_curve
 from noisygd.accounting.subsampling import (
@@ -469,6 +470,16 @@ class RDPAccountant(Accountant):
     theorem = "RDP composition (Mironov 2017) + CKS20 Prop. 12 / Balle et al. 2020 conversion"
     kind = GENERAL
     DISPATCH = CURVE
+
+    def theorem_for(self, event: DpEvent) -> str:
+        """:attr:`theorem`, with the subsampling bounds the event's curve rests on."""
+        parts = [self.theorem]
+        if contains(event, PoissonSampled):
+            parts.append("Poisson subsampling: Mironov-Talwar-Zhang 2019")
+        if contains(event, SampledWithoutReplacement):
+            parts.append("sampling without replacement: Wang-Balle-Kasiviswanathan 2019 "
+                         "Thms 27 and 9")
+        return "; ".join(parts)
 
     def __init__(self, orders: Sequence[float] | None = None) -> None:
         a = np.asarray(DEFAULT_ORDERS if orders is None else orders, dtype=float)

@@ -213,7 +213,7 @@ def best(
             refused[acc.name] = str(exc)
             continue
         by[acc.name] = eps
-        theorems[acc.name] = acc.theorem
+        theorems[acc.name] = acc.theorem_for(event)
         if exact_name is None and acc.is_exact(event):
             exact_name = acc.name
     if not by:
