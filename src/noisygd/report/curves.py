@@ -159,7 +159,8 @@ def _curve(acc: Accountant, events: Sequence[DpEvent], deltas: Sequence[float],
         except UnsupportedEventError as exc:
             eps.append(math.nan)
             refused[xi] = str(exc)
-    return Curve(acc.name, acc.theorem, acc.kind, [float(v) for v in x], eps, refused)
+    theorem = acc.theorem_for(events[-1]) if events else acc.theorem  # the events share parts
+    return Curve(acc.name, theorem, acc.kind, [float(v) for v in x], eps, refused)
 
 
 def _accountants(event: DpEvent, delta: float,
