@@ -1145,3 +1145,26 @@ def test_targets_at_the_ends_of_a_target_range_are_never_refused_by_rounding():
     y = np.where(rng.random(400) < 0.5, lo, hi)
     est = DPLinearRegression(epsilon=1.0, target_range=(lo, hi), random_state=0).fit(X, y)
     assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.target_centre_)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
+    lambda **kw: DPLogisticRegression(classes=[0, 1], method="noisy_sgd", **kw),
+    lambda **kw: DPLinearRegression(target_range=(-3.0, 3.0), **kw),
+])
+def test_a_budget_too_small_for_floating_point_is_refused_by_name(make):
+    """epsilon = delta = 1e-300 (mu 2.8e-302, whose square is 0) and 1e-160 once raised
+    ZeroDivisionError, OverflowError or a feature_scale error from deep inside the fit; the
+    estimators refuse a budget whose Gaussian-DP mu is below MIN_BUDGET_MU up front, naming
+    epsilon and delta, and still fit at 1e-60."""
+    from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.estimators import MIN_BUDGET_MU
+
+    X, y = _binary()  # labels in {0, 1}: the regressor's targets too
+    for tiny in (1e-300, 1e-160, 1e-99):
+        assert calibrate_mu(tiny, tiny) < MIN_BUDGET_MU
+        with pytest.raises(ValueError, match=rf"epsilon={tiny!r} at delta={tiny!r} is too small"):
+            make(epsilon=tiny, delta=tiny).fit(X, y)
+    assert calibrate_mu(1e-60, 1e-60) > MIN_BUDGET_MU
+    model = make(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.coef_))

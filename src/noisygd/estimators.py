@@ -163,6 +163,15 @@ DEFAULT_SCALE_SHARE = 0.1
 _ACCEPT_SPARSE = "csr"
 
 
+#: Smallest Gaussian-DP :math:`\mu` of a budget the estimators accept (delta > 0). Below it
+#: a release's noise standard deviation exceeds :math:`10^{100}` sensitivities: its variance
+#: (and a shares' :math:`\mu^2`) nears the ends of floating-point range, and the planners'
+#: arithmetic overflows or underflows (epsilon = delta = 1e-160 raised ``OverflowError`` in
+#: NoisySGD's plan and a misleading ``feature_scale`` error in the default fit). A budget
+#: this small releases nothing usable; refusing it up front names the cause.
+MIN_BUDGET_MU = 1e-100
+
+
 def _signed_labels(y: Any, positive: Any) -> Any:
     r"""One-vs-rest labels :math:`y'_i = 2[y_i = \text{positive}] - 1 \in \{-1, +1\}` as int8:
     one byte a row, the form the oracles' compiled logistic kernel reads (float64 labels
@@ -454,6 +463,16 @@ class _DPLinearModel(BaseEstimator):
         ValueError for a bad value); nothing here reads the data or changes the estimator."""
         check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta)
+        if float(self.delta) > 0.0:
+            from noisygd.accounting.calibration import calibrate_mu
+
+            mu = calibrate_mu(float(self.epsilon), float(self.delta))
+            if 0.0 < mu < MIN_BUDGET_MU:
+                raise ValueError(
+                    f"epsilon={self.epsilon!r} at delta={self.delta!r} is too small to pay "
+                    f"for any Gaussian release: its Gaussian-DP mu ({mu:.3g}) is below "
+                    f"{MIN_BUDGET_MU:g}, where the noise's variance and the budget's shares "
+                    "leave floating-point range; raise epsilon or delta")
         check_positive("row_norm_bound", self.row_norm_bound)
         if self.l2 is not None:
             check_nonnegative("l2", self.l2)

@@ -324,6 +324,12 @@ class _Setup:
         replaced by :math:`\sqrt{\mu_{\rm total}^2 - \mu_{\rm prior}^2}`: the count and the
         runs, which is what this fit records (the prior events are their performer's)."""
         mu_own = float(np.sqrt(self.mu_total**2 - self.mu_prior**2))
+        if not mu_own > 0.0:  # the budget's mu underflows (e.g. epsilon = delta = 1e-300)
+            what = "the prior releases (paid preprocessing) and the fit" if self.prior \
+                else "the fit"
+            raise ValueError(f"epsilon={self.epsilon!r} at delta={self.delta!r} is too small "
+                             f"to pay for {what}: its Gaussian-DP mu rounds to 0; raise "
+                             "epsilon or delta")
         event = Gaussian(noise_multiplier=1.0 / mu_own, sensitivity=1.0,
                          relation=self.relation)
         return DiscreteGaussianNoise(event, 1.0) if self.secure else event

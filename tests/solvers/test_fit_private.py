@@ -229,3 +229,11 @@ def test_a_stage_reduce_condenses_its_release_and_frees_it_before_then():
     assert kept["summary"] == (float(kept["noisy"].sum()), 1000)
     expected = statistic + sigma * np.random.default_rng(5).standard_normal(1000)
     np.testing.assert_allclose(kept["noisy"], expected, rtol=0, atol=1e-9)
+
+
+def test_a_budget_whose_mu_rounds_to_zero_is_refused_before_any_record():
+    """fit_private at epsilon = delta = 1e-300 (the budget's mu squares to 0) raised
+    ZeroDivisionError building its covering event; now a ValueError naming the budget."""
+    with pytest.raises(ValueError, match=r"epsilon=1e-300 at delta=1e-300 is too small"):
+        fit_private([_oracle()], method="noisy_gd", epsilon=1e-300, delta=1e-300,
+                    rng=np.random.default_rng(0))
