@@ -1438,7 +1438,8 @@ class _DPLinearModel(BaseEstimator):
 _COMMON_DOC = """
     epsilon : float, default=1.0
         Total privacy budget (everything the fit releases, a private count of
-        rows included).
+        rows included). With ``delta``, its Gaussian-DP mu must be at least
+        :data:`MIN_BUDGET_MU` (1e-100; ``epsilon = delta = 1e-99`` is refused).
     delta : float, default=1e-5
         Must be in (0, 1); should be well below 1/n (a warning says so, comparing with
         a public n only: the declared one, or the released noisy count).
