@@ -217,7 +217,9 @@ def account_arguments(draw) -> tuple[list[str], dict[str, str]]:
 def _refused_account(given_: dict[str, str]) -> bool:
     z = _number(given_["--noise-multiplier"])
     steps = _count(given_["--steps"])
-    return ((z is not None and not (math.isfinite(z) and z > 0))
+    # +inf is admitted: Gaussian(inf) is the accounting library's "no release" (epsilon 0,
+    # noisygd.accounting.events._check_noise); nan, 0 and negatives are refused
+    return ((z is not None and not z > 0)
             or (steps is not None and steps < 1) or _bad_budget(given_))
 
 
