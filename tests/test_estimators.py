@@ -1168,3 +1168,29 @@ def test_a_budget_too_small_for_floating_point_is_refused_by_name(make):
     assert calibrate_mu(1e-60, 1e-60) > MIN_BUDGET_MU
     model = make(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     assert np.all(np.isfinite(model.coef_))
+
+
+@pytest.mark.parametrize("method", ["auto", "dp_ftrl", "noisy_sgd", "dynamic"])
+def test_public_scales_outside_floating_point_range_are_refused_by_name(method):
+    """row_norm_bound=1.1e-165 raised ZeroDivisionError in DP-FTRL's regret bound and in
+    NoisySGD's utility bound (a random-seed fuzz of `noisygd fit`); a row_norm_bound or clip
+    outside SCALE_RANGE is now refused naming the parameter, for every method, and one
+    inside it fits or refuses by name (the dynamic schedule at kappa ~ 1e23, where
+    gamma = 1 - 1/kappa rounds to 1, raised ZeroDivisionError too)."""
+    from noisygd.estimators import SCALE_RANGE
+
+    X, y = _binary(n=60)
+    lo, hi = SCALE_RANGE
+    for name, value in (("row_norm_bound", 1.12091800802538e-165), ("row_norm_bound", hi * 10),
+                        ("clip", lo / 10), ("clip", hi * 10)):
+        with pytest.raises(ValueError, match=rf"{name}=.* is outside"):
+            DPLogisticRegression(classes=[0, 1], method=method, **{name: value}).fit(X, y)
+    for bound in (lo * 10, 1e10, hi / 10):
+        est = DPLogisticRegression(classes=[0, 1], method=method, row_norm_bound=bound,
+                                   random_state=0)
+        try:
+            est.fit(X, y)
+        except ValueError as exc:  # a refusal names what to change
+            assert "row_norm_bound" in str(exc) or "kappa" in str(exc), str(exc)
+        else:
+            assert np.all(np.isfinite(est.coef_))

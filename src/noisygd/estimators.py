@@ -172,6 +172,22 @@ _ACCEPT_SPARSE = "csr"
 MIN_BUDGET_MU = 1e-100
 
 
+#: The range of a public scale (``row_norm_bound``, ``clip``) the estimators accept: the
+#: planners' bounds take its square and fourth power against ``n`` and ``d``, which leave
+#: floating-point range outside it (``row_norm_bound=1e-165`` with ``method="dp_ftrl"`` or
+#: ``"noisy_sgd"`` raised ZeroDivisionError in the regret and utility bounds). NoisyGD's
+#: planner gives the same advice when its bounds are not finite.
+SCALE_RANGE = (1e-100, 1e100)
+
+
+def _check_scale(name: str, value: float) -> None:
+    """Refuse a public scale outside :data:`SCALE_RANGE`, naming the parameter."""
+    lo, hi = SCALE_RANGE
+    if not lo <= float(value) <= hi:
+        raise ValueError(f"{name}={value!r} is outside {lo:g} .. {hi:g}, where the planners' "
+                         "bounds stay in floating-point range; rescale the features")
+
+
 def _signed_labels(y: Any, positive: Any) -> Any:
     r"""One-vs-rest labels :math:`y'_i = 2[y_i = \text{positive}] - 1 \in \{-1, +1\}` as int8:
     one byte a row, the form the oracles' compiled logistic kernel reads (float64 labels
@@ -474,10 +490,12 @@ class _DPLinearModel(BaseEstimator):
                     f"{MIN_BUDGET_MU:g}, where the noise's variance and the budget's shares "
                     "leave floating-point range; raise epsilon or delta")
         check_positive("row_norm_bound", self.row_norm_bound)
+        _check_scale("row_norm_bound", self.row_norm_bound)
         if self.l2 is not None:
             check_nonnegative("l2", self.l2)
         if self.clip is not None:
             check_positive("clip", self.clip)
+            _check_scale("clip", self.clip)
         if self.max_iter is not None:
             check_positive_int("max_iter", self.max_iter)
         if self.n_samples_public is not None:

@@ -344,6 +344,11 @@ class DynamicSolver(Solver):
             gamma = 1.0 - 1.0 / kappa  # Eq. (5)
             if not gamma > 0.0:
                 raise AssumptionError("method='dynamic' needs kappa = M / l2 > 1")
+            if not gamma < 1.0:  # 1 - 1/kappa rounds to 1: no finite horizon (Eq. (11))
+                raise ValueError(
+                    f"method='dynamic': kappa = M / l2 = {kappa:.3g} is too large for "
+                    "floating point (gamma = 1 - 1/kappa rounds to 1); raise l2 or choose a "
+                    "smaller row_norm_bound")
             # Eq. (5): alpha = M D (eta C / N)^2 / (2 R (f(theta_1) - f*))
             alpha = M * D * (eta * C / N) ** 2 / (2.0 * R * gap)
             t_star = dynamic_optimal_steps(kappa, alpha)
