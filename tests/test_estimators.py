@@ -1194,3 +1194,19 @@ def test_public_scales_outside_floating_point_range_are_refused_by_name(method):
             assert "row_norm_bound" in str(exc) or "kappa" in str(exc), str(exc)
         else:
             assert np.all(np.isfinite(est.coef_))
+
+
+def test_planners_out_of_floating_point_range_refuse_instead_of_raising_or_looping():
+    """Inside SCALE_RANGE a planner can still leave floating-point range: Langevin's plan at
+    row_norm_bound=1e100 raised OverflowError (beta^2), and output perturbation's theorem at
+    1e60 planned 1e8 full passes (it ran for minutes). Both are now ValueErrors saying what
+    to change; the defaults at row_norm_bound=1 still fit."""
+    X, y = _binary(n=40, d=3)
+    kw = {"classes": [0, 1], "neighbouring": "replace_one", "random_state": 0}
+    with pytest.raises(ValueError, match="out of floating-point range for method 'langevin'"):
+        DPLogisticRegression(method="langevin", row_norm_bound=1e100, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="full-gradient steps, above"):
+        DPLogisticRegression(method="output_perturbation", row_norm_bound=1e60, **kw).fit(X, y)
+    for method in ("langevin", "output_perturbation"):
+        model = DPLogisticRegression(method=method, **kw).fit(X, y)
+        assert np.all(np.isfinite(model.coef_))

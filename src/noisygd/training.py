@@ -947,8 +947,23 @@ def _plan(setup: _Setup, oracle: GradientOracle, count: _Count, run: dict[str, A
                                     **run)
     plan = _reuse(preplanned, facts, budget)
     if plan is None:
-        plan = setup.solver.plan(facts, budget)
+        try:
+            plan = setup.solver.plan(facts, budget)
+        except (OverflowError, ZeroDivisionError) as exc:  # public facts only: safe to say
+            raise ValueError(
+                f"the public constants are out of floating-point range for method "
+                f"{setup.solver.name!r}'s planner ({type(exc).__name__} with "
+                f"{_public_constants(facts)}); choose a smaller row_norm_bound or clip "
+                "(rescale the features), or another method") from exc
     return plan, [*count.events, *[setup.solver.planned_event(plan)] * n_problems]
+
+
+def _public_constants(facts: PublicFacts) -> str:
+    """The public constants a planner computes with, for an error message."""
+    c = facts.constants
+    clip = facts.clip if facts.clip is not None else c.lipschitz
+    return (f"clip or Lipschitz constant {clip!r}, smoothness {c.smoothness!r}, "
+            f"l2 {c.strong_convexity!r}")
 
 
 def _fit_record(setup: _Setup, count_budget_fraction: float, run: dict[str, Any],

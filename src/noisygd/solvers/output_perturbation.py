@@ -34,6 +34,7 @@ from noisygd.accounting.events import DpEvent, Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.output_perturbation import OutputPerturbationPlan
 from noisygd.oracles.base import GradientOracle
+from noisygd.planning import MAX_STEPS_LIMIT
 from noisygd.solvers.base import Budget, PublicFacts, Solver
 
 __all__ = ["OutputPerturbationSolver", "choose_l2"]
@@ -137,6 +138,13 @@ class OutputPerturbationSolver(Solver):
         plan = plan_output_perturbation(
             facts.constants, n=facts.exact_n(), dim=facts.n_params,
             epsilon=budget.epsilon, delta=budget.delta, secure=budget.secure, **settings)
+        if "steps" not in settings and plan.steps > MAX_STEPS_LIMIT:
+            # every step reads every row: refuse the theorem's T, never run for ever (an
+            # ill-conditioned problem, row_norm_bound=1e60 with a small ridge, asked ~1e124)
+            raise ValueError(
+                f"output perturbation's theorem asks for T = {float(plan.steps):.3g} "
+                f"full-gradient steps, above {MAX_STEPS_LIMIT:.0e}: pass max_iter, raise l2, "
+                "or choose a smaller row_norm_bound (rescale the features)")
         return plan, {"theta0": theta0, "n_samples": facts.exact_n()}
 
     def planned_event(self, plan: tuple[OutputPerturbationPlan, dict[str, Any]]) -> DpEvent:
