@@ -22,7 +22,6 @@ Run: ``python experiments/intercept_warm_start.py``; writes
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -33,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 import bench_conditioning as bc  # noqa: E402
+from _common import write_results  # noqa: E402
 
 CELLS = (("imbalanced", 2000, 100), ("imbalanced", 2000, 20), ("imbalanced", 10000, 100),
          ("onehot", 2000, 100), ("scales", 2000, 100))
@@ -60,21 +60,19 @@ def main() -> None:
                          "method": str(est.fit_info_.get("method")), "default": base,
                          "warm_start": warm})
             print(rows[-1], flush=True)
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
-    (out / "intercept_warm_start.json").write_text(json.dumps({"rows": rows}, indent=2) + "\n")
-    lines = ["# The intercept started at the exact base rate (issue 19, item 4)", "",
-             "Share of the non-private AUC gain at epsilon 1, seeds 0, 1, 2: the default fit "
-             "and the same fit started at the exact training base rate (module doc of "
-             "`experiments/intercept_warm_start.py`).", "",
-             "| problem | declared | base rate | method | default | warm start |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {r['problem']} | {r['declared']} | {r['rate']:.3f} | {r['method']} | "
-              f"{', '.join(f'{v:.3f}' for v in r['default'])} | "
-              f"{', '.join(f'{v:.3f}' for v in r['warm_start'])} |" for r in rows]
-    lines += ["", "Command: `python experiments/intercept_warm_start.py`", ""]
-    (out / "intercept_warm_start.md").write_text("\n".join(lines))
-
+    for r in rows:  # the table's columns (the JSON keeps the numbers)
+        r["default (seeds 0, 1, 2)"] = ", ".join(f"{v:.3f}" for v in r["default"])
+        r["warm start"] = ", ".join(f"{v:.3f}" for v in r["warm_start"])
+    write_results("intercept_warm_start", rows, {
+        "title": "The intercept started at the exact base rate (issue 19, item 4)",
+        "description": (
+            "Share of the non-private AUC gain at epsilon 1, seeds 0, 1, 2: the default fit "
+            "and the same fit started at the exact training base rate (module doc of "
+            "`experiments/intercept_warm_start.py`)."),
+        "command": "python experiments/intercept_warm_start.py"},
+        columns=("problem", "declared", "rate", "method", "default (seeds 0, 1, 2)",
+                 "warm start"),
+        results_dir=HERE / "results")
 
 if __name__ == "__main__":
     main()

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -47,6 +46,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
+from _common import write_results  # noqa: E402
 from _scale_problems import make_problem, training_log_loss  # noqa: E402
 
 
@@ -124,22 +124,19 @@ def main() -> None:
                          "clipped": share, "lbfgs_loss": reference, "gaps": gaps})
             print(name, method, factor, round(share, 3), [round(g, 5) for g in gaps],
                   flush=True)
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
-    (out / "newton_clip_factor.json").write_text(json.dumps({"rows": rows}, indent=2) + "\n")
-    lines = ["# Newton's gradient clip times a factor: training log loss gap to lbfgs", "",
-             "The default `DPLogisticRegression(epsilon=1)` with the private Newton method's "
-             "gradient clip scaled by `factor` (module doc of "
-             "`experiments/newton_clip_factor.py`); gap = its training log loss minus "
-             "scikit-learn lbfgs's, per seed; `clipped` = share of rows whose gradient norm at "
-             "the default fit's last gradient call exceeds `factor` times its clip.", "",
-             "| problem | method | factor | clipped | gap (seed 0, 1, ...) |",
-             "|---|---|---|---|---|"]
-    lines += [f"| {r['problem']} | {r['method']} | {r['factor']} | {r['clipped']:.3f} | "
-              f"{', '.join(f'{g:.4f}' for g in r['gaps'])} |" for r in rows]
-    lines += ["", "Command: `python experiments/newton_clip_factor.py`", ""]
-    (out / "newton_clip_factor.md").write_text("\n".join(lines))
-
+    for r in rows:  # the table's column (the JSON keeps the numbers)
+        r["gap (seed 0, 1, ...)"] = ", ".join(f"{g:.4f}" for g in r["gaps"])
+    write_results("newton_clip_factor", rows, {
+        "title": "Newton's gradient clip times a factor: training log loss gap to lbfgs",
+        "description": (
+            "The default `DPLogisticRegression(epsilon=1)` with the private Newton method's "
+            "gradient clip scaled by `factor` (module doc of "
+            "`experiments/newton_clip_factor.py`); gap = its training log loss minus "
+            "scikit-learn lbfgs's, per seed; `clipped` = share of rows whose gradient norm at "
+            "the default fit's last gradient call exceeds `factor` times its clip."),
+        "command": "python experiments/newton_clip_factor.py"},
+        columns=("problem", "method", "factor", "clipped", "gap (seed 0, 1, ...)"),
+        results_dir=HERE / "results")
 
 if __name__ == "__main__":
     main()

@@ -95,6 +95,7 @@ from noisygd.accounting.events import (
     PoissonSampled,
     SampledWithoutReplacement,
     SelfComposed,
+    contains,
 )
 
 __all__ = [
@@ -589,10 +590,4 @@ class SubsamplingLemmaAccountant(Accountant):
 
 
 def _contains_sampling(event: DpEvent) -> bool:
-    if isinstance(event, PoissonSampled | SampledWithoutReplacement):
-        return True
-    if isinstance(event, SelfComposed):
-        return _contains_sampling(event.event)
-    if isinstance(event, Composed):
-        return any(_contains_sampling(e) for e in event.events)
-    return False
+    return contains(event, (PoissonSampled, SampledWithoutReplacement))

@@ -88,7 +88,7 @@ from noisygd.objectives.base import MarginModel, Objective
 from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import ObjectiveOracle, RowSums
-from noisygd.oracles.rows import block_rows, dense_scale, scale_at, scan_rows
+from noisygd.oracles.rows import block_rows, scale_at, scan_rows
 
 try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
     from noisygd.oracles._margin_kernels_c import margin_blocks as _margin_blocks
@@ -404,7 +404,7 @@ class ArrayOracle(ObjectiveOracle):
         self._block = block_rows(A)
         self._blocks = [(a, min(a + self._block, self._n)) for a in range(0, self._n, self._block)]
         self._kernel = self._compiled_kernel(model)
-        # (its source y, the kernel's copy: int8 labels, or float64 targets held in another dtype)
+        # (its source y, the kernel's int8 copy of its labels, or None: not all +-1)
         self._kernel_y: tuple[np.ndarray, np.ndarray | None] | None = None
         self.rows_read = 0
 
@@ -714,7 +714,7 @@ class ArrayOracle(ObjectiveOracle):
         if rows is None or (absolute and ab is None):
             self.rows_read += self._n
             s = (np.broadcast_to(np.float64(1.0), (self._n,)) if self._all_inside
-                 else dense_scale(self._n, *self._outside))  # a temporary
+                 else self._scale_at(slice(0, self._n)))  # a temporary
             if rows is None:
                 rows = self._weighted_column_sums(s)
                 if self._centre is not None:
@@ -921,8 +921,8 @@ class ArrayOracle(ObjectiveOracle):
     def _kernel_targets(self, kind: int) -> tuple[np.ndarray, bool]:
         """The targets as the kernel reads them: logistic labels (exactly -1 or +1) as int8
         (held so when the objective kept int8 labels, else an int8 copy made once per target
-        vector: an eighth of the bytes read per step), other targets as contiguous float64
-        (a copy made once when they are held in another dtype)."""
+        vector: an eighth of the bytes read per step), other targets as held (contiguous
+        float64: the squared and Huber losses' check_targets)."""
         y = self._y
         if kind == COMPILED_RESIDUALS["logistic"]:
             if y.dtype == np.int8:  # checked to lie in {-1, +1} (check_targets)
@@ -934,11 +934,6 @@ class ArrayOracle(ObjectiveOracle):
                 self._kernel_y = cached
             if cached[1] is not None:
                 return cached[1], True
-        if y.dtype != np.float64:
-            cached = self._kernel_y
-            if cached is None or cached[0] is not y or cached[1] is None:
-                self._kernel_y = cached = (y, y.astype(np.float64))
-            return cached[1], False
         return y, False
 
     def _scale_at(self, sel: slice | np.ndarray) -> np.ndarray | None:

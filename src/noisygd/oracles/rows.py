@@ -123,15 +123,7 @@ class RowScan:
     @property
     def scale(self) -> np.ndarray:
         """The factors :math:`s_i` of every row, dense (a new array; 1 inside the ball)."""
-        return dense_scale(self.norms.shape[0], self.outside, self.outside_scale)
-
-
-def dense_scale(n: int, outside: np.ndarray, outside_scale: np.ndarray) -> np.ndarray:
-    """The ``n`` factors :math:`s_i` as one array: ``outside_scale`` at the rows ``outside``,
-    1.0 at every other row (:class:`RowScan`)."""
-    s = np.ones(n)
-    s[outside] = outside_scale
-    return s
+        return scale_at(self.outside, self.outside_scale, slice(0, self.norms.shape[0]))
 
 
 def scale_at(outside: np.ndarray, outside_scale: np.ndarray,
