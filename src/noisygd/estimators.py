@@ -511,7 +511,8 @@ class _DPLinearModel(BaseEstimator):
             if self.random_state is not None:
                 raise ValueError("random_state cannot seed secure mode (OS entropy); leave it "
                                  "None with secure=True")
-        check_secure_method(self.method, self.secure)
+        # an option the method does not take: refused before the data is read or recorded
+        check_secure_method(self.method, self.secure).check_options(self.method_options)
         check_bool("tune", self.tune)
         if not self.tune and (self.tune_candidates is not None or self.tune_options is not None):
             raise ValueError("tune_candidates and tune_options need tune=True")

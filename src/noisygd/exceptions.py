@@ -12,6 +12,7 @@ __all__ = [
     "BudgetExceededError",
     "DataAccessError",
     "PrivacyLeakWarning",
+    "UnknownOptionError",
     "UnsupportedEventError",
 ]
 
@@ -22,6 +23,12 @@ class PrivacyLeakWarning(UserWarning):
 
 class AssumptionError(ValueError):
     """A theorem's assumption does not hold, so its guarantee cannot be given."""
+
+
+class UnknownOptionError(TypeError, ValueError):
+    """A ``method_options`` key the method does not take, refused before anything is recorded or
+    read. A ``TypeError``, as an unexpected keyword argument is, and a ``ValueError``, as the
+    other refusals of an argument are."""
 
 
 class UnsupportedEventError(ValueError):

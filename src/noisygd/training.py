@@ -582,6 +582,8 @@ def preview_private_fit(
     setup = _setup(method, epsilon, delta, relation, n_samples_public, count_budget_fraction,
                    check_positive_int("n_problems", n_problems), secure,
                    (*_check_prior_events(prior_events), *pre))
+    if facts is not None:
+        setup.solver.check_options(facts.options)
     previewed = PreviewedFit(setup.first_record())
     if previewed.event is None and facts is not None:
         budget = setup.budget(None)
@@ -1108,6 +1110,7 @@ def fit_private(
     run = {"clip": None if clip is None else check_positive("clip", clip),
            "max_iter": None if max_iter is None else check_positive_int("max_iter", max_iter),
            "options": options}
+    setup.solver.check_options(options)  # an unknown or plan-set key: before any record
     for oracle in oracles:  # a method that cannot run on it: refused before any record
         setup.solver.check_oracle(oracle)
     record = _fit_record(setup, count_budget_fraction, run, n_problems, parameters)

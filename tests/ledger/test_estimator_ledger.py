@@ -32,7 +32,7 @@ from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.accounting.serialization import event_to_dict
 from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
-from noisygd.exceptions import BudgetExceededError
+from noisygd.exceptions import BudgetExceededError, UnknownOptionError
 from noisygd.ledger import Ledger, LedgerError
 from noisygd.objectives.glm import LogisticLoss
 from noisygd.oracles.array import ArrayOracle
@@ -355,14 +355,29 @@ def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlit
     X, y = _data()
     model = DPLogisticRegression(
         feature_range_share=0.0, classes=[0, 1], ledger=sqlite_path, dataset="d",
-                                 method_options={"plan": {"no_such_option": 1}})
-    with pytest.raises(TypeError):
-        model.fit(X, y)
+                                 method_options={"plan": {"step_budget": "many"}})
+    with pytest.raises(TypeError, match="step_budget must be an integer"):
+        model.fit(X, y)  # a value only the planner checks, after the private count
     cond, _, release = _releases(sqlite_path)
     assert cond.algorithm == "DPLogisticRegression/conditioning"  # released before the count
     # only the conditioning and the noisy count had touched the data when planning failed
     mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
     assert release.event == Gaussian(1.0 / mu_count)
+
+
+@pytest.mark.parametrize("options", [{"plan": {"no_such_option": 1}}, {"steps": 5000},
+                                     {"noise_multiplier": 0.01}, {"clip": 100.0}])
+def test_an_unknown_or_plan_set_option_is_refused_before_any_record(sqlite_path, options):
+    # refused by Solver.check_options before the ledger is opened: nothing is spent (these
+    # keys were refused after the conditioning and the count, caught by the final event
+    # check, or silently replaced by the plan's value)
+    _budget(sqlite_path)
+    X, y = _data()
+    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
+                                 method_options=options)
+    with pytest.raises(UnknownOptionError, match=r"not an option|unknown method_options"):
+        model.fit(X, y)
+    assert _releases(sqlite_path) == []
 
 
 def test_environment_is_not_read_by_the_estimator(sqlite_path, monkeypatch):

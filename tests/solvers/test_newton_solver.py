@@ -125,7 +125,7 @@ def test_plan_options():
     assert solver.plan(_facts(options={"steps": 15}), budget).steps == 15
     plan = solver.plan(_facts(options={"eigenvalue_rule": "clip", "tail": 2}), budget)
     assert plan.eigenvalue_rule == "clip" and plan.tail == 2
-    with pytest.raises(TypeError, match="unknown newton options"):
+    with pytest.raises(TypeError, match="unknown method_options for method='newton'"):
         solver.plan(_facts(options={"stepz": 3}), budget)
     # the declared smoothness is the curvature clip (logistic: (B^2 + 1) / 4)
     assert solver.plan(_facts(), budget).curvature_clip == pytest.approx(0.5)

@@ -80,8 +80,10 @@ def test_refusals_clip_steps_options_and_missing_target_bound():
         s.plan(_facts(oracle, clip=1.0), Budget(1.0, 1e-5))
     with pytest.raises(ValueError, match="takes no steps"):
         s.plan(_facts(oracle, max_iter=10), Budget(1.0, 1e-5))
-    with pytest.raises(TypeError, match="unknown ssp options"):
+    with pytest.raises(TypeError, match=r"\['steps'\] is not an option of method='ssp'"):
         s.plan(_facts(oracle, options={"steps": 3}), Budget(1.0, 1e-5))
+    with pytest.raises(TypeError, match="unknown method_options for method='ssp': 'stepz'"):
+        s.plan(_facts(oracle, options={"stepz": 3}), Budget(1.0, 1e-5))
     X, y = _data()
     no_bound = ArrayOracle(SquaredLoss(fit_intercept=False), X, y, row_norm_bound=1.0)
     with pytest.raises(AssumptionError, match=r"bound on \|y\|"):

@@ -10,15 +10,16 @@ return, computed from the plan alone: the privacy ledger (:mod:`noisygd.ledger`)
 run that the run's event equals it (an internal error otherwise).
 
 Adding a method means writing one :class:`Solver` subclass (``plan``, ``planned_event``,
-``run``) and naming it in :data:`noisygd.solvers.SOLVERS` (or passing an instance as
-``method=``).
+``run``, and the ``method_options`` keys it takes, ``option_names``, which
+:meth:`Solver.check_options` enforces before anything is recorded or read) and naming it in
+:data:`noisygd.solvers.SOLVERS` (or passing an instance as ``method=``).
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -27,13 +28,36 @@ import numpy as np
 from noisygd._checks import check_positive
 from noisygd.accounting.events import DpEvent, Neighbouring
 from noisygd.algorithms.base import FitResult
-from noisygd.exceptions import AssumptionError
+from noisygd.exceptions import AssumptionError, UnknownOptionError
 from noisygd.objectives.base import Objective, ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
 
-__all__ = ["Budget", "PublicFacts", "ReleasedFacts", "Solver", "plan_secure_gaussian"]
+__all__ = ["PLANNED_SETTINGS", "Budget", "PublicFacts", "ReleasedFacts", "Solver",
+           "plan_secure_gaussian"]
 
 _P = TypeVar("_P")
+
+#: Run settings that a plan sets itself and that no ``method_options`` key may override,
+#: with the argument that sets them instead. The event a plan records rests on them (the
+#: noise, the steps, the clip, the sampling) or they are the fit's own arguments; passed as
+#: an option they were refused late (after the count and the pre-releases had spent budget),
+#: refused by the final event check, or silently replaced by the plan's value.
+PLANNED_SETTINGS: dict[str, str] = {
+    "noise_multiplier": "epsilon and delta (the plan calibrates the noise)",
+    "epsilon": "epsilon",
+    "delta": "delta",
+    "steps": "max_iter (or a method's compute budget, 'step_budget')",
+    "clip": "the estimator's clip (fit_private: clip=)",
+    "n_samples": "n_samples_public",
+    "relation": "neighbouring (fit_private: relation=)",
+    "sampling": "the method (noisy_sgd samples by Poisson)",
+    "sampling_rate": "the method's options ('expected_batch_size')",
+    "normalize": "the method",
+    "leaves": "neighbouring (DP-FTRL's leaves follow the relation)",
+    "steps_per_epoch": "the method's options ('batch_size')",
+    "rng": "random_state (fit_private: rng=)",
+    "oracle": "the data",
+}
 
 
 @dataclass(frozen=True)
@@ -392,6 +416,12 @@ class Solver(ABC):
         The losses (``"logistic"``, ``"squared"``) whose ``method_options["sharp_clip"]`` it
         takes, the clip scaled by the run's noise regime (docs/noisygd.md, "The sharp clip of
         a noise-limited run"); empty: none.
+    option_names : frozenset of str or None
+        The ``method_options`` keys it takes (:meth:`check_options`); None: not declared, so
+        not checked (a user's own solver).
+    plan_option_names : frozenset of str
+        The keys of a nested ``method_options["plan"]`` dict (NoisyGD's planner arguments);
+        empty: ``"plan"`` is not an option of this method.
 
     Behaviour that depends on the method is keyed on these attributes, never on ``name``
     (tests/test_architecture.py).
@@ -411,6 +441,56 @@ class Solver(ABC):
     chooses_l2: ClassVar[bool] = False
     takes_noise_dimension: ClassVar[bool] = False
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ()
+    option_names: ClassVar[frozenset[str] | None] = None
+    plan_option_names: ClassVar[frozenset[str]] = frozenset()
+
+    def check_options(self, options: Mapping[str, Any] | None) -> None:
+        """Refuse ``method_options`` keys this method does not take, before anything is
+        recorded or read (:func:`noisygd.training.fit_private` calls it first).
+
+        A key of :data:`PLANNED_SETTINGS` is named with the argument that sets it; any other
+        unknown key with the keys that are valid. ``options["plan"]``, where the method takes
+        it, must be a dict of :attr:`plan_option_names` keys.
+
+        Raises
+        ------
+        UnknownOptionError
+            A ``TypeError`` and a ``ValueError``: naming the key, never a value.
+        """
+        if options is None or self.option_names is None:
+            return
+        if not isinstance(options, Mapping):
+            raise UnknownOptionError(f"method_options must be a dict, got "
+                                     f"{type(options).__name__}")
+        where = f"method={self.name!r}"
+        self._refuse_unknown(options, self.option_names, "method_options", where)
+        if "plan" in options and self.plan_option_names:
+            nested = options["plan"]
+            if nested is None:
+                return
+            if not isinstance(nested, Mapping):
+                raise UnknownOptionError(f"method_options['plan'] must be a dict, got "
+                                         f"{type(nested).__name__}")
+            self._refuse_unknown(nested, self.plan_option_names, "method_options['plan']",
+                                 where)
+
+    @staticmethod
+    def _refuse_unknown(options: Mapping[Any, Any], valid: frozenset[str], label: str,
+                        where: str) -> None:
+        """Raise :class:`UnknownOptionError` for the first key of ``options`` not in ``valid``
+        (sorted, so the message does not depend on the dict's order)."""
+        unknown = sorted((k for k in options if k not in valid), key=repr)
+        if not unknown:
+            return
+        key = unknown[0]
+        if not isinstance(key, str):
+            raise UnknownOptionError(f"{label} keys must be strings ({where})")
+        if key in PLANNED_SETTINGS:
+            raise UnknownOptionError(
+                f"{label}[{key!r}] is not an option of {where}: the plan sets it, and the "
+                f"privacy it records rests on it; set it through {PLANNED_SETTINGS[key]}")
+        raise UnknownOptionError(f"unknown {label} for {where}: {key!r}; valid: "
+                                 f"{', '.join(sorted(valid)) or 'none'}")
 
     @abstractmethod
     def plan(self, facts: PublicFacts, budget: Budget) -> Any:

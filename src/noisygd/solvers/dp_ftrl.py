@@ -217,6 +217,10 @@ class DPFTRLSolver(Solver):
     #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
     #: :mod:`noisygd.solvers.sharp_clip`): the ones it was measured on (docs/noisygd.md).
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
+    #: The public defaults above, the regret bound's inputs and the start.
+    option_names: ClassVar[frozenset[str] | None] = frozenset({
+        "sharp_clip", "optimum_norm_bound", "l2_ftrl", "batch_size", "epochs",
+        "restart_every_epoch", "tree", "output", "theta0"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> DPFTRLPlan:
         """``z`` from the budget's mu; ``lambda`` minimising the regret bound; with

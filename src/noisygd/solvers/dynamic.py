@@ -267,6 +267,7 @@ class DynamicSolver(Solver):
     #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
     #: :mod:`noisygd.solvers.sharp_clip`): the ones it was measured on (docs/noisygd.md).
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
+    option_names: ClassVar[frozenset[str] | None] = frozenset({*_OPTIONS, "sharp_clip"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> DynamicPlan:
         """The Lemma 3.1 schedule for the budget's ``R`` and ``T`` of Lemma 3.2 (Algorithm 1)
@@ -287,11 +288,8 @@ class DynamicSolver(Solver):
             scaled, rule = regime_clip(replace(facts, options=options), budget, sharp)
             plan = self.plan(scaled, budget)
             return replace(plan, details={**plan.details, "clip_rule": rule})
+        self.check_options(facts.options)
         options = dict(facts.options)
-        unknown = set(options) - set(_OPTIONS)
-        if unknown:
-            raise ValueError(f"unknown method_options for method='dynamic': {sorted(unknown)}; "
-                             f"valid: {', '.join(_OPTIONS)}")
         c = facts.constants
         if c.smoothness is None:
             raise AssumptionError("method='dynamic' needs a smoothness constant (Theorem 3.2: "

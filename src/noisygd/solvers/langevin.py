@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -78,14 +79,12 @@ class LangevinSolver(Solver):
     relations = (Neighbouring.REPLACE_ONE,)
     clips_gradients = False
     secure_mode = True
+    option_names: ClassVar[frozenset[str] | None] = frozenset({"step_rule"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> LangevinSolverPlan:
         """Theorem 4's (sigma, eta, K) for the target, with the facts the event records."""
-        options = dict(facts.options)
-        step_rule = options.pop("step_rule", "auto")
-        if options:
-            raise TypeError(f"unexpected options for langevin: {', '.join(sorted(options))} "
-                            "(valid: step_rule)")
+        self.check_options(facts.options)
+        step_rule = facts.options.get("step_rule", "auto")
         if facts.clip is not None:
             lip = facts.constants.lipschitz
             if lip is None or facts.clip < lip:

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -124,13 +125,11 @@ class NewtonSolver(Solver):
     secure_mode = True
     #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD.
     plans_ridge = True
+    option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
         """The releases and their noise from public facts (no data)."""
-        unknown = sorted(set(facts.options) - set(_OPTIONS))
-        if unknown:
-            raise TypeError(f"unknown newton options: {', '.join(unknown)}; valid: "
-                            f"{', '.join(_OPTIONS)}")
+        self.check_options(facts.options)
         if facts.curvature_sums is False:
             raise TypeError(_NO_CURVATURE)
         opts = dict(facts.options)

@@ -177,6 +177,16 @@ class NoisyGDSolver(Solver):
     #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
     #: "The sharp clip" above): the ones it was measured on (docs/noisygd.md).
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic", "squared")
+    #: Planning options (ridge, distance, sharp clip, noise dimension, horizon, the planner's
+    #: own arguments under ``"plan"``) and the run's settings that leave its event unchanged.
+    option_names: ClassVar[frozenset[str] | None] = frozenset({
+        "sharp_clip", "optimum_norm_bound", "distance_pilot", "noise_dimension", "horizon",
+        "l2", "l2_factor", "plan", "learning_rate", "schedule", "averaging", "momentum",
+        "strong_convexity", "theta0"})
+    #: :func:`noisygd.planning.plan_noisy_gd`'s arguments a user may set.
+    plan_option_names: ClassVar[frozenset[str]] = frozenset({
+        "max_steps", "init_distance", "radius", "loss_gap", "accelerate", "momentum",
+        "step_budget"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,

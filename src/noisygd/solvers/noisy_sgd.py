@@ -158,6 +158,11 @@ class NoisySGDSolver(Solver):
     #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``,
     #: :meth:`_plan_sharp`): the ones it was measured on (docs/noisygd.md).
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic", "squared")
+    #: The batch and epochs the plan would choose, the compute budget, the sharp clip, and
+    #: the run's settings that leave its event unchanged.
+    option_names: ClassVar[frozenset[str] | None] = frozenset({
+        "sharp_clip", "step_budget", "expected_batch_size", "epochs", "learning_rate",
+        "momentum", "averaging", "theta0"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NoisySGDPlan:
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""

@@ -26,7 +26,7 @@ noise only, ``delta > 0``): the scale from
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -118,6 +118,7 @@ class OutputPerturbationSolver(Solver):
     clips_gradients = False
     secure_mode = True
     chooses_l2 = True
+    option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[OutputPerturbationPlan,
                                                                  dict[str, Any]]:
@@ -125,10 +126,7 @@ class OutputPerturbationSolver(Solver):
         from noisygd.algorithms.output_perturbation import plan_output_perturbation
 
         facts.refuse_clip("output perturbation")
-        unknown = sorted(set(facts.options) - set(_OPTIONS))
-        if unknown:
-            raise TypeError(f"unknown output_perturbation options: {', '.join(unknown)}; "
-                            f"valid: {', '.join(_OPTIONS)}")
+        self.check_options(facts.options)
         settings: dict[str, Any] = {"noise": "analytic", "sensitivity_bound": "contraction",
                                     "optimum_norm_bound": facts.optimum_norm_bound}
         if facts.max_iter is not None:

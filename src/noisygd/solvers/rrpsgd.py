@@ -61,7 +61,7 @@ at moderate epsilon it is 5 to 20 times below it (docs/rrpsgd.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -125,10 +125,14 @@ class RRPSGDSolver(Solver):
     relations = (Neighbouring.REPLACE_ONE,)
     clips_gradients = False
     secure_mode = True
+    #: The horizon, the loss gap of the utility bound and the start.
+    option_names: ClassVar[frozenset[str] | None] = frozenset({
+        "horizon", "loss_gap_bound", "theta0"})
 
     def plan(self, facts: PublicFacts, budget: Budget) -> RRPSGDPlan:
         """The horizon (public) and the target."""
         facts.refuse_clip("RRPSGD")
+        self.check_options(facts.options)
         options = dict(facts.options)
         horizon = options.pop("horizon", facts.max_iter)
         n = facts.exact_n()

@@ -35,6 +35,7 @@ default Wang's equal split) and ``failure_probability`` (:math:`\varrho`, defaul
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -86,6 +87,7 @@ class SSPSolver(Solver):
     gaussian = True
     clips_gradients = False
     secure_mode = True
+    option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
 
     def plan(self, facts: PublicFacts, budget: Budget) -> SSPPlan:
         """The three noise scales and the ridge threshold from public facts (no data)."""
@@ -99,10 +101,7 @@ class SSPSolver(Solver):
         if facts.max_iter is not None:
             raise ValueError("method 'ssp' takes no steps (one release of the sufficient "
                              "statistics): leave max_iter=None")
-        unknown = sorted(set(facts.options) - set(_OPTIONS))
-        if unknown:
-            raise TypeError(f"unknown ssp options: {', '.join(unknown)}; valid: "
-                            f"{', '.join(_OPTIONS)}")
+        self.check_options(facts.options)
         B, Y = ssp_bounds(facts.constants.smoothness, facts.loss_at_zero_bound)
 
         def plan_at(mu: float) -> SSPPlan:
