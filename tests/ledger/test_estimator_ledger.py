@@ -355,8 +355,8 @@ def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlit
     X, y = _data()
     model = DPLogisticRegression(
         feature_range_share=0.0, classes=[0, 1], ledger=sqlite_path, dataset="d",
-                                 method_options={"plan": {"step_budget": "many"}})
-    with pytest.raises(TypeError, match="step_budget must be an integer"):
+                                 method_options={"noise_dimension": 10**6})
+    with pytest.raises(ValueError, match=r"noise_dimension.\] must be at most the \d+ param"):
         model.fit(X, y)  # a value only the planner checks, after the private count
     cond, _, release = _releases(sqlite_path)
     assert cond.algorithm == "DPLogisticRegression/conditioning"  # released before the count

@@ -48,7 +48,7 @@ def test_a_key_the_plan_sets_is_refused_with_the_argument_that_sets_it(cls) -> N
     with pytest.raises(UnknownOptionError, match=f"unknown method_options for method='{cls.name}'"
                        ": 'no_such_option'; valid: "):
         solver.check_options({"no_such_option": 1, **dict.fromkeys(cls.option_names)})
-    solver.check_options({k: None for k in cls.option_names if k != "plan"})  # keys only
+    solver.check_options({})
     solver.check_options(None)
 
 
@@ -99,3 +99,53 @@ def test_fit_private_refuses_before_reading_a_row() -> None:
                         options=options)
     with pytest.raises(AssertionError, match="a row was read"):  # the oracle is a real trap
         fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5, rng=rng)
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.name)
+def test_value_checks_cover_only_declared_keys_and_name_the_option(cls) -> None:
+    assert set(cls.option_checks) <= cls.option_names
+    assert set(cls.plan_option_checks) <= cls.plan_option_names
+    solver = cls()
+    for key, check in cls.option_checks.items():
+        if key == "distance_pilot":  # its own messages (noisygd.solvers.distance)
+            continue
+        for bad in ("not a value", [object()], float("nan")):
+            try:
+                check(f"method_options[{key!r}]", bad)
+            except (TypeError, ValueError) as exc:
+                assert f"method_options[{key!r}]" in str(exc)
+                with pytest.raises(type(exc)):
+                    solver.check_options({key: bad})
+            else:  # pragma: no cover - a check that accepts all three is no check
+                pytest.fail(f"{cls.name}: {key} accepted {bad!r}")
+
+
+@pytest.mark.parametrize(("method", "options", "message"), [
+    ("noisy_gd", {"strong_convexity": "x"}, r"method_options\['strong_convexity'\] must be a real"),
+    ("noisy_gd", {"theta0": "x"}, r"method_options\['theta0'\] must be a one-dimensional"),
+    ("noisy_gd", {"plan": {"step_budget": 2.5}}, r"\['plan'\]\['step_budget'\] must be an int"),
+    ("dp_ftrl", {"optimum_norm_bound": -1}, r"method_options\['optimum_norm_bound'\] must be pos"),
+    ("output_perturbation", {"noise": [1, 2]}, r"method_options\['noise'\] must be a string"),
+    ("rrpsgd", {"loss_gap_bound": -1}, r"method_options\['loss_gap_bound'\] must be positive"),
+    ("ssp", {"shares": 0.5}, r"method_options\['shares'\] must be three positive numbers"),
+    ("ssp", {"shares": (0.5, 0.5, 0.5)}, r"method_options\['shares'\] must sum to 1"),
+    ("newton", {"curvature_clip": 1e308}, r"method_options\['curvature_clip'\] must be at most"),
+    ("newton", {"steps": "x"}, r"method_options\['steps'\] must be an integer"),
+    ("newton", {"l2": 1e308}, r"method_options\['l2'\] must be at most"),
+    ("newton", {"row_nonzeros": "x"}, r"method_options\['row_nonzeros'\] must be an integer"),
+    ("langevin", {"step_rule": "fast"}, r"method_options\['step_rule'\] must be one of"),
+])
+def test_bad_values_found_by_probing_are_refused_by_name(method, options, message) -> None:
+    # each of these failed after the count with an internal name ("could not convert string
+    # to float", "distance", "reference_norm", "math domain error", "unhashable type",
+    # numpy's "Eigenvalues did not converge"), or was accepted silently (NoisyGD's
+    # strong_convexity, Newton's row_nonzeros on a dense problem)
+    with pytest.raises((TypeError, ValueError), match=message):
+        SOLVERS[method]().check_options(options)
+
+
+def test_none_is_the_default_where_the_method_takes_one() -> None:
+    SOLVERS["noisy_gd"]().check_options({"theta0": None, "learning_rate": None,
+                                         "horizon": None, "plan": {"step_budget": None}})
+    SOLVERS["newton"]().check_options({"curvature_clip": None, "row_nonzeros": None})
+    SOLVERS["noisy_gd"]().check_options({"l2": "auto", "l2_factor": 0.1, "theta0": [0.0, 1.0]})

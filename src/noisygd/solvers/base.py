@@ -422,6 +422,9 @@ class Solver(ABC):
     plan_option_names : frozenset of str
         The keys of a nested ``method_options["plan"]`` dict (NoisyGD's planner arguments);
         empty: ``"plan"`` is not an option of this method.
+    option_checks, plan_option_checks : mapping of str to callable
+        Checks of the values of some of those keys, ``check(label, value)``
+        (:mod:`noisygd.solvers.options`), run by :meth:`check_options`.
 
     Behaviour that depends on the method is keyed on these attributes, never on ``name``
     (tests/test_architecture.py).
@@ -443,19 +446,25 @@ class Solver(ABC):
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ()
     option_names: ClassVar[frozenset[str] | None] = None
     plan_option_names: ClassVar[frozenset[str]] = frozenset()
+    option_checks: ClassVar[Mapping[str, Callable[[str, Any], None]]] = {}
+    plan_option_checks: ClassVar[Mapping[str, Callable[[str, Any], None]]] = {}
 
     def check_options(self, options: Mapping[str, Any] | None) -> None:
         """Refuse ``method_options`` keys this method does not take, before anything is
         recorded or read (:func:`noisygd.training.fit_private` calls it first).
 
         A key of :data:`PLANNED_SETTINGS` is named with the argument that sets it; any other
-        unknown key with the keys that are valid. ``options["plan"]``, where the method takes
+        unknown key with the keys that are valid. Then the values of the keys that have a
+        check in :attr:`option_checks` are checked. ``options["plan"]``, where the method takes
         it, must be a dict of :attr:`plan_option_names` keys.
 
         Raises
         ------
         UnknownOptionError
             A ``TypeError`` and a ``ValueError``: naming the key, never a value.
+        TypeError, ValueError
+            A value of the wrong type or outside its domain (:attr:`option_checks`), the
+            option named.
         """
         if options is None or self.option_names is None:
             return
@@ -464,6 +473,7 @@ class Solver(ABC):
                                      f"{type(options).__name__}")
         where = f"method={self.name!r}"
         self._refuse_unknown(options, self.option_names, "method_options", where)
+        self._check_values(options, self.option_checks, "method_options")
         if "plan" in options and self.plan_option_names:
             nested = options["plan"]
             if nested is None:
@@ -473,6 +483,15 @@ class Solver(ABC):
                                          f"{type(nested).__name__}")
             self._refuse_unknown(nested, self.plan_option_names, "method_options['plan']",
                                  where)
+            self._check_values(nested, self.plan_option_checks, "method_options['plan']")
+
+    @staticmethod
+    def _check_values(options: Mapping[str, Any],
+                      checks: Mapping[str, Callable[[str, Any], None]], label: str) -> None:
+        """Run the value check of each key present (sorted: the first bad key is reported
+        whatever the dict's order)."""
+        for key in sorted(k for k in options if k in checks):
+            checks[key](f"{label}[{key!r}]", options[key])
 
     @staticmethod
     def _refuse_unknown(options: Mapping[Any, Any], valid: frozenset[str], label: str,

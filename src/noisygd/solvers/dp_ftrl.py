@@ -95,9 +95,21 @@ import numpy as np
 from noisygd._checks import check_bool, check_positive, check_positive_int
 from noisygd.accounting.events import DpEvent, Neighbouring
 from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.dp_ftrl import OUTPUTS
 from noisygd.exceptions import AssumptionError
+from noisygd.mechanisms.tree import VARIANTS
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_bool_option,
+    check_choice_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_sharp_option,
+    check_start_option,
+    optional,
+)
 
 __all__ = ["BOUND_CONFIDENCE", "DPFTRLPlan", "DPFTRLSolver", "ftrl_regret_terms"]
 
@@ -221,6 +233,13 @@ class DPFTRLSolver(Solver):
     option_names: ClassVar[frozenset[str] | None] = frozenset({
         "sharp_clip", "optimum_norm_bound", "l2_ftrl", "batch_size", "epochs",
         "restart_every_epoch", "tree", "output", "theta0"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "sharp_clip": check_sharp_option,
+        "optimum_norm_bound": optional(check_positive_option),
+        "l2_ftrl": check_positive_option, "batch_size": check_positive_int_option,
+        "epochs": check_positive_int_option, "restart_every_epoch": check_bool_option,
+        "tree": check_choice_option(*VARIANTS), "output": check_choice_option(*OUTPUTS),
+        "theta0": check_start_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> DPFTRLPlan:
         """``z`` from the budget's mu; ``lambda`` minimising the regret bound; with

@@ -85,6 +85,15 @@ from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_momentum_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_sharp_option,
+    check_start_option,
+    optional,
+)
 
 __all__ = ["MAX_STEPS", "DynamicPlan", "DynamicSolver", "momentum_eer_bound",
            "momentum_step_limit", "momentum_zeta", "momentum_zeta_step"]
@@ -268,6 +277,11 @@ class DynamicSolver(Solver):
     #: :mod:`noisygd.solvers.sharp_clip`): the ones it was measured on (docs/noisygd.md).
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
     option_names: ClassVar[frozenset[str] | None] = frozenset({*_OPTIONS, "sharp_clip"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "momentum": optional(check_momentum_option),
+        "learning_rate": check_positive_option, "loss_gap": check_positive_option,
+        "steps": check_positive_int_option, "theta0": check_start_option,
+        "sharp_clip": check_sharp_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> DynamicPlan:
         """The Lemma 3.1 schedule for the budget's ``R`` and ``T`` of Lemma 3.2 (Algorithm 1)

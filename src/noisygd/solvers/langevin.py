@@ -49,6 +49,7 @@ from noisygd.planning_langevin import (
     secure_langevin_inflation,
 )
 from noisygd.solvers.base import Budget, PublicFacts, Solver
+from noisygd.solvers.options import OptionCheck, check_step_rule_option
 
 __all__ = ["DEFAULT_MAX_STEPS", "LangevinSolver", "LangevinSolverPlan"]
 
@@ -80,6 +81,7 @@ class LangevinSolver(Solver):
     clips_gradients = False
     secure_mode = True
     option_names: ClassVar[frozenset[str] | None] = frozenset({"step_rule"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {"step_rule": check_step_rule_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> LangevinSolverPlan:
         """Theorem 4's (sigma, eta, K) for the target, with the facts the event records."""

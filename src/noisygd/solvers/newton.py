@@ -84,8 +84,11 @@ from noisygd._checks import check_positive_int
 from noisygd.accounting.events import Composed
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.newton import (
+    DAMPINGS,
     DEFAULT_DIAGONAL_MAX_SHARE,
     DEFAULT_STEPS,
+    EIGENVALUE_RULES,
+    HESSIAN_FORMS,
     NewtonPlan,
     diagonal_steps,
     newton,
@@ -95,6 +98,21 @@ from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import RIDGE_STATUS
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_choice_option,
+    check_count_option,
+    check_fraction_option,
+    check_horizon_option,
+    check_l2_option,
+    check_momentum_option,
+    check_open_share_option,
+    check_pilot_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_probability_option,
+    optional,
+)
 from noisygd.solvers.ridge import planned_ridge
 from noisygd.solvers.ssp import SSPSolver
 
@@ -126,6 +144,20 @@ class NewtonSolver(Solver):
     #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD.
     plans_ridge = True
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "steps": check_positive_int_option, "tail": optional(check_positive_int_option),
+        "hessian": check_choice_option("auto", *HESSIAN_FORMS),
+        "eigenvalue_rule": check_choice_option(*EIGENVALUE_RULES),
+        "curvature_clip": optional(check_positive_option),
+        "failure_probability": check_probability_option,
+        "hessian_ratio": check_positive_option, "hessian_max_share": check_open_share_option,
+        "tail_share": check_fraction_option, "damping": check_choice_option(*DAMPINGS),
+        "hessian_every": check_count_option, "l2": optional(check_l2_option),
+        "l2_factor": optional(check_positive_option),
+        "row_nonzeros": optional(check_positive_int_option), "horizon": check_horizon_option,
+        "optimum_norm_bound": optional(check_positive_option),
+        "distance_pilot": check_pilot_option, "momentum": check_momentum_option,
+        "nnz_share": check_open_share_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
         """The releases and their noise from public facts (no data)."""

@@ -119,6 +119,7 @@ from noisygd._checks import (
 )
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import AVERAGINGS, SCHEDULES
 from noisygd.exceptions import AssumptionError
 from noisygd.objectives.base import ObjectiveConstants
 from noisygd.oracles.base import GradientOracle
@@ -143,6 +144,21 @@ from noisygd.solvers.distance import (
     pilot_applies,
     pilot_share,
     piloted_event,
+)
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_bool_option,
+    check_choice_option,
+    check_horizon_option,
+    check_l2_option,
+    check_momentum_option,
+    check_nonnegative_option,
+    check_pilot_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_sharp_option,
+    check_start_option,
+    optional,
 )
 from noisygd.solvers.ridge import planned_ridge
 from noisygd.solvers.sharp_clip import scaled_clip
@@ -187,6 +203,22 @@ class NoisyGDSolver(Solver):
     plan_option_names: ClassVar[frozenset[str]] = frozenset({
         "max_steps", "init_distance", "radius", "loss_gap", "accelerate", "momentum",
         "step_budget"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "sharp_clip": check_sharp_option, "optimum_norm_bound": check_positive_option,
+        "distance_pilot": check_pilot_option,
+        "noise_dimension": optional(check_positive_int_option),
+        "horizon": check_horizon_option, "l2": optional(check_l2_option),
+        "l2_factor": optional(check_positive_option),
+        "learning_rate": optional(check_positive_option),
+        "schedule": check_choice_option(*SCHEDULES),
+        "averaging": check_choice_option(*AVERAGINGS), "momentum": check_momentum_option,
+        "strong_convexity": optional(check_nonnegative_option), "theta0": check_start_option}
+    plan_option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "max_steps": optional(check_positive_int_option),
+        "init_distance": optional(check_positive_option),
+        "radius": optional(check_positive_option), "loss_gap": optional(check_positive_option),
+        "accelerate": check_bool_option, "momentum": optional(check_momentum_option),
+        "step_budget": optional(check_positive_int_option)}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """The section-12.2 plan and the run's keyword arguments (clip, n, relation,

@@ -76,6 +76,16 @@ from noisygd.algorithms.base import FitResult
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import ComputeBudgetWarning, check_sharp_ratio
 from noisygd.solvers.base import Budget, PublicFacts, Solver
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_choice_option,
+    check_momentum_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_sharp_option,
+    check_start_option,
+    optional,
+)
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
 
@@ -163,6 +173,11 @@ class NoisySGDSolver(Solver):
     option_names: ClassVar[frozenset[str] | None] = frozenset({
         "sharp_clip", "step_budget", "expected_batch_size", "epochs", "learning_rate",
         "momentum", "averaging", "theta0"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "sharp_clip": check_sharp_option, "step_budget": optional(check_positive_int_option),
+        "expected_batch_size": check_positive_int_option, "epochs": check_positive_option,
+        "learning_rate": check_positive_option, "momentum": check_momentum_option,
+        "averaging": check_choice_option("last", "uniform"), "theta0": check_start_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NoisySGDPlan:
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""

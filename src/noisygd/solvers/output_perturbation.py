@@ -36,6 +36,14 @@ from noisygd.algorithms.output_perturbation import OutputPerturbationPlan
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import MAX_STEPS_LIMIT
 from noisygd.solvers.base import Budget, PublicFacts, Solver
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_choice_option,
+    check_positive_int_option,
+    check_positive_option,
+    check_start_option,
+    optional,
+)
 
 __all__ = ["OutputPerturbationSolver", "choose_l2"]
 
@@ -119,6 +127,12 @@ class OutputPerturbationSolver(Solver):
     secure_mode = True
     chooses_l2 = True
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "noise": optional(check_choice_option("l2_laplace", "paper", "analytic")),
+        "sensitivity_bound": check_choice_option("zhang2017", "contraction"),
+        "steps": optional(check_positive_int_option),
+        "learning_rate": optional(check_positive_option),
+        "optimum_norm_bound": optional(check_positive_option), "theta0": check_start_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> tuple[OutputPerturbationPlan,
                                                                  dict[str, Any]]:

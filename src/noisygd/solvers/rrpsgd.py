@@ -77,6 +77,13 @@ from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError, UnsupportedEventError
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_positive_int_option,
+    check_positive_option,
+    check_start_option,
+    optional,
+)
 
 __all__ = ["RRPSGD_MAX_DEFAULT_STEPS", "RRPSGDPlan", "RRPSGDSolver"]
 
@@ -128,6 +135,9 @@ class RRPSGDSolver(Solver):
     #: The horizon, the loss gap of the utility bound and the start.
     option_names: ClassVar[frozenset[str] | None] = frozenset({
         "horizon", "loss_gap_bound", "theta0"})
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "horizon": optional(check_positive_int_option),
+        "loss_gap_bound": check_positive_option, "theta0": check_start_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> RRPSGDPlan:
         """The horizon (public) and the target."""

@@ -51,6 +51,11 @@ from noisygd.algorithms.ssp import (
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
+from noisygd.solvers.options import (
+    OptionCheck,
+    check_probability_option,
+    check_shares_option,
+)
 
 __all__ = ["SSPSolver", "ssp_bounds"]
 
@@ -88,6 +93,8 @@ class SSPSolver(Solver):
     clips_gradients = False
     secure_mode = True
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
+    option_checks: ClassVar[dict[str, OptionCheck]] = {
+        "shares": check_shares_option, "failure_probability": check_probability_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> SSPPlan:
         """The three noise scales and the ridge threshold from public facts (no data)."""

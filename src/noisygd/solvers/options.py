@@ -1,0 +1,215 @@
+r"""Checks of ``method_options`` values that a solver runs before anything is recorded or read.
+
+:meth:`noisygd.solvers.base.Solver.check_options` refuses a key the method does not take; a
+solver's ``option_checks`` maps the keys it takes to one of the checks below, each called as
+``check(label, value)`` with ``label = "method_options['key']"``. They refuse a value of the
+wrong type or outside its domain with the option named (``TypeError`` or ``ValueError``, as
+:mod:`noisygd._checks`), where the run would otherwise fail after the private count and the
+pre-releases had spent budget, with a message naming an internal variable ("could not convert
+string to float", "math domain error", numpy's "Eigenvalues did not converge"), or would
+accept it silently (an option the plan does not use in this fit). What depends on the data's
+public shape (``theta0``'s length against the number of parameters) is checked where it is
+known, by the run.
+
+Checks are plain functions, so that a user's own solver may reuse them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from noisygd._checks import (
+    check_bool,
+    check_choice,
+    check_fraction,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_real,
+)
+
+__all__ = [
+    "MAX_OPTION_SCALE",
+    "OptionCheck",
+    "check_bool_option",
+    "check_choice_option",
+    "check_count_option",
+    "check_fraction_option",
+    "check_horizon_option",
+    "check_l2_option",
+    "check_momentum_option",
+    "check_nonnegative_option",
+    "check_open_share_option",
+    "check_optional_choice",
+    "check_pilot_option",
+    "check_positive_int_option",
+    "check_positive_option",
+    "check_probability_option",
+    "check_shares_option",
+    "check_sharp_option",
+    "check_start_option",
+    "check_step_rule_option",
+    "optional",
+]
+
+#: ``check(label, value)``: raises on a bad value, returns nothing.
+OptionCheck = Callable[[str, Any], None]
+
+#: Largest ridge, curvature clip or scale factor accepted in ``method_options`` (the
+#: estimators' ``SCALE_RANGE`` upper end): the planners square and invert these, and at
+#: 1e308 Newton's eigen-decomposition received infinities.
+MAX_OPTION_SCALE = 1e100
+
+
+def _at_most(label: str, value: float) -> None:
+    if value > MAX_OPTION_SCALE:
+        raise ValueError(f"{label} must be at most {MAX_OPTION_SCALE:g} (the planner squares "
+                         f"and inverts it), got {value!r}")
+
+
+def check_positive_option(label: str, value: Any) -> None:
+    """A finite real number in :math:`(0, 10^{100}]`."""
+    _at_most(label, check_positive(label, value))
+
+
+def check_nonnegative_option(label: str, value: Any) -> None:
+    """A finite real number in :math:`[0, 10^{100}]`."""
+    _at_most(label, check_nonnegative(label, value))
+
+
+def check_positive_int_option(label: str, value: Any) -> None:
+    """An integer :math:`\\ge 1` (``TypeError`` for floats such as 10.0 and for bools)."""
+    check_positive_int(label, value)
+
+
+def check_count_option(label: str, value: Any) -> None:
+    r"""An integer :math:`\ge 0`."""
+    check_positive_int(label, value, minimum=0)
+
+
+def check_fraction_option(label: str, value: Any) -> None:
+    """A real number in :math:`(0, 1]`."""
+    check_fraction(label, value)
+
+
+def check_open_share_option(label: str, value: Any) -> None:
+    """A real number in :math:`(0, 1)` (a share of a budget that leaves some for the rest)."""
+    check_fraction(label, value, closed_right=False)
+
+
+def check_probability_option(label: str, value: Any) -> None:
+    """A real number in :math:`(0, 1)` (a failure probability)."""
+    check_probability(label, value)
+
+
+def check_step_rule_option(label: str, value: Any) -> None:
+    """Langevin's step rule: ``"auto"``, ``"theorem4"`` or a step size :math:`> 0`
+    (:func:`noisygd.planning_langevin.plan_langevin`, which checks it against
+    :math:`1/\beta`)."""
+    from noisygd.planning_langevin import STEP_RULES
+
+    if isinstance(value, str):
+        check_choice(label, value, tuple(STEP_RULES))
+        return
+    check_positive(label, value)
+
+
+def check_bool_option(label: str, value: Any) -> None:
+    """True or False."""
+    check_bool(label, value)
+
+
+def optional(check: OptionCheck) -> OptionCheck:
+    """``check``, with None accepted (the method's default)."""
+    def check_or_none(label: str, value: Any) -> None:
+        if value is not None:
+            check(label, value)
+    check_or_none.__doc__ = f"None, or: {check.__doc__}"
+    return check_or_none
+
+
+def check_momentum_option(label: str, value: Any) -> None:
+    """A real number in :math:`[0, 1)`."""
+    m = check_real(label, value)
+    if not 0.0 <= m < 1.0:
+        raise ValueError(f"{label} must be in [0, 1), got {value!r}")
+
+
+def check_choice_option(*choices: str) -> OptionCheck:
+    """A check that the value is one of ``choices``."""
+    def check(label: str, value: Any) -> None:
+        check_choice(label, value, choices)
+    return check
+
+
+def check_optional_choice(*choices: str) -> OptionCheck:
+    """A check that the value is None or one of ``choices``."""
+    def check(label: str, value: Any) -> None:
+        if value is not None:
+            check_choice(label, value, choices)
+    return check
+
+
+#: NoisyGD's ``"horizon"``: None (the plan's own steps) or ``"ridge"``.
+check_horizon_option = check_optional_choice("ridge")
+
+
+def check_sharp_option(label: str, value: Any) -> None:
+    """The sharp clip's ratio: a real number in :math:`(0, 1]`
+    (:func:`noisygd.planning.check_sharp_ratio`)."""
+    from noisygd.planning import check_sharp_ratio
+
+    check_sharp_ratio(value, label)
+
+
+def check_pilot_option(label: str, value: Any) -> None:
+    r"""The distance pilot: True, False, None or a share of :math:`\mu^2`
+    (:func:`noisygd.solvers.distance.pilot_share`, whose messages name the option)."""
+    del label
+    from noisygd.solvers.distance import pilot_share
+
+    pilot_share(value)
+
+
+def check_l2_option(label: str, value: Any) -> None:
+    """``"auto"`` (the planned ridge) or a number in :math:`[0, 10^{100}]`."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{label} must be 'auto' or a number >= 0, got {value!r}")
+        return
+    check_nonnegative_option(label, value)
+
+
+def check_start_option(label: str, value: Any) -> None:
+    """None (zeros) or a starting point: a finite one-dimensional array of real numbers (its
+    length is the run's to check, against the number of parameters)."""
+    if value is None:
+        return
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{label} must be a one-dimensional array of real numbers") from None
+    if np.iscomplexobj(np.asarray(value)) or isinstance(value, str | bytes):
+        raise TypeError(f"{label} must be a one-dimensional array of real numbers")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{label} must be a non-empty one-dimensional array, got "
+                         f"shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{label} must be finite")
+
+
+def check_shares_option(label: str, value: Any) -> None:
+    """Three positive real numbers summing to 1 (a list, tuple or array)."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
+        raise TypeError(f"{label} must be three positive numbers summing to 1, got "
+                        f"{type(value).__name__}")
+    if len(value) != 3:
+        raise ValueError(f"{label} must hold three numbers, got {len(value)}")
+    total = math.fsum(check_positive(f"{label}[{k}]", s) for k, s in enumerate(value))
+    if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=1e-12):
+        raise ValueError(f"{label} must sum to 1, got {total!r}")
