@@ -491,8 +491,12 @@ class _DPLinearModel(BaseEstimator):
                     "leave floating-point range; raise epsilon or delta")
         check_positive("row_norm_bound", self.row_norm_bound)
         _check_scale("row_norm_bound", self.row_norm_bound)
-        if self.l2 is not None:
-            check_nonnegative("l2", self.l2)
+        if self.l2 is not None and check_nonnegative("l2", self.l2) > 0.0:
+            lo, hi = SCALE_RANGE
+            if not lo <= float(self.l2) <= hi:
+                raise ValueError(f"l2={self.l2!r} must be 0 or within {lo:g} .. {hi:g}, where "
+                                 "the planners' bounds (their distance sqrt(2 F0 / l2)) stay in "
+                                 "floating-point range")
         if self.clip is not None:
             check_positive("clip", self.clip)
             _check_scale("clip", self.clip)
@@ -503,6 +507,7 @@ class _DPLinearModel(BaseEstimator):
         check_choice("neighbouring", self.neighbouring, ("add_remove", "replace_one"))
         if self.intercept_scale is not None:
             check_positive("intercept_scale", self.intercept_scale)
+            _check_scale("intercept_scale", self.intercept_scale)
         if self.ledger is not None or self.dataset is not None:
             from noisygd.ledger import check_ledger_arguments
 
@@ -592,7 +597,24 @@ class _DPLinearModel(BaseEstimator):
         if not 0.0 <= share <= 0.5:
             raise ValueError(f"{name} must be in [0, 0.5] (a share of the budget "
                              f"spent before training) or 'auto', got {share!r}")
+        self._check_share_pays(name, share)
         return share
+
+    def _check_share_pays(self, name: str, share: float) -> None:
+        r"""Refuse a positive share whose release's Gaussian-DP mu,
+        :math:`\sqrt{s}\,\mu`, is below :data:`MIN_BUDGET_MU` (as the whole budget's check
+        in :meth:`_check_common_params`: ``conditioning_share=5e-324`` raised an
+        OverflowError)."""
+        if not (share > 0.0 and float(self.delta) > 0.0):
+            return
+        from noisygd.accounting.calibration import calibrate_mu
+
+        mu = math.sqrt(share) * calibrate_mu(float(self.epsilon), float(self.delta))
+        if mu < MIN_BUDGET_MU:
+            raise ValueError(
+                f"{name}={share!r} is too small to pay for a release: its Gaussian-DP mu "
+                f"({mu:.3g}) is below {MIN_BUDGET_MU:g}, where the noise's variance leaves "
+                "floating-point range; pass 0 (no release) or a larger share")
 
     def _budget_pays(self, share_name: str, events: tuple[Any, ...]) -> bool:
         """With ``share_name`` ``"auto"``: whether the budget pays for ``events`` (the
@@ -2237,7 +2259,15 @@ class DPHuberRegressor(_DPRegressor):
         if isinstance(self.threshold, str):
             check_choice("threshold", self.threshold, ("auto",))
             return self._target_centre_half()[1]
-        return check_positive("threshold", self.threshold)
+        threshold = check_positive("threshold", self.threshold)
+        _check_scale("threshold", threshold)
+        return threshold
+
+    def _check_common_params(self) -> None:
+        """As every model's, and the Huber threshold (before any data is read)."""
+        super()._check_common_params()
+        if not isinstance(self.threshold, str):
+            self._threshold()
 
 
 class DPLinearRegression(_DPRegressor):
@@ -2521,8 +2551,10 @@ class DPLinearRegression(_DPRegressor):
             if check_fraction("scale_share", self.scale_share) > 0.5:
                 raise ValueError("scale_share must be in [0, 0.5] (a share of the budget "
                                  f"spent before training), got {self.scale_share!r}")
+            self._check_share_pays("scale_share", float(self.scale_share))
         if self.radius is not None:
             check_positive("radius", self.radius)
+            _check_scale("radius", self.radius)
         elif not self._solver.clips_gradients and not self._uses_ssp():
             relation = ("" if Neighbouring(self.neighbouring) in self._solver.relations else
                         f" and neighbouring={self._solver.relations[0].value!r} (its "

@@ -321,6 +321,13 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return float(eps)
 
 
+#: Largest epsilon :func:`gdp_mu` inverts. Its search stops at :math:`\mu = e^{50}`, where
+#: :math:`\delta_\mu(\varepsilon)` is zero in floating point for :math:`\varepsilon >
+#: \mu^2/2 + 40\mu \approx 1.3\cdot10^{43}`, so the answer above this is "unbounded" anyway;
+#: near 1e308 the evaluation itself left floating-point range ("math domain error").
+MAX_BOUNDED_EPSILON = 1e44
+
+
 def gdp_mu(epsilon: float, delta: float) -> float:
     r"""Largest :math:`\mu` such that :math:`\mu`-GDP implies :math:`(\varepsilon, \delta)`-DP.
 
@@ -338,6 +345,8 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     """
     eps = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if eps > MAX_BOUNDED_EPSILON:  # the search below stops at mu = e^50 (about 5e21)
+        raise ValueError(f"mu is unbounded for epsilon={eps}, delta={delta}")
     log_delta = math.log(delta) + math.log1p(-DELTA_SAFETY)
 
     def f(log_mu: float) -> float:

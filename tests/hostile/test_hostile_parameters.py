@@ -1,0 +1,65 @@
+"""Estimator parameters at the edges of floating-point range: each refused naming the parameter,
+before any data is read (found by probing every parameter of the three estimators with ten
+hostile values; each raised under an internal name or a bare OverflowError before)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from noisygd.accounting.gdp import MAX_BOUNDED_EPSILON, gdp_mu
+from noisygd.estimators import (
+    SCALE_RANGE,
+    DPHuberRegressor,
+    DPLinearRegression,
+    DPLogisticRegression,
+)
+
+
+def _data() -> tuple[np.ndarray, np.ndarray]:
+    X = np.random.default_rng(0).random((120, 4))
+    return X, (X[:, 0] > 0.5).astype(int)
+
+
+def _fit(cls, **params):
+    X, y = _data()
+    if cls is DPLogisticRegression:
+        return cls(classes=[0, 1], **params).fit(X, y)
+    return cls(target_range=(0.0, 1.0), **params).fit(X, 0.5 * X[:, 0])
+
+
+@pytest.mark.parametrize(("cls", "params", "message"), [
+    # was: OverflowError (34, 'Numerical result out of range')
+    (DPLogisticRegression, {"conditioning_share": 5e-324}, "conditioning_share=5e-324 is too"),
+    # was: "feature_scale must hold 4 finite positive values"
+    (DPLogisticRegression, {"feature_scale_share": 5e-324}, "feature_scale_share=5e-324 is"),
+    (DPLinearRegression, {"scale_share": 5e-324}, "scale_share=5e-324 is too small"),
+    # was: "init_distance must be positive and finite, got inf" / "got 0.0"
+    (DPLogisticRegression, {"l2": 5e-324}, "l2=5e-324 must be 0 or within"),
+    (DPLogisticRegression, {"intercept_scale": 1e308}, "intercept_scale=1e"),
+    # was: "the public constants are out of floating-point range for NoisyGD's planner"
+    (DPHuberRegressor, {"threshold": 1e308}, "threshold=1e"),
+    (DPLinearRegression, {"radius": 1e308}, "radius=1e"),
+    # was: "math domain error"
+    (DPLogisticRegression, {"epsilon": 1e308}, "mu is unbounded for epsilon=1e"),
+])
+def test_a_parameter_out_of_floating_point_range_is_refused_by_name(cls, params, message):
+    with pytest.raises(ValueError, match=message):
+        _fit(cls, **params)
+
+
+def test_the_edges_themselves_are_accepted():
+    lo = SCALE_RANGE[0]
+    assert _fit(DPLogisticRegression, l2=lo).l2_ == lo
+    assert np.all(np.isfinite(_fit(DPLogisticRegression, l2=0.0).coef_))
+    assert np.all(np.isfinite(_fit(DPLogisticRegression, conditioning_share=1e-150).coef_))
+    assert np.all(np.isfinite(_fit(DPHuberRegressor, threshold=1e3).coef_))
+
+
+def test_the_largest_inverted_epsilon_is_where_mu_is_unbounded_anyway():
+    # below the limit a finite mu is found; above it the search's end (mu = e^50) already
+    # meets every delta, which the "unbounded" answer says
+    assert 1e20 < gdp_mu(1e40, 1e-5) < 1e21
+    for eps in (MAX_BOUNDED_EPSILON * 2, 1e308):
+        with pytest.raises(ValueError, match="unbounded"):
+            gdp_mu(eps, 1e-5)
