@@ -275,6 +275,7 @@ def _box_centre(feature_bounds: Any, n_features: int) -> tuple[np.ndarray, float
     if c.shape != (n_features,) or not np.all(np.isfinite(c)):
         raise ValueError(f"feature_bounds must describe {n_features} columns, got a centre of "
                          f"shape {c.shape}")
+    _check_scale("feature_bounds' radius", radius)  # the fit's row bound (a 1e200 box: inf)
     return c, radius
 
 

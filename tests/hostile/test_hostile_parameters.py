@@ -40,6 +40,9 @@ def _fit(cls, **params):
     # was: "the public constants are out of floating-point range for NoisyGD's planner"
     (DPHuberRegressor, {"threshold": 1e308}, "threshold=1e"),
     (DPLinearRegression, {"radius": 1e308}, "radius=1e"),
+    # was: "intercept_scale must be positive and finite, got inf" (the box's radius)
+    (DPLogisticRegression, {"feature_bounds": (np.full(4, -1e200), np.full(4, 1e200))},
+     "feature_bounds' radius=inf is outside"),
     # was: "math domain error"
     (DPLogisticRegression, {"epsilon": 1e308}, "mu is unbounded for epsilon=1e"),
 ])
