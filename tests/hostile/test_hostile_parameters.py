@@ -66,3 +66,49 @@ def test_the_largest_inverted_epsilon_is_where_mu_is_unbounded_anyway():
     for eps in (MAX_BOUNDED_EPSILON * 2, 1e308):
         with pytest.raises(ValueError, match="unbounded"):
             gdp_mu(eps, 1e-5)
+
+
+def test_a_pld_whose_loss_grid_would_not_fit_is_refused_and_rdp_answers():
+    from noisygd.accounting.events import Gaussian, PoissonSampled, SelfComposed
+    from noisygd.accounting.pld import MAX_GRID_POINTS, PLDAccountant, loss_grid_points
+    from noisygd.accounting.registry import best
+    from noisygd.exceptions import UnsupportedEventError
+
+    # the closed form: (r^2/2 + 10 r) / interval, r = 1/z, the worst Gaussian part
+    event = SelfComposed(PoissonSampled(2e-11, Gaussian(0.005)), 5)
+    assert loss_grid_points(event, 0.002) == pytest.approx((0.5 * 200**2 + 10 * 200) / 0.002)
+    assert loss_grid_points(SelfComposed(Gaussian(1.0), 3), 5e-4) == pytest.approx(21_000)
+    # a PrivateTrainer told n_samples_public=1e12 for 200 rows calibrated through these
+    # events and took over 20 GB; now the PLD refuses before building and RDP answers
+    with pytest.raises(UnsupportedEventError, match="loss grid of about"):
+        PLDAccountant(0.002).epsilon(event, 1e-5)
+    assert loss_grid_points(event, 0.002) > MAX_GRID_POINTS
+    # at its own adaptive interval (from the event's RDP scale) the grid is small: answered
+    result = best(event, 1e-5)
+    assert np.isfinite(result.epsilon) and result.accountant in ("pld", "rdp")
+
+
+def test_the_torch_trainer_names_its_refused_parameters():
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    from noisygd.torch import PrivateTrainer
+
+    X = torch.randn(40, 3)
+    y = (X[:, 0] > 0).long()
+
+    def fit(**kw):
+        net = nn.Linear(3, 2)
+        args = {"method": "noisy_sgd", "epsilon": 1.0, "delta": 1e-5, "batch_size": 8,
+                "steps": 2, "generator": 0, "n_samples_public": 40, **kw}
+        return PrivateTrainer(net, torch.optim.SGD(net.parameters(), lr=0.1),
+                              nn.CrossEntropyLoss(reduction="none"), **args).fit(X, y)
+
+    # was: planned at n = 1e12 (a sampling rate of 8e-12), calibrated for minutes in 20 GB
+    with pytest.raises(ValueError, match="n_samples_public must be the number of examples"):
+        fit(n_samples_public=10**12)
+    with pytest.raises(ValueError, match="relation must be one of"):  # was: not a Neighbouring
+        fit(relation="x")
+    with pytest.raises(TypeError, match="delta must be a real number"):  # was: float('x')
+        fit(delta="x")
+    assert fit().steps_done_ == 2

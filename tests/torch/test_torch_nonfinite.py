@@ -133,16 +133,18 @@ def _fit(X, y, n_public):
     return torch.cat([p.detach().reshape(-1) for p in net.parameters()])
 
 
-def test_same_seed_same_finite_model_with_and_without_the_example():
-    """noisy_gd sums every example each step: with the overflowing example the model is
-    finite, the same for the same seed, and (n declared public and equal) the model trained
-    without it, since the example contributes exactly zero."""
+def test_same_seed_same_finite_model_whatever_the_overflowing_example():
+    """noisy_gd sums every example each step: with an overflowing example the model is
+    finite and the same for the same seed, and the same whichever label that example has
+    (its gradient, of opposite signs for the two labels were it finite, contributes exactly
+    zero). ``n_samples_public`` is the true count: the trainer refuses any other."""
     g = np.random.default_rng(0)
     X = g.normal(size=(20, 2))
     y = (X[:, 0] > 0).astype(np.int64)
     X_bad = np.vstack([X, [1e308, 1e308]])
-    y_bad = np.r_[y, 1]
-    first, again = _fit(X_bad, y_bad, 21), _fit(X_bad, y_bad, 21)
+    first, again = _fit(X_bad, np.r_[y, 1], 21), _fit(X_bad, np.r_[y, 1], 21)
     assert torch.all(torch.isfinite(first))
     assert torch.equal(first, again)
-    torch.testing.assert_close(first, _fit(X, y, 21), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(first, _fit(X_bad, np.r_[y, 0], 21), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="n_samples_public must be the number of examples"):
+        _fit(X, y, 21)

@@ -426,7 +426,8 @@ class PrivateTrainer:
         if delta is None:
             raise ValueError("delta is required (the epsilon of the run is at this delta)")
         self.module, self.optimizer, self.loss = module, optimizer, loss
-        self.method, self.epsilon, self.delta = method, epsilon, float(delta)
+        self.method, self.epsilon = method, epsilon
+        self.delta = check_probability("delta", delta)
         self.noise_multiplier, self.clip = noise_multiplier, clip
         self.batch_size, self.steps, self.epochs = batch_size, steps, epochs
         self.sampling, self.relation = sampling, relation
@@ -465,11 +466,19 @@ class PrivateTrainer:
                 "under add/remove neighbours the number of examples is private: pass "
                 "n_samples_public=len(dataset) when it is public (Opacus assumes it is), or "
                 "relation='replace_one'")
-        return float(check_positive_int("n_samples_public", self.n_samples_public))
+        n_public = check_positive_int("n_samples_public", self.n_samples_public)
+        if n_public != n_rows:  # declared public, so the check reveals nothing more
+            raise ValueError("n_samples_public must be the number of examples given to fit "
+                             "(it is declared public and sets the sampling rate and the "
+                             "normalisation)")
+        return float(n_public)
 
     def _relation(self) -> Neighbouring:
+        if isinstance(self.relation, Neighbouring):
+            return self.relation
         if self.relation is not None:
-            return Neighbouring(self.relation)
+            return Neighbouring(check_choice("relation", self.relation,
+                                             tuple(r.value for r in Neighbouring)))
         if self.method == "dp_ftrl" or (self.method == "noisy_sgd"
                                         and self.sampling == "shuffle"):
             return Neighbouring.REPLACE_ONE
