@@ -31,6 +31,10 @@ Measured (``experiments/results/conditioning_noise_floor.md``, seeds 0 and 1):
   0.93, default 0.87: within reach in principle, by better optimisation alone.
 * The base clip's floor (no sharp clip) is far lower (0.43-0.83): the sharp clip's halving
   is worth more than its bias on every one of these cells.
+* It agrees with ``experiments/direction_floor.py``'s idealised one release (whole budget,
+  exact base rate, clip chosen on the test rows): 0.78 on imbalanced 2000 x 100. This one
+  stays in the default's coordinates and budget split, so it also prices the share the
+  pre-releases take, and adds the cells within reach.
 
 What the default loses to optimisation on imbalanced 2000 x 100 plain (epsilon 1, seeds
 0-3, NoisyGD's steps and noise unchanged, ``method_options={"learning_rate": ...}``): its
