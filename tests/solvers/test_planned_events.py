@@ -22,6 +22,7 @@ from noisygd.accounting.events import (
     SampledWithoutReplacement,
     SelfComposed,
 )
+from noisygd.exceptions import UnknownOptionError
 from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.solvers import (
@@ -103,10 +104,14 @@ def test_every_registered_solver_is_covered():
     assert covered == set(SOLVERS)
 
 
-def test_noisy_gd_planned_event_follows_a_run_override_of_the_steps():
-    # method_options override the run: the planned event is the run's, whatever it spends
+def test_noisy_gd_steps_are_set_by_max_iter_not_by_an_option():
+    # an option that overrode the planned steps ran a noise calibrated for other steps (more
+    # epsilon than the budget, or noise wasted): refused, naming max_iter; max_iter plans the
+    # noise for its steps, and the planned event is the run's
+    with pytest.raises(UnknownOptionError, match=r"\['steps'\] is not an option.*max_iter"):
+        _plan_and_run(NoisyGDSolver(), _oracle(), ADD, Budget(1.0, 1e-5), options={"steps": 7})
     plan, result = _plan_and_run(NoisyGDSolver(), _oracle(), ADD, Budget(1.0, 1e-5),
-                                 options={"steps": 7})
+                                 max_iter=7)
     event = NoisyGDSolver().planned_event(plan)
     assert event == result.event and event.count == 7
 

@@ -135,13 +135,10 @@ def test_dp_ftrl_regret_terms_with_random_leaves():
 
 
 def test_dp_ftrl_plan_with_random_leaves_bounds_only_the_expectation():
-    # the plan reads the leaf law from settings["leaves"]: set by the solver from the relation
-    # where DP-FTRL runs add/remove with random leaves, else given here as an option
+    # the plan reads the leaf law from settings["leaves"], set by the solver from the relation
+    # (add/remove: random leaves); an option cannot set it (Solver.check_options)
     obj = LogisticLoss(l2=0.0, radius=5.0)
-    relation = (Neighbouring.ADD_REMOVE if Neighbouring.ADD_REMOVE in DPFTRLSolver.relations
-                else REPLACE)
-    facts = _facts(obj, n=25600.0, relation=relation, options={"leaves": "random"},
-                   n_samples_high=26000.0)
+    facts = _facts(obj, n=25600.0, relation=Neighbouring.ADD_REMOVE, n_samples_high=26000.0)
     plan = DPFTRLSolver().plan(facts, Budget(1.0, 1e-5))
     C = obj.constants(1.0).lipschitz
     a, b, _ = ftrl_regret_terms(

@@ -247,6 +247,8 @@ class DPFTRLSolver(Solver):
         (:func:`noisygd.solvers.sharp_clip.regime_clip`)."""
         import dataclasses
 
+        self.check_options(facts.options)  # also when planned alone (``noisygd plan``)
+
         if "sharp_clip" in facts.options:
             from noisygd.solvers.noisy_gd import regime_clip
 

@@ -233,6 +233,7 @@ class NoisyGDSolver(Solver):
                      pilot: bool = True) -> tuple[NoisyGDPlan, dict[str, Any]]:
         """:meth:`plan` without the warning (for a caller that may not run this plan);
         ``pilot=False``: never the distance pilot (the plan at the public distance)."""
+        self.check_options(facts.options)  # also when planned alone (``noisygd plan``)
         if budget.secure:
             return plan_secure_gaussian(
                 lambda mu: self._plan(facts, budget, mu, pilot=False), self.planned_event,

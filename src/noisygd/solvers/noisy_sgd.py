@@ -183,6 +183,8 @@ class NoisySGDSolver(Solver):
         """Sampling rate and steps from public ``n``; ``z`` from one joint calibration."""
         from noisygd.accounting.calibration import calibrate_noise_multiplier
 
+        self.check_options(facts.options)  # also when planned alone (``noisygd plan``)
+
         if "sharp_clip" in facts.options:
             options = dict(facts.options)
             sharp = options.pop("sharp_clip")
