@@ -23,6 +23,7 @@ def _data() -> tuple[np.ndarray, np.ndarray]:
 
 def _fit(cls, **params):
     X, y = _data()
+    params = {"random_state": 0, **params}
     if cls is DPLogisticRegression:
         return cls(classes=[0, 1], **params).fit(X, y)
     return cls(target_range=(0.0, 1.0), **params).fit(X, 0.5 * X[:, 0])

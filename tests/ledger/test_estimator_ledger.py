@@ -373,7 +373,7 @@ def test_an_unknown_or_plan_set_option_is_refused_before_any_record(sqlite_path,
     # check, or silently replaced by the plan's value)
     _budget(sqlite_path)
     X, y = _data()
-    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d",
+    model = DPLogisticRegression(classes=[0, 1], ledger=sqlite_path, dataset="d", random_state=0,
                                  method_options=options)
     with pytest.raises(UnknownOptionError, match=r"not an option|unknown method_options"):
         model.fit(X, y)
