@@ -446,8 +446,8 @@ class Solver(ABC):
     sharp_clip_losses: ClassVar[tuple[str, ...]] = ()
     option_names: ClassVar[frozenset[str] | None] = None
     plan_option_names: ClassVar[frozenset[str]] = frozenset()
-    option_checks: ClassVar[Mapping[str, Callable[[str, Any], None]]] = {}
-    plan_option_checks: ClassVar[Mapping[str, Callable[[str, Any], None]]] = {}
+    option_checks: ClassVar[Mapping[str, Callable[[str, Any], object]]] = {}
+    plan_option_checks: ClassVar[Mapping[str, Callable[[str, Any], object]]] = {}
 
     def check_options(self, options: Mapping[str, Any] | None) -> None:
         """Refuse ``method_options`` keys this method does not take, before anything is
@@ -487,7 +487,7 @@ class Solver(ABC):
 
     @staticmethod
     def _check_values(options: Mapping[str, Any],
-                      checks: Mapping[str, Callable[[str, Any], None]], label: str) -> None:
+                      checks: Mapping[str, Callable[[str, Any], object]], label: str) -> None:
         """Run the value check of each key present (sorted: the first bad key is reported
         whatever the dict's order)."""
         for key in sorted(k for k in options if k in checks):

@@ -16,6 +16,7 @@ Checks are plain functions, so that a user's own solver may reuse them.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -57,8 +58,18 @@ __all__ = [
     "optional",
 ]
 
-#: ``check(label, value)``: raises on a bad value, returns nothing.
-OptionCheck = Callable[[str, Any], None]
+#: ``check(label, value)``: raises on a bad value (what it returns is not used).
+OptionCheck = Callable[[str, Any], object]
+
+#: The checks of :mod:`noisygd._checks` already take ``(name, value)``: used as they are.
+check_bool_option = check_bool
+check_positive_int_option = check_positive_int
+check_fraction_option = check_fraction
+check_probability_option = check_probability
+#: An integer :math:`\ge 0`.
+check_count_option = functools.partial(check_positive_int, minimum=0)
+#: A real number in :math:`(0, 1)` (a share of a budget that leaves some for the rest).
+check_open_share_option = functools.partial(check_fraction, closed_right=False)
 
 #: Largest ridge, curvature clip or scale factor accepted in ``method_options`` (the
 #: estimators' ``SCALE_RANGE`` upper end): the planners square and invert these, and at
@@ -82,33 +93,8 @@ def check_nonnegative_option(label: str, value: Any) -> None:
     _at_most(label, check_nonnegative(label, value))
 
 
-def check_positive_int_option(label: str, value: Any) -> None:
-    """An integer :math:`\\ge 1` (``TypeError`` for floats such as 10.0 and for bools)."""
-    check_positive_int(label, value)
-
-
-def check_count_option(label: str, value: Any) -> None:
-    r"""An integer :math:`\ge 0`."""
-    check_positive_int(label, value, minimum=0)
-
-
-def check_fraction_option(label: str, value: Any) -> None:
-    """A real number in :math:`(0, 1]`."""
-    check_fraction(label, value)
-
-
-def check_open_share_option(label: str, value: Any) -> None:
-    """A real number in :math:`(0, 1)` (a share of a budget that leaves some for the rest)."""
-    check_fraction(label, value, closed_right=False)
-
-
-def check_probability_option(label: str, value: Any) -> None:
-    """A real number in :math:`(0, 1)` (a failure probability)."""
-    check_probability(label, value)
-
-
 def check_step_rule_option(label: str, value: Any) -> None:
-    """Langevin's step rule: ``"auto"``, ``"theorem4"`` or a step size :math:`> 0`
+    r"""Langevin's step rule: ``"auto"``, ``"theorem4"`` or a step size :math:`> 0`
     (:func:`noisygd.planning_langevin.plan_langevin`, which checks it against
     :math:`1/\beta`)."""
     from noisygd.planning_langevin import STEP_RULES
@@ -117,11 +103,6 @@ def check_step_rule_option(label: str, value: Any) -> None:
         check_choice(label, value, tuple(STEP_RULES))
         return
     check_positive(label, value)
-
-
-def check_bool_option(label: str, value: Any) -> None:
-    """True or False."""
-    check_bool(label, value)
 
 
 def optional(check: OptionCheck) -> OptionCheck:
