@@ -11,6 +11,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+#: False-failure rate of each statistical assertion on draws from OS entropy (no seed can fix
+#: them): about 20 such assertions run in the default suite, so at 1e-4 each one CI run in
+#: 500 failed for nothing (it happened: stop 31's binomial test, then a clean clone's RRPSGD
+#: KS test at p = 9e-5, whose p-values are uniform over 1 500 reruns). At 1e-6 it is one in
+#: 50 000, and each test still catches a sampler whose law is off.
+UNSEEDED_ALPHA = 1e-6
+
 #: Smallest expected count of a pooled cell (the usual rule for Pearson's chi-square).
 MIN_EXPECTED = 5.0
 

@@ -3,7 +3,7 @@
 The "old formula" references below are the noise loops as they were written before the noise
 went through :func:`noisygd.mechanisms.noise.add_gaussian_noise` (``g += sd *
 rng.standard_normal(p)`` and friends): the seeded default mode must reproduce them exactly.
-Statistical assertions under OS entropy state their false-failure rate (ALPHA = 1e-4 each).
+Statistical assertions under OS entropy state their false-failure rate (ALPHA = 1e-6 each).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from _goodness_of_fit import UNSEEDED_ALPHA
 from noisygd.accounting import best, get_accountant
 from noisygd.accounting.events import (
     DiscreteGaussianNoise,
@@ -45,7 +46,7 @@ pytest.importorskip("opendp.prelude", reason="secure noise needs the optional op
                     "(pip install 'noisygd[secure]')")
 
 #: Per-test false-failure rate of every statistical assertion below.
-ALPHA = 1e-4
+ALPHA = UNSEEDED_ALPHA
 REP = Neighbouring.REPLACE_ONE
 
 

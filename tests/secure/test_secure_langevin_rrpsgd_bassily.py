@@ -7,7 +7,7 @@
   applied to the discrete Gaussian's RDP; the bound is recomputed here independently with
   mpmath at 60 digits.
 * The noise scales are tested by Kolmogorov-Smirnov tests. OS entropy cannot be seeded: every
-  statistical assertion has false-failure rate ALPHA = 1e-4.
+  statistical assertion has false-failure rate ALPHA = 1e-6.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from _goodness_of_fit import UNSEEDED_ALPHA
 from noisygd.accounting import best, get_accountant
 from noisygd.accounting.base import UnsupportedEventError
 from noisygd.accounting.events import (
@@ -48,7 +49,7 @@ pytest.importorskip("opendp.prelude", reason="secure noise needs the optional op
                     "(pip install 'noisygd[secure]')")
 
 #: Per-test false-failure rate of every statistical assertion below.
-ALPHA = 1e-4
+ALPHA = UNSEEDED_ALPHA
 REP = Neighbouring.REPLACE_ONE
 INT_ORDERS = tuple(float(a) for a in range(2, 65))
 

@@ -1,5 +1,5 @@
 """SecureRandom's exact samplers (OS entropy, so no seed: every statistical test states its
-false-failure rate, ALPHA = 1e-4 each).
+false-failure rate, ALPHA = 1e-6 each).
 
 These tests need no OpenDP: the discrete samplers are noisygd's own (integers and rationals on
 ``os.urandom`` bits); the Gaussian is tested in ``test_secure_noise.py``.
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from _goodness_of_fit import chi2_pvalue
+from _goodness_of_fit import UNSEEDED_ALPHA, chi2_pvalue
 from noisygd._checks import check_generator
 from noisygd.mechanisms.secure import SecureRandom
 
 #: Per-test false-failure rate of every statistical assertion below (OS entropy: no seed).
-ALPHA = 1e-4
+ALPHA = UNSEEDED_ALPHA
 
 
 def test_integers_uniform_and_in_range() -> None:
