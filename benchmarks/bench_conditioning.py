@@ -26,7 +26,10 @@ Problems:
 
 For each problem, epsilon in {0.5, 1, 2, 8} and seed: noisygd's ``DPLogisticRegression`` /
 ``DPLinearRegression`` with ``method="auto"`` (the default) and each other method that runs
-with its defaults under add/remove (``noisy_sgd``, ``dp_ftrl``, ``dynamic``), each **plain**
+with its defaults under add/remove (``noisy_sgd``, ``dp_ftrl``, ``dynamic``, ``newton``, and
+for regression ``ssp``; ``output_perturbation``, ``langevin`` and ``rrpsgd`` are accounted
+under replace-one only and refuse the default relation with a message naming
+``neighbouring="replace_one"``), each **plain**
 (no ``feature_bounds``: what a user gets, including the private centre, and for
 classifiers the row scale, on by default, ``conditioning_share="auto"``, share 0.1, and the
 private per-feature scale after it, ``feature_scale_share="auto"``, share 0.05) and
@@ -72,7 +75,9 @@ FAMILIES = ("onehot", "imbalanced", "scales", "offcentre")
 SIZES = (500, 2000, 10000, 50000)
 DIMS = (5, 20, 100)
 EPSILONS = (0.5, 1.0, 2.0, 8.0)
-METHODS = ("auto", "noisy_sgd", "dp_ftrl", "dynamic")
+METHODS = ("auto", "noisy_sgd", "dp_ftrl", "dynamic", "newton", "ssp")
+#: Methods that apply to one task only (``ssp``: least squares); others run on both.
+TASK_OF_METHOD = {"ssp": "regression"}
 DECLARED = ("plain", "uncond", "box")
 QUICK = {"sizes": (2000, 10000), "dims": (20,), "epsilons": (1.0, 8.0), "seeds": 2}
 COLUMNS = ("problem", "task", "n", "p", "method", "declared", "epsilon", "share_mean",
@@ -206,6 +211,8 @@ def run_problem(name: str, prob: dict[str, Any], epsilons: tuple[float, ...], se
     rows = []
     n, p = prob["X"].shape
     for method in methods:
+        if TASK_OF_METHOD.get(method, prob["task"]) != prob["task"]:
+            continue
         for declared in DECLARED:
             for eps in epsilons:
                 vals, chosen, status = [], set(), "ok"

@@ -127,7 +127,7 @@ def test_value_checks_cover_only_declared_keys_and_name_the_option(cls) -> None:
     ("dp_ftrl", {"optimum_norm_bound": -1}, r"method_options\['optimum_norm_bound'\] must be pos"),
     ("output_perturbation", {"noise": [1, 2]}, r"method_options\['noise'\] must be a string"),
     ("rrpsgd", {"loss_gap_bound": -1}, r"method_options\['loss_gap_bound'\] must be positive"),
-    ("ssp", {"shares": 0.5}, r"method_options\['shares'\] must be three positive numbers"),
+    ("ssp", {"shares": 0.5}, r"method_options\['shares'\] must be three or six positive numbers"),
     ("ssp", {"shares": (0.5, 0.5, 0.5)}, r"method_options\['shares'\] must sum to 1"),
     ("newton", {"curvature_clip": 1e308}, r"method_options\['curvature_clip'\] must be at most"),
     ("newton", {"steps": "x"}, r"method_options\['steps'\] must be an integer"),

@@ -108,6 +108,7 @@ from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian,
 from noisygd.algorithms.base import FitResult
 from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
 from noisygd.mechanisms.secure import SecureRandom
+from noisygd.objectives.base import constant_column as objective_constant_column
 from noisygd.oracles.base import GradientOracle
 
 __all__ = [
@@ -115,11 +116,17 @@ __all__ = [
     "DEFAULT_SHARES",
     "SSPPlan",
     "SSPRelease",
+    "adaptive_ridge",
     "adassp",
+    "check_rng_matches_plan",
     "constant_column",
+    "lambda_min_shift",
     "plan_ssp",
     "release_statistics",
     "released_constant",
+    "releases_event",
+    "ridge_threshold",
+    "secure_inflations",
     "solve_released",
     "sufficient_statistics",
 ]
@@ -194,14 +201,12 @@ class SSPPlan:
     @property
     def shift(self) -> float:
         r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}` (Algorithm 2, line 1)."""
-        return self.noise_sds[0] * math.sqrt(math.log(6.0 / self.delta))
+        return lambda_min_shift(self.noise_sds[0], self.delta)
 
     @property
     def threshold(self) -> float:
         r""":math:`\eta = \sigma_A\sqrt{p\log(2p^2/\varrho)}` (Algorithm 2, line 2)."""
-        p = self.n_params
-        return self.noise_sds[1] * math.sqrt(
-            p * math.log(2.0 * p * p / self.failure_probability))
+        return ridge_threshold(self.noise_sds[1], self.n_params, self.failure_probability)
 
     @property
     def dims(self) -> tuple[int, int, int]:
@@ -216,22 +221,15 @@ class SSPPlan:
             return 1.0, 1.0, 1.0
         B2 = self.row_bound * self.row_bound
         units = (B2, B2, self.row_bound * self.target_bound)
-        rng = SecureRandom()
-        return tuple(  # type: ignore[return-value]
-            sensitivity_inflation(rng, sd, dim, self.sensitivity * unit)
-            for sd, dim, unit in zip(self.noise_sds, self.dims, units, strict=True))
+        return secure_inflations(self.noise_sds, self.dims, units,  # type: ignore[return-value]
+                                 self.sensitivity)
 
     @property
     def event(self) -> Composed:
         """``Composed`` of the three Gaussian releases (exactly :math:`\\mu`-GDP); in secure
         mode each wrapped in ``DiscreteGaussianNoise`` (zCDP)."""
-        rel = Neighbouring(self.relation)
-        gaussians = [Gaussian(z, sensitivity=self.sensitivity, relation=rel)
-                     for z in self.noise_multipliers]
-        if not self.secure:
-            return Composed(tuple(gaussians))
-        return Composed(tuple(DiscreteGaussianNoise(g, k)
-                              for g, k in zip(gaussians, self.inflations(), strict=True)))
+        return releases_event(self.noise_multipliers, self.relation,
+                              self.inflations() if self.secure else None)
 
     def summary(self) -> dict[str, Any]:
         """Public settings of the plan (for ``FitResult.info``)."""
@@ -242,6 +240,51 @@ class SSPPlan:
             "failure_probability": self.failure_probability, "ridge_sum_form": self.ridge,
             "shift": self.shift, "threshold": self.threshold, "secure": self.secure,
         }
+
+
+def lambda_min_shift(sd: float, delta: float) -> float:
+    r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}`, the shift that puts the released
+    :math:`\lambda_{\min}` below the true one except with probability at most
+    :math:`\sqrt{\delta/6}` (Wang 2018, Algorithm 2, line 1)."""
+    return sd * math.sqrt(math.log(6.0 / delta))
+
+
+def ridge_threshold(sd: float, dim: int, failure_probability: float) -> float:
+    r""":math:`\eta = \sigma\sqrt{d\log(2d^2/\varrho)}`, the bound on the spectral norm of a
+    symmetric :math:`d \times d` Gaussian noise matrix of entry sd :math:`\sigma` with
+    probability :math:`1 - \varrho` (Wang 2018, Algorithm 2, line 2)."""
+    return sd * math.sqrt(dim * math.log(2.0 * dim * dim / failure_probability))
+
+
+def adaptive_ridge(released_lambda_min: float, shift: float, threshold: float) -> float:
+    r"""Wang's ridge :math:`\lambda = \max(0, \eta - \max(\tilde\lambda - \text{shift}, 0))`
+    (Algorithm 2, lines 1-2; post-processing of the released :math:`\tilde\lambda`)."""
+    return max(0.0, threshold - max(released_lambda_min - shift, 0.0))
+
+
+def secure_inflations(noise_sds: tuple[float, ...], dims: tuple[int, ...],
+                      units: tuple[float, ...], sensitivity: float) -> tuple[float, ...]:
+    r""":math:`\kappa_k = 1 + \gamma_k\sqrt{d_k}/\Delta_k` of each release in secure mode
+    (:func:`~noisygd.mechanisms.noise.sensitivity_inflation`): a function of release ``k``'s
+    noise sd, dimension and sensitivity :math:`\Delta_k` (``sensitivity`` times its unit)
+    only (the rounding grid), hence of the plan."""
+    rng = SecureRandom()
+    return tuple(sensitivity_inflation(rng, sd, dim, sensitivity * unit)
+                 for sd, dim, unit in zip(noise_sds, dims, units, strict=True))
+
+
+def releases_event(noise_multipliers: tuple[float, ...], relation: Neighbouring | str,
+                   inflations: tuple[float, ...] | None = None) -> Composed:
+    r"""``Composed`` of one Gaussian release per noise multiplier, each with the relation's
+    sensitivity (exactly :math:`\mu`-GDP, :math:`\mu = \Delta\sqrt{\sum_k z_k^{-2}}`); with
+    ``inflations`` (secure mode) each wrapped in ``DiscreteGaussianNoise``."""
+    rel = Neighbouring(relation)
+    gaussians = [Gaussian(z, sensitivity=rel.clipped_sum_sensitivity, relation=rel)
+                 for z in noise_multipliers]
+    if inflations is None:
+        return Composed(tuple(gaussians))
+    return Composed(tuple(DiscreteGaussianNoise(g, k)
+                          for g, k in zip(gaussians, inflations, strict=True)))
 
 
 def plan_ssp(
@@ -352,7 +395,16 @@ class SSPRelease:
     moment: np.ndarray
 
 
-def _check_rng(rng: Any, plan: SSPPlan) -> None:
+def check_rng_matches_plan(rng: Any, plan: Any) -> None:
+    """Refuse a generator that does not match the plan's ``secure`` flag (a
+    :class:`~noisygd.mechanisms.secure.SecureRandom` exactly for a secure plan), so that the
+    event is always the one of the noise drawn.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a generator, or its kind does not match ``plan.secure``.
+    """
     check_generator("rng", rng, secure=plan.secure)
     if plan.secure != is_secure(rng):
         raise TypeError("a secure plan needs rng=SecureRandom() and a SecureRandom needs a "
@@ -374,7 +426,7 @@ def release_statistics(A: np.ndarray, b: np.ndarray, plan: SSPPlan,
     rng : numpy.random.Generator or SecureRandom
         A :class:`~noisygd.mechanisms.secure.SecureRandom` exactly when ``plan.secure``.
     """
-    _check_rng(rng, plan)
+    check_rng_matches_plan(rng, plan)
     p = plan.n_params
     A = np.asarray(A, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -437,8 +489,7 @@ def solve_released(release: SSPRelease, plan: SSPPlan,
     ``offcentre`` 2000 x 100 at epsilon 1; docs/ssp.md). Post-processing: the event is
     unchanged.
     """
-    lam_tilde = max(release.lambda_min - plan.shift, 0.0)
-    lam = max(0.0, plan.threshold - lam_tilde)
+    lam = adaptive_ridge(release.lambda_min, plan.shift, plan.threshold)
     M = release.gram + (plan.ridge + lam) * np.eye(plan.n_params)
     theta0 = np.zeros(plan.n_params)
     if constant is not None and plan.radius is None:
@@ -459,14 +510,9 @@ def constant_column(oracle: GradientOracle) -> tuple[int, float] | None:
     r"""``(k, s)`` where every row the oracle serves has the constant ``s`` in column ``k``
     (the intercept column: ``s`` = the objective's ``intercept_scale`` for a
     :class:`~noisygd.objectives.centred.CentredGLM`, 1 for a GLM with ``fit_intercept``, the
-    last coordinate either way), else None. Public: read from the objective, not the rows."""
-    objective = getattr(oracle, "objective", None)
-    scale = getattr(objective, "intercept_scale", None)
-    base = getattr(objective, "base", objective)
-    if not getattr(base, "fit_intercept", False):
-        return None
-    value = 1.0 if scale is None else float(scale)
-    return (oracle.n_params - 1, value) if value > 0.0 else None
+    last coordinate either way), else None. Public: read from the objective, not the rows
+    (:func:`noisygd.objectives.base.constant_column`)."""
+    return objective_constant_column(getattr(oracle, "objective", None), oracle.n_params)
 
 
 def adassp(oracle: GradientOracle, plan: SSPPlan,
@@ -489,7 +535,7 @@ def adassp(oracle: GradientOracle, plan: SSPPlan,
         ``event`` = ``plan.event``; ``info`` holds the plan and the ridge :math:`\lambda`
         (a function of the released :math:`\tilde\lambda_{\min}` and public values only).
     """
-    _check_rng(rng, plan)
+    check_rng_matches_plan(rng, plan)
     if oracle.n_params != plan.n_params:
         raise ValueError(f"the oracle has {oracle.n_params} parameters but the plan was made "
                          f"for {plan.n_params}")

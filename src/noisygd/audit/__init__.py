@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     "output_perturbation_problem": "problems",
     "langevin_problem": "problems",
     "rrpsgd_problem": "problems",
+    "ssp_centred_problem": "problems",
     "ssp_problem": "problems",
     "linear_regression_problem": "estimator_problems",
     "multinomial_problem": "estimator_problems",

@@ -113,6 +113,7 @@ __all__ = [
     "noisy_sgd_problem",
     "output_perturbation_problem",
     "rrpsgd_problem",
+    "ssp_centred_problem",
     "ssp_problem",
 ]
 
@@ -696,6 +697,86 @@ def ssp_problem(
                   "row_bound": B, "target_bound": Y, "n_samples": n_ord + 1,
                   "relation": rel.value},
         score=_info_statistic, observed="white-box: the three releases", nu=mu,
+    )
+
+
+def ssp_centred_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    n_ordinary: int = 50,
+    row_bound: float = 1.0,
+    target_bound: float = 1.0,
+) -> AuditProblem:
+    r"""Centred AdaSSP (:mod:`noisygd.algorithms.ssp_centred`: an intercept, its statistics
+    released apart; what ``DPLinearRegression(method="ssp")`` runs) planned by
+    :class:`~noisygd.solvers.ssp.SSPSolver`, add/remove, audited white-box on its six
+    releases.
+
+    One feature and the intercept (rows :math:`[x, 1]`, :math:`|x| \le R`). The ordinary
+    rows are :math:`x = -R` with target 0, so their centred Gram is 0; the canary
+    :math:`x = R` with target :math:`Y` moves :math:`\lambda_{\min}(C)` by
+    :math:`\frac{n}{n+1}(2R)^2` (its sensitivity :math:`4R^2` up to :math:`n/(n+1)`),
+    :math:`S_{xx}` by :math:`R^2`, :math:`S_x` by :math:`R`, ``n`` by 1, :math:`S_y` by
+    :math:`Y` and :math:`S_{xy}` by :math:`RY`: each by its sensitivity. The statistic is
+    the likelihood-ratio combination :math:`\sum_k\Delta_ko_k/\sigma_k^2` of the six
+    released coordinates over :math:`\nu = (\sum_k\Delta_k^2/\sigma_k^2)^{1/2}`, exactly
+    :math:`\mathcal N(m, 1)` against :math:`\mathcal N(m + \nu, 1)` with :math:`\nu`
+    within a factor :math:`\sqrt{1 - w_\lambda(1 - (n/(n+1))^2)}` of the plan's :math:`\mu`.
+    """
+    from noisygd.algorithms.ssp import sufficient_statistics
+    from noisygd.algorithms.ssp_centred import (
+        centred_statistics,
+        release_centred_statistics,
+        solve_centred_release,
+    )
+    from noisygd.solvers import Budget, PublicFacts
+    from noisygd.solvers.ssp import SSPSolver
+
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    eps = check_positive("epsilon", epsilon)
+    dl = check_probability("delta", delta)
+    n_ord = check_positive_int("n_ordinary", n_ordinary)
+    R = check_positive("row_bound", row_bound)
+    Y = check_positive("target_bound", target_bound)
+    rel = Neighbouring.ADD_REMOVE
+    obj = SquaredLoss(fit_intercept=True, target_bound=Y)
+    X, y = np.full((n_ord, 1), -R), np.zeros(n_ord)
+    d0 = ArrayOracle(obj, X, y, row_norm_bound=R)
+    d1 = ArrayOracle(obj, np.vstack([[R], X]), np.concatenate([[Y], y]), row_norm_bound=R)
+    solver = SSPSolver()
+    plan = solver.plan(PublicFacts.from_oracle(d1, n_samples=float(n_ord + 1), relation=rel),
+                       Budget(eps, dl))
+    if not hasattr(plan, "constant"):
+        raise AssertionError("the intercept's rows must give the centred plan")
+    shifts = np.array([4.0 * R * R * n_ord / (n_ord + 1), R * R, R, 1.0, Y, R * Y])
+    weights = shifts / np.asarray(plan.noise_sds) ** 2
+    nu = float(np.sqrt(np.sum(shifts * weights)))
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        oracle = d1 if which else d0
+        A, b = sufficient_statistics(oracle)
+        released = release_centred_statistics(centred_statistics(A, b, plan.constant), plan,
+                                              rng)
+        theta, lam = solve_centred_release(released, plan)
+        observed = np.array([released.lambda_min, released.gram[0, 0],
+                             released.feature_sum[0], released.count, released.target_sum,
+                             released.moment[0]])
+        return FitResult(theta=theta, event=solver.planned_event(plan), n_iter=1,
+                         info={"audit_statistic": float(observed @ weights) / nu,
+                               "adaptive_ridge": lam})
+
+    return AuditProblem(
+        name="ssp_centred", run=run, direction=np.array([1.0, 0.0]), relation=rel,
+        gaussian_output=True,
+        canary=(f"row x = R with target Y over rows x = -R with target 0 (R = {R:g}, "
+                f"Y = {Y:g}, intercept column 1): the six releases move by their "
+                "sensitivities (lambda_min(C) by 4R^2 n/(n+1)); " + _relation_words(rel)),
+        settings={"noise_multipliers": list(plan.noise_multipliers), "nu": nu,
+                  "row_bound": R, "target_bound": Y, "n_samples": n_ord + 1,
+                  "relation": rel.value},
+        score=_info_statistic, observed="white-box: the six releases", nu=nu,
     )
 
 

@@ -91,6 +91,12 @@ AUDITS: dict[str, AuditEntry] = {
         "AdaSSP (Wang 2018); canary B e_0 with target Y moves lambda_min, A_00 and b_0 by "
         "their sensitivities; white-box: the three releases (exactly Gaussian)",
         steps_option=None),
+    "ssp_centred": AuditEntry(
+        "problems:ssp_centred_problem", "ssp",
+        "AdaSSP, centred form (an intercept: DPLinearRegression's); canary x = R, target Y "
+        "over rows x = -R moves lambda_min(C), S_xx, S_x, n, S_y, S_xy by their "
+        "sensitivities; white-box: the six releases (exactly Gaussian)",
+        steps_option=None),
     "newton": AuditEntry(
         "problems:newton_problem", "newton",
         "private damped Newton, least squares (one curvature release); canary B e_0 at the "

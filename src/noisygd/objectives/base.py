@@ -173,6 +173,29 @@ def augmented_row_norms(
     return np.sqrt(sq) if intercept_scale is None else np.sqrt(sq + intercept_scale**2)
 
 
+def constant_column(objective: object, n_params: int) -> tuple[int, float] | None:
+    r"""``(k, s)`` where every row an oracle of ``objective`` serves has the constant ``s``
+    in column ``k`` (the intercept column: ``s`` = the objective's ``intercept_scale`` for a
+    :class:`~noisygd.objectives.centred.CentredGLM`, 1 for a GLM with ``fit_intercept``; the
+    last of the ``n_params`` coordinates either way), else None. Public: read from the
+    objective, never from the rows.
+
+    Examples
+    --------
+    >>> from noisygd.objectives.glm import SquaredLoss
+    >>> constant_column(SquaredLoss(fit_intercept=True), 3)
+    (2, 1.0)
+    >>> constant_column(SquaredLoss(fit_intercept=False), 3) is None
+    True
+    """
+    scale = getattr(objective, "intercept_scale", None)
+    base = getattr(objective, "base", objective)
+    if not getattr(base, "fit_intercept", False):
+        return None
+    value = 1.0 if scale is None else float(scale)
+    return (int(n_params) - 1, value) if value > 0.0 else None
+
+
 class Objective(ABC):
     """Per-example loss plus L2 regularisation, optionally constrained to a ball.
 

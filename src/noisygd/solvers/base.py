@@ -29,7 +29,7 @@ from noisygd._checks import check_positive
 from noisygd.accounting.events import DpEvent, Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.exceptions import AssumptionError, UnknownOptionError
-from noisygd.objectives.base import Objective, ObjectiveConstants
+from noisygd.objectives.base import Objective, ObjectiveConstants, constant_column
 from noisygd.oracles.base import GradientOracle
 
 __all__ = ["PLANNED_SETTINGS", "Budget", "PublicFacts", "ReleasedFacts", "Solver",
@@ -246,6 +246,9 @@ class PublicFacts:
     released : ReleasedFacts or None
         Facts of the rows from a paid release before the run (:class:`ReleasedFacts`);
         ``constants.smoothness`` is then already the released one (:meth:`from_oracle`).
+    constant_column : (int, float) or None
+        ``(k, s)``: column ``k`` of every served row is the constant ``s`` (the intercept's;
+        :func:`noisygd.objectives.base.constant_column`, read from the objective), else None.
     """
 
     n_samples: float
@@ -267,6 +270,7 @@ class PublicFacts:
     curvature_sums: bool | None = None
     row_nonzero_counts: bool | None = None
     released: ReleasedFacts | None = None
+    constant_column: tuple[int, float] | None = None
 
     def n_step(self) -> float:
         """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
@@ -306,6 +310,7 @@ class PublicFacts:
             n_samples_high=None if n_samples_high is None else float(n_samples_high),
             curvature_sums=has_self_concordance(objective.margin_model()),
             row_nonzero_counts=True,  # ArrayOracle.serves_row_nonzeros
+            constant_column=constant_column(objective, objective.n_params(int(n_features))),
         )
 
     @classmethod
@@ -343,6 +348,8 @@ class PublicFacts:
             curvature_sums=oracle.self_concordance() is not None,
             row_nonzero_counts=bool(getattr(oracle, "serves_row_nonzeros", False)),
             released=released,
+            constant_column=constant_column(getattr(oracle, "objective", None),
+                                            oracle.n_params),
         )
 
     def clip_norm(self) -> float:

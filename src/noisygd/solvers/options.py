@@ -171,6 +171,9 @@ def check_start_option(label: str, value: Any) -> None:
     length is the run's to check, against the number of parameters)."""
     if value is None:
         return
+    raw = np.asarray(value) if not isinstance(value, str | bytes) else None
+    if raw is None or raw.dtype.kind not in "iuf":  # strings, bools, objects, complex
+        raise TypeError(f"{label} must be a one-dimensional array of real numbers")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -184,13 +187,16 @@ def check_start_option(label: str, value: Any) -> None:
         raise ValueError(f"{label} must be finite")
 
 
-def check_shares_option(label: str, value: Any) -> None:
-    """Three positive real numbers summing to 1 (a list, tuple or array)."""
-    if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
-        raise TypeError(f"{label} must be three positive numbers summing to 1, got "
+def check_shares_option(label: str, value: Any, counts: tuple[int, ...] = (3,)) -> None:
+    """Positive real numbers summing to 1 (a list, tuple or array), as many as one of
+    ``counts`` (default three)."""
+    words = " or ".join({3: "three", 6: "six"}.get(c, str(c)) for c in counts)
+    if isinstance(value, str | bytes | dict | set | frozenset) or not hasattr(value, "__len__"):
+        raise TypeError(f"{label} must be {words} positive numbers summing to 1 (in order: "
+                        f"a list, tuple or array), got "
                         f"{type(value).__name__}")
-    if len(value) != 3:
-        raise ValueError(f"{label} must hold three numbers, got {len(value)}")
+    if len(value) not in counts:
+        raise ValueError(f"{label} must hold {words} numbers, got {len(value)}")
     total = math.fsum(check_positive(f"{label}[{k}]", s) for k, s in enumerate(value))
     if not math.isclose(total, 1.0, rel_tol=0.0, abs_tol=1e-12):
         raise ValueError(f"{label} must sum to 1, got {total!r}")

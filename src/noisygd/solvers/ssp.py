@@ -27,13 +27,25 @@ Secure mode (``Budget.secure``): discrete Gaussian noise on a rounding grid and 
 largest Gaussian-DP :math:`\mu` whose secure event is at most :math:`\rho`-zCDP,
 :math:`\rho` = ``Budget.secure_rho()`` (:func:`noisygd.solvers.base.plan_secure_gaussian`).
 
-Options (``method_options``): ``shares`` (three positive numbers summing to 1: the
-fractions of :math:`\mu^2` for :math:`\lambda_{\min}`, :math:`X^\top X`, :math:`X^\top y`;
-default Wang's equal split) and ``failure_probability`` (:math:`\varrho`, default 0.05).
+**With an intercept** (``PublicFacts.constant_column``: every served row ends in the public
+constant ``s``, as the estimators' rows do) the plan is the centred form,
+:func:`noisygd.algorithms.ssp_centred.plan_centred_ssp`: the intercept's statistics
+(:math:`\sum_i x_i`, :math:`\sum_i y_i`) are released apart from :math:`\sum_i x_ix_i^\top`
+and :math:`\sum_i y_ix_i`, and ``n`` with them; six releases, exactly :math:`\mu`-GDP.
+Wang's single matrix carried the intercept column's noise into the fit multiplied by the
+intercept's coefficient :math:`\bar y/s`, which put the fit below the constant predictor on
+off-centre targets (docs/ssp.md). Without one, Wang's three releases as published.
+
+Options (``method_options``): ``shares`` (the fractions of :math:`\mu^2`, positive and
+summing to 1: three for Wang's form, :math:`\lambda_{\min}`, :math:`X^\top X`,
+:math:`X^\top y`, default Wang's equal split; six for the centred form, default
+:data:`~noisygd.algorithms.ssp_centred.DEFAULT_CENTRED_SHARES`) and ``failure_probability``
+(:math:`\varrho`, default 0.05).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import ClassVar
 
@@ -46,7 +58,14 @@ from noisygd.algorithms.ssp import (
     DEFAULT_SHARES,
     SSPPlan,
     adassp,
+    constant_column,
     plan_ssp,
+)
+from noisygd.algorithms.ssp_centred import (
+    DEFAULT_CENTRED_SHARES,
+    CentredSSPPlan,
+    centred_adassp,
+    plan_centred_ssp,
 )
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
@@ -94,9 +113,10 @@ class SSPSolver(Solver):
     secure_mode = True
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
     option_checks: ClassVar[dict[str, OptionCheck]] = {
-        "shares": check_shares_option, "failure_probability": check_probability_option}
+        "shares": functools.partial(check_shares_option, counts=(3, 6)),
+        "failure_probability": check_probability_option}
 
-    def plan(self, facts: PublicFacts, budget: Budget) -> SSPPlan:
+    def plan(self, facts: PublicFacts, budget: Budget) -> SSPPlan | CentredSSPPlan:
         """The three noise scales and the ridge threshold from public facts (no data)."""
         if not facts.quadratic_loss:
             raise ValueError("method 'ssp' (sufficient statistics perturbation) applies only "
@@ -111,13 +131,23 @@ class SSPSolver(Solver):
         self.check_options(facts.options)
         B, Y = ssp_bounds(facts.constants.smoothness, facts.loss_at_zero_bound)
 
-        def plan_at(mu: float) -> SSPPlan:
+        constant = facts.constant_column
+        shares = facts.options.get("shares")
+        rho = facts.options.get("failure_probability", DEFAULT_FAILURE_PROBABILITY)
+
+        def plan_at(mu: float) -> SSPPlan | CentredSSPPlan:
+            if constant is not None:
+                return plan_centred_ssp(
+                    mu, budget.delta, relation=facts.relation, n_params=facts.n_params,
+                    row_bound=B, target_bound=Y, constant=constant,
+                    shares=tuple(DEFAULT_CENTRED_SHARES if shares is None else shares),
+                    failure_probability=rho, ridge=facts.l2 * facts.n_samples,
+                    radius=facts.radius, secure=budget.secure)
             return plan_ssp(
                 mu, budget.delta, relation=facts.relation, n_params=facts.n_params,
                 row_bound=B, target_bound=Y,
-                shares=tuple(facts.options.get("shares", DEFAULT_SHARES)),
-                failure_probability=facts.options.get("failure_probability",
-                                                      DEFAULT_FAILURE_PROBABILITY),
+                shares=tuple(DEFAULT_SHARES if shares is None else shares),
+                failure_probability=rho,
                 ridge=facts.l2 * facts.n_samples, radius=facts.radius, secure=budget.secure,
                 n_samples=facts.n_samples)
 
@@ -142,11 +172,11 @@ class SSPSolver(Solver):
                              "release and the run: raise epsilon")
         return math.sqrt(rest)
 
-    def planned_event(self, plan: SSPPlan) -> Composed:
-        """``plan.event``: the three Gaussian releases (fixed by the plan)."""
+    def planned_event(self, plan: SSPPlan | CentredSSPPlan) -> Composed:
+        """``plan.event``: the Gaussian releases (fixed by the plan)."""
         return plan.event
 
-    def run(self, plan: SSPPlan, oracle: GradientOracle,
+    def run(self, plan: SSPPlan | CentredSSPPlan, oracle: GradientOracle,
             rng: np.random.Generator) -> FitResult:
         """:func:`~noisygd.algorithms.ssp.adassp`, after checking that the oracle declares
         the bounds the plan was made for (public constants only)."""
@@ -158,4 +188,9 @@ class SSPSolver(Solver):
         if oracle.n_params != plan.n_params:
             raise ValueError(f"the oracle has {oracle.n_params} parameters but the plan was "
                              f"made for {plan.n_params}")
+        if isinstance(plan, CentredSSPPlan):
+            if constant_column(oracle) != plan.constant:
+                raise ValueError("the oracle's rows do not end in the constant column the "
+                                 "plan was made for")
+            return centred_adassp(oracle, plan, rng)
         return adassp(oracle, plan, rng)
