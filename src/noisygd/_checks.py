@@ -50,10 +50,15 @@ def _show(value: Any) -> str:
 
 
 def check_real(name: str, value: Any) -> float:
-    """``float(value)`` for a real number (``TypeError`` for bools, strings, complex, None)."""
+    """``float(value)`` for a real number (``TypeError`` for bools, strings, complex, None);
+    an integer or fraction beyond the float range is the signed infinity it rounds to (so
+    that the range checks refuse it with ``ValueError``, not ``OverflowError``)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_show(value)}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 #: Largest public scale (a row-norm bound, a bound on the targets) the losses accept: their

@@ -2873,10 +2873,21 @@ def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: f
     r"""The post-processing of :func:`private_conditioning`: from the released
     :math:`(\tilde S_x, \tilde S_u, \tilde N)` (``noisy``, length :math:`p + 2`) and its
     noise :math:`\sigma`, the centre :math:`R\hat c` and the row scale
-    :math:`\sqrt{\hat U_c}` (formulas there). Public: a function of the release only."""
+    :math:`\sqrt{\hat U_c}` (formulas there). Public: a function of the release only.
+
+    Raises
+    ------
+    ValueError
+        If ``noisy`` is not a one-dimensional array of at least two finite numbers (a
+        release of :math:`p \ge 0` features), or ``row_norm_bound`` or ``sigma`` is not
+        positive and finite.
+    """
     R = check_positive("row_norm_bound", row_norm_bound)
     sigma = check_positive("sigma", sigma)
     noisy = np.asarray(noisy, dtype=np.float64)
+    if noisy.ndim != 1 or noisy.size < 2 or not np.all(np.isfinite(noisy)):
+        raise ValueError("the release must be p + 2 >= 2 finite numbers (S_x, S_u, N), got "
+                         f"{noisy.size} of shape {noisy.shape}, or not all finite")
     p = noisy.size - 2
     n_t = max(float(noisy[-1]), 1.0)
     c_hat = noisy[:p] / n_t

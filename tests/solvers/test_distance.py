@@ -259,9 +259,10 @@ def test_pilot_share(option, share):
     assert pilot_share(option) == share
 
 
-@pytest.mark.parametrize("option", [-0.1, 0.9, "yes", math.nan])
-def test_pilot_share_refuses(option):
-    with pytest.raises(ValueError, match="distance_pilot"):
+@pytest.mark.parametrize(("option", "error"), [(-0.1, ValueError), (0.9, ValueError),
+                                               ("yes", TypeError), (math.nan, ValueError)])
+def test_pilot_share_refuses(option, error):
+    with pytest.raises(error, match="distance_pilot"):
         pilot_share(option)
 
 

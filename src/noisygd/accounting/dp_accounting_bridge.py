@@ -55,6 +55,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from noisygd._checks import check_nonnegative, check_positive, check_probability
 from noisygd.accounting.base import UnsupportedEventError, dispatch
 from noisygd.accounting.events import (
     Composed,
@@ -359,10 +360,26 @@ def _read(what: str, fn: Callable[[float], float], x: float) -> float:
 
 
 def pld_epsilon(event: DpEvent, delta: float, interval: float) -> float:
-    """Pessimistic PLD epsilon of ``event`` at ``delta`` (Doroshenko et al. 2022)."""
+    """Pessimistic PLD epsilon of ``event`` at ``delta`` (Doroshenko et al. 2022).
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in (0, 1) or ``interval`` is not positive and finite.
+    """
+    check_probability("delta", delta)
+    check_positive("interval", interval)
     return _read("epsilon", composed_pld_accountant(event, interval).get_epsilon, delta)
 
 
 def pld_delta(event: DpEvent, epsilon: float, interval: float) -> float:
-    """Pessimistic PLD delta of ``event`` at ``epsilon``."""
+    """Pessimistic PLD delta of ``event`` at ``epsilon``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is negative or not finite, or ``interval`` is not positive and finite.
+    """
+    check_nonnegative("epsilon", epsilon)
+    check_positive("interval", interval)
     return min(1.0, _read("delta", composed_pld_accountant(event, interval).get_delta, epsilon))

@@ -164,13 +164,21 @@ def secure_noise_scale(rng: Any, sigma: float, dim: int, sensitivity: float, mu:
     Raises
     ------
     RuntimeError
-        If no scale meets ``mu`` within ``max_rounds`` rounds (an internal error).
+        If no scale meets ``mu`` within ``max_rounds`` rounds: with ``b`` grid bits the
+        rounding adds at least :math:`2^{-b}\sigma/2` to the sensitivity, so no scale exists
+        once ``mu`` is below about :math:`2^{-b}` (the message says so and names
+        ``grid_bits``).
     """
     for _ in range(max_rounds):
         kappa = sensitivity_inflation(rng, sigma, dim, sensitivity)
         if kappa * sensitivity / sigma <= mu:
             return sigma, kappa
         sigma = kappa * sensitivity / mu * (1.0 + 1e-12)
+    bits = getattr(rng, "grid_bits", None)
+    if bits is not None:
+        raise RuntimeError(f"no secure noise scale meets mu={mu!r} on the rounding grid of "
+                           f"grid_bits={bits}: the rounding alone costs about 2^-{bits}; "
+                           "raise grid_bits or the budget")
     raise RuntimeError("internal error: no secure noise scale meets its share of the budget")
 
 

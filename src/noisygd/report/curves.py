@@ -89,8 +89,9 @@ def full_accounting(event: DpEvent, delta: float) -> AccountingResult:
 
 
 def delta_grid(delta: float, points: int = 25) -> list[float]:
-    """Log-spaced deltas from ``min(1e-12, delta/100)`` to ``min(0.5, 1000 delta)``, with
-    ``delta`` itself included."""
+    """Log-spaced deltas from ``min(1e-12, delta/100)`` to
+    ``min(0.5, max(1000 delta, 1e-3))`` (at least up to 1e-3, so that a tiny ``delta`` still
+    shows the curve's shape), with ``delta`` itself included."""
     delta = check_delta(delta)
     points = check_positive_int("points", points, minimum=2)
     lo = min(1e-12, delta / 100.0)

@@ -297,10 +297,17 @@ class PaidRelease(PaidPlan):
 
 
 def paid_spec(schema: TableSchema, name: str) -> NumericColumn | CategoricalColumn | Target:
-    """The table of a paid entry: ``[columns.NAME]``, or ``[target]`` for the target."""
+    """The table of a paid entry: ``[columns.NAME]``, or ``[target]`` for the target.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is neither a column nor the target of ``schema``.
+    """
     if name in schema.columns:
         return schema.columns[name]  # type: ignore[return-value]
-    assert schema.target is not None and schema.target.name == name
+    if schema.target is None or schema.target.name != name:
+        raise KeyError(f"{name!r} is neither a column nor the target of the schema")
     return schema.target
 
 

@@ -47,7 +47,7 @@ def toml_value(value: Any) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return repr(value)
+        return repr(float(value))  # a numpy.float64 is a float whose repr is not TOML
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, (list, tuple)):

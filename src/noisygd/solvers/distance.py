@@ -70,7 +70,10 @@ shorter than the bound wants, never less private).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
+
+import numpy as np
 
 from noisygd._checks import check_positive
 from noisygd.accounting.events import Composed, Gaussian, Neighbouring
@@ -105,12 +108,15 @@ def pilot_share(option: Any) -> float:
     :data:`DEFAULT_PILOT_SHARE`; None, ``False`` or 0: no pilot, the default)."""
     if option is True:
         return DEFAULT_PILOT_SHARE
-    if option is None or option is False or (
-            isinstance(option, int | float) and not isinstance(option, bool) and option == 0):
+    if option is None or option is False or option is np.False_:
         return 0.0
-    if isinstance(option, bool) or not isinstance(option, int | float):
-        raise ValueError("method_options['distance_pilot'] must be a share in (0, "
-                         f"{MAX_PILOT_SHARE}] of mu^2, or False; got {option!r}")
+    if option is np.True_:
+        return DEFAULT_PILOT_SHARE
+    if not isinstance(option, numbers.Real):
+        raise TypeError("method_options['distance_pilot'] must be a share in (0, "
+                        f"{MAX_PILOT_SHARE}] of mu^2, or False; got {option!r}")
+    if option == 0:
+        return 0.0
     share = check_positive("method_options['distance_pilot']", float(option))
     if share > MAX_PILOT_SHARE:
         raise ValueError(f"method_options['distance_pilot'] must be at most "
