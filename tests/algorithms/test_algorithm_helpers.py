@@ -321,3 +321,22 @@ def test_default_threads_on_this_machine():
     assert isinstance(n, int) and 1 <= n <= 8
     if hasattr(os, "sched_getaffinity"):
         assert n <= len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(("kw", "exc", "match"), [
+    ({"batch_size": 2.5}, TypeError, "batch_size must be an integer"),
+    ({"steps": 0.5}, TypeError, "steps must be an integer"),
+    ({"n": 10.0}, TypeError, "n must be an integer"),
+    ({"steps": -1}, ValueError, "steps"),
+])
+def test_bassily_event_refuses_non_integer_counts(kw, exc, match):
+    """A float batch size used to set the noise multiplier from 2.5 and the sample from 2."""
+    args = {"lipschitz": 1.0, "noise_std": 0.1, "n": 10, "batch_size": 2, "steps": 3, **kw}
+    with pytest.raises(exc, match=match):
+        bassily_event(**args)
+
+
+def test_modified_eigen_refuses_an_unknown_rule():
+    """Any rule but "add" used to be read as "clip"."""
+    with pytest.raises(ValueError, match="rule"):
+        modified_eigen(np.eye(2), 0.1, 0.01, "Add")

@@ -173,15 +173,21 @@ def test_secure_noise_scale_refuses_when_no_round_is_allowed():
         secure_noise_scale(np.random.default_rng(0), 0.1, 3, 1.0, 0.5, max_rounds=0)
 
 
-def test_secure_noise_scale_refuses_invalid_arguments_for_secure_random():
+@pytest.mark.parametrize("rng", [SecureRandom(), np.random.default_rng(0)],
+                         ids=["secure", "numpy"])
+def test_secure_noise_scale_refuses_invalid_arguments(rng):
+    """Both generators check their arguments (the NumPy path used to return a sensitivity-0
+    release's sigma unchecked)."""
     with pytest.raises(ValueError, match="sensitivity must be positive"):
-        secure_noise_scale(SecureRandom(), 1.0, 3, 0.0, 0.5)
+        secure_noise_scale(rng, 1.0, 3, 0.0, 0.5)
     with pytest.raises(ValueError, match="dim must be an integer >= 1"):
-        secure_noise_scale(SecureRandom(), 1.0, 0, 1.0, 0.5)
+        secure_noise_scale(rng, 1.0, 0, 1.0, 0.5)
     with pytest.raises(TypeError, match="dim must be an integer"):
-        secure_noise_scale(SecureRandom(), 1.0, 2.5, 1.0, 0.5)
-    with pytest.raises(ValueError, match="sd must be positive"):
-        secure_noise_scale(SecureRandom(), -1.0, 3, 1.0, 0.5)
+        secure_noise_scale(rng, 1.0, 2.5, 1.0, 0.5)
+    with pytest.raises(ValueError, match="sigma must be positive"):
+        secure_noise_scale(rng, -1.0, 3, 1.0, 0.5)
+    with pytest.raises(ValueError, match="mu must be positive"):
+        secure_noise_scale(rng, 1.0, 3, 1.0, float("nan"))
 
 
 # ============================================================== check_sharp_ratio

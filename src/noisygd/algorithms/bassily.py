@@ -121,10 +121,13 @@ def bassily_event(
     of :math:`L/m` the noise multiplier is :math:`s_m m/L` and the sensitivity 2.
     """
     L = check_positive("lipschitz", lipschitz)
-    z = check_positive("noise_std", noise_std) * batch_size / L
+    m = check_positive_int("batch_size", batch_size)
+    n = check_positive_int("n", n)
+    steps = check_positive_int("steps", steps, minimum=0)
+    z = check_positive("noise_std", noise_std) * m / L
     inner = Gaussian(noise_multiplier=z, sensitivity=_REPLACE_ONE.clipped_sum_sensitivity,
                      relation=_REPLACE_ONE)
-    return SelfComposed(SampledWithoutReplacement(int(batch_size), int(n), inner), int(steps))
+    return SelfComposed(SampledWithoutReplacement(m, n, inner), steps)
 
 
 def sample_without_replacement(

@@ -226,7 +226,13 @@ def modified_eigen(H: np.ndarray, tau: float, floor: float, rule: str
 
     ``"add"``: eigenvalues :math:`\max(\tilde\lambda + \tau, f)`; ``"clip"``:
     :math:`\max(\tilde\lambda, \max(\tau, f))`; ``f`` = ``floor`` > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``rule`` is not one of :data:`EIGENVALUE_RULES`.
     """
+    check_choice("rule", rule, EIGENVALUE_RULES)
     if H.ndim == 1:
         lam, vecs = H, None
     elif H.shape[0] <= _ONE_THREAD_EIGH:  # small: BLAS threads only contend

@@ -168,7 +168,14 @@ def secure_noise_scale(rng: Any, sigma: float, dim: int, sensitivity: float, mu:
         rounding adds at least :math:`2^{-b}\sigma/2` to the sensitivity, so no scale exists
         once ``mu`` is below about :math:`2^{-b}` (the message says so and names
         ``grid_bits``).
+    ValueError
+        If ``sigma``, ``sensitivity`` or ``mu`` is not positive and finite, or ``dim`` is not
+        a positive integer (for either generator).
     """
+    sigma = check_positive("sigma", sigma)
+    check_positive_int("dim", dim)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    mu = check_positive("mu", mu)
     for _ in range(max_rounds):
         kappa = sensitivity_inflation(rng, sigma, dim, sensitivity)
         if kappa * sensitivity / sigma <= mu:
