@@ -166,23 +166,41 @@ class Accountant(ABC):
         """
 
     def delta(self, event: DpEvent, epsilon: float) -> float:
-        """Smallest delta certified at ``epsilon``; by default inverts :meth:`epsilon`.
+        r"""Smallest delta certified at ``epsilon``; by default inverts :meth:`epsilon`.
 
-        Subclasses with a direct formula override this.
+        Bisection on :math:`\log\delta` over :math:`[10^{-300}, 1)`: the answer is always a
+        delta at which :meth:`epsilon` certified at most ``epsilon`` (sound). A delta at which
+        the accountant's theorem does not apply (:meth:`epsilon` raises
+        :class:`UnsupportedEventError` there, e.g. below a calibration's :math:`\delta_0`)
+        counts as not certified. Subclasses with a direct formula override this.
+
+        Raises
+        ------
+        UnsupportedEventError
+            If the accountant cannot bound ``event`` at any delta below 1.
         """
         check_epsilon(epsilon)
-        lo, hi = 1e-300, 1.0 - 1e-12
-        if self.epsilon(event, hi) > epsilon:
+        lo, hi = math.log(1e-300), math.log1p(-1e-12)
+        if self.epsilon(event, math.exp(hi)) > epsilon:
             return 1.0
-        for _ in range(200):  # bisection on log(delta)
-            mid = math.sqrt(lo * hi)
-            if self.epsilon(event, mid) <= epsilon:
+
+        def certified(log_delta: float) -> bool:
+            try:
+                return self.epsilon(event, math.exp(log_delta)) <= epsilon
+            except UnsupportedEventError:
+                return False
+
+        if certified(lo):
+            return math.exp(lo)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if certified(mid):
                 hi = mid
             else:
                 lo = mid
-            if hi / lo < 1 + 1e-9:
+            if hi - lo < 1e-9:
                 break
-        return hi
+        return math.exp(hi)
 
     def supports(self, event: DpEvent) -> bool:
         """Whether :meth:`epsilon` bounds ``event`` (by default: it does at delta = 1e-5)."""

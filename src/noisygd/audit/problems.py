@@ -786,11 +786,24 @@ class LinearLoss(LogisticLoss):
 
     :math:`L = \tilde B`; the data term is linear, so any :math:`\beta \ge 0` bounds its
     smoothness and :math:`\tilde B^2/4` (the logistic loss's) is declared, for methods
-    whose step rules need a positive one. For audits only: not exported by the library.
+    whose step rules need a positive one. :math:`F(0) = 1` on every dataset. The data term
+    is unbounded below, so without a projection ball no public bound on the optimum's norm
+    follows from :math:`F(0)` (:meth:`optimum_norm_bound` is the radius or None). For the
+    audits (:mod:`noisygd.audit`), not for fitting: the estimators and ``noisygd fit`` do not
+    offer it.
     """
 
     def loss(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 1.0 - y * z
+
+    def loss_at_zero_bound(self) -> float:
+        """``F(0) = 1`` for every dataset (``1 - y 0``)."""
+        return 1.0
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""The radius, else None: the logistic loss's :math:`\sqrt{2F_0/\mu}` needs a
+        non-negative data term, and :math:`1 - yz` is not."""
+        return self.radius
 
     def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return -np.asarray(y, dtype=float) * np.ones_like(z)

@@ -115,8 +115,20 @@ class RowIndices(RowSelection):
         return r[(r >= start) & (r < stop)] - start
 
     def indices(self, n_rows: int) -> np.ndarray:
-        """The list itself (as the algorithm drew it)."""
-        return self.rows
+        """The list itself (as the algorithm drew it, repeats and order kept).
+
+        Raises
+        ------
+        ValueError
+            If a listed row is outside ``0..n_rows-1`` (it would select a row the data does
+            not have, or, negative, one counted from the end).
+        """
+        n_rows = check_positive_int("n_rows", n_rows, minimum=0)
+        r = self.rows
+        if r.size and (int(r.min()) < 0 or int(r.max()) >= n_rows):
+            raise ValueError(f"row indices must lie in 0..{n_rows - 1}, got "
+                             f"{int(r.min())}..{int(r.max())}")
+        return r
 
 
 @dataclass(frozen=True)
