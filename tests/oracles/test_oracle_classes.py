@@ -552,3 +552,11 @@ def test_row_indices_outside_the_data_are_refused(rows, n):
     with pytest.raises(ValueError, match=r"row indices must lie in 0\.\.2"):
         RowIndices(np.array(rows)).indices(n)
     np.testing.assert_array_equal(RowIndices(np.array([2, 0, 2])).indices(3), [2, 0, 2])
+
+
+def test_row_sums_vector_of_no_names_is_empty():
+    """``vector(())`` is the empty vector (it was NumPy's concatenate error)."""
+    from noisygd.oracles.base import RowSums
+
+    out = RowSums(1.0, np.zeros(2), 0.0).vector(())
+    assert out.shape == (0,) and out.dtype == np.float64

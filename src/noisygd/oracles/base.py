@@ -96,6 +96,8 @@ class RowSums:
             raise ValueError(f"unknown row sums {unknown}; known: {list(ROW_SUMS)}")
         if "absolute_rows" in names and self.absolute_rows is None:
             raise ValueError("absolute_rows was not summed (bounded_row_sums(absolute=True))")
+        if not names:
+            return np.zeros(0)
         return np.concatenate([np.atleast_1d(np.asarray(getattr(self, k), dtype=np.float64))
                                for k in names])
 
