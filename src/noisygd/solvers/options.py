@@ -122,17 +122,19 @@ def check_momentum_option(label: str, value: Any) -> None:
 
 
 def check_choice_option(*choices: str) -> OptionCheck:
-    """A check that the value is one of ``choices``."""
+    """A check that the value is one of ``choices`` (its docstring says which)."""
     def check(label: str, value: Any) -> None:
         check_choice(label, value, choices)
+    check.__doc__ = f"One of {choices!r} (``ValueError`` for another string)."
     return check
 
 
 def check_optional_choice(*choices: str) -> OptionCheck:
-    """A check that the value is None or one of ``choices``."""
+    """A check that the value is None or one of ``choices`` (its docstring says which)."""
     def check(label: str, value: Any) -> None:
         if value is not None:
             check_choice(label, value, choices)
+    check.__doc__ = f"None or one of {choices!r} (``ValueError`` for another string)."
     return check
 
 
