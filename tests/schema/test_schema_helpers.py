@@ -708,3 +708,20 @@ def test_paid_spec_refuses_a_name_that_is_neither_a_column_nor_the_target():
     schema = _paid_schema()
     with pytest.raises(KeyError, match="neither a column nor the target"):
         paid_spec(schema, "nonexistent")
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("\x00", "column 3 (its name is not printable)"),
+    ("a\x1b[31mb", "column 3 (its name is not printable)"),
+    ("x" * 61, "column 3 (its name is 61 characters long)"),
+    ("extra", "'extra'"),
+])
+def test_check_columns_never_quotes_a_control_byte_of_the_header(name, shown):
+    """An undeclared header name is quoted only when printable and short (found by the
+    hostile CLI fuzz: a file holding the byte 0 put '\\x00' in the error)."""
+    schema = _paid_schema()
+    with pytest.raises(SchemaError) as info:
+        check_columns(schema, ["age", "job", name, "hours", "y"], "data.csv", need_target=True)
+    message = str(info.value)
+    assert shown in message
+    assert "\\x" not in message and "\x00" not in message and "\x1b" not in message
