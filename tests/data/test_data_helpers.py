@@ -224,3 +224,25 @@ def test_read_by_schema_wrong_field_count_is_refused(tmp_path):
     p.write_text("1;a\n2;b\n")  # two fields, the schema names three
     with pytest.raises(DataFileError, match="2 fields per row but the schema's"):
         read_by_schema(p, _headerless_schema())
+
+
+def test_header_name_quotes_only_printable_short_names():
+    """``header_name``: a printable name of at most 60 characters is quoted, any other is
+    named by its 1-based position (no control byte of a file reaches a message)."""
+    from noisygd.data.io import MAX_SHOWN_NAME, header_name
+
+    assert header_name("age", 0) == "'age'"
+    assert header_name("x" * MAX_SHOWN_NAME, 4) == repr("x" * MAX_SHOWN_NAME)
+    assert header_name("x" * (MAX_SHOWN_NAME + 1), 4) == "column 5 (its name is 61 characters long)"
+    assert header_name("\x00", 0) == "column 1 (its name is not printable)"
+    assert header_name("a\tb", 2) == "column 3 (its name is not printable)"
+
+
+def test_a_duplicated_unprintable_header_name_is_named_by_position(tmp_path):
+    from noisygd.data.io import DataFileError, read_raw_table
+
+    path = tmp_path / "dup.csv"
+    path.write_bytes(b"a,\x01,\x01\n1,2,3\n")
+    with pytest.raises(DataFileError, match=r"column 2 \(its name is not printable\)") as info:
+        read_raw_table(path)
+    assert "\\x" not in str(info.value) and "\x01" not in str(info.value)

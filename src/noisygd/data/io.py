@@ -21,6 +21,7 @@ import pandas as pd
 __all__ = [
     "DataFileError",
     "MissingDependencyError",
+    "header_name",
     "is_parquet",
     "read_csv_file",
     "read_raw_table",
@@ -356,11 +357,26 @@ def _refuse_short_rows(path: Path, width: int, options: dict[str, Any]) -> None:
             "the delimiter (schema [file] delimiter) and the quoting")
 
 
+#: Longest header name an error message quotes (a longer one is named by its position).
+MAX_SHOWN_NAME = 60
+
+
+def header_name(name: str, index: int) -> str:
+    """A header name as an error message shows it: quoted when it is printable and at most
+    :data:`MAX_SHOWN_NAME` characters, else by its position (``column 3 (its name is not
+    printable)``), so that no control byte of a file reaches the terminal or a log."""
+    if name.isprintable() and len(name) <= MAX_SHOWN_NAME:
+        return repr(name)
+    why = "not printable" if not name.isprintable() else f"{len(name)} characters long"
+    return f"column {index + 1} (its name is {why})"
+
+
 def _refuse_duplicates(cols: Sequence[str], path: Path) -> None:
     seen: set[str] = set()
     dup = sorted({c for c in cols if c in seen or seen.add(c)})
     if dup:
-        raise DataFileError(f"{path} names the column(s) {', '.join(map(repr, dup))} more than "
+        shown = ", ".join(header_name(c, list(cols).index(c)) for c in dup)
+        raise DataFileError(f"{path} names the column(s) {shown} more than "
                             "once: rename them so that each column name is unique")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from noisygd.data.io import header_name
 from noisygd.data.preprocessing import clip_rows, signed_log1p
 from noisygd.data.schema import PublicCentring
 from noisygd.schema.model import (
@@ -76,20 +77,6 @@ def block_scale(schema: TableSchema) -> float:
     return float(schema.row_norm_bound / np.sqrt(len(schema.features)))
 
 
-#: Longest header name an error message quotes (a longer one is named by its position).
-MAX_SHOWN_NAME = 60
-
-
-def _header_name(name: str, index: int) -> str:
-    """A header name as an error message shows it: quoted when it is printable and at most
-    :data:`MAX_SHOWN_NAME` characters, else by its position (``column 3 (its name is not
-    printable)``), so that no control byte of a file reaches the terminal or a log."""
-    if name.isprintable() and len(name) <= MAX_SHOWN_NAME:
-        return repr(name)
-    why = "not printable" if not name.isprintable() else f"{len(name)} characters long"
-    return f"column {index + 1} (its name is {why})"
-
-
 def check_columns(schema: TableSchema, columns: Iterable[Any], source: str, *,
                   need_target: bool) -> None:
     """Refuse a table whose header does not match the schema.
@@ -101,13 +88,13 @@ def check_columns(schema: TableSchema, columns: Iterable[Any], source: str, *,
     cols = [str(c) for c in columns]
     dup = sorted({c for c in cols if cols.count(c) > 1})
     if dup:
-        shown = ", ".join(_header_name(c, cols.index(c)) for c in dup)
+        shown = ", ".join(header_name(c, cols.index(c)) for c in dup)
         raise SchemaError(f"{source} has the column name(s) {shown} more "
                           "than once: rename the columns so that each name is unique")
     target = schema.target.name if schema.target is not None else None
     undeclared = [c for c in cols if c not in schema.columns and c != target]
     if undeclared:
-        shown = ", ".join(_header_name(c, cols.index(c)) for c in undeclared[:10])
+        shown = ", ".join(header_name(c, cols.index(c)) for c in undeclared[:10])
         more = f" and {len(undeclared) - 10} more" if len(undeclared) > 10 else ""
         raise SchemaError(
             f"{source} has columns the schema does not declare: {shown}{more}; add a "
