@@ -461,3 +461,10 @@ def test_check_shares_option_takes_the_lengths_it_is_given(counts) -> None:
     check_shares_option(LABEL, (1 / 6,) * 6, counts=counts)
     with pytest.raises(ValueError, match="must hold"):
         check_shares_option(LABEL, (0.25,) * 4, counts=counts)
+
+
+def test_check_start_option_refuses_ragged_nesting_with_type_error() -> None:
+    """A ragged list is not an array of real numbers: TypeError naming the option (NumPy's
+    own ValueError must not escape)."""
+    with pytest.raises(TypeError, match=_named()):
+        check_start_option(LABEL, [[1.0, 2.0], [3.0]])

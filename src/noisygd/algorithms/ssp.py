@@ -114,19 +114,19 @@ from noisygd.oracles.base import GradientOracle
 __all__ = [
     "DEFAULT_FAILURE_PROBABILITY",
     "DEFAULT_SHARES",
+    "GaussianReleasesPlan",
     "SSPPlan",
     "SSPRelease",
     "adaptive_ridge",
     "adassp",
+    "check_plan_budget",
+    "check_plan_options",
     "check_rng_matches_plan",
     "constant_column",
-    "lambda_min_shift",
     "plan_ssp",
+    "release_multipliers",
     "release_statistics",
     "released_constant",
-    "releases_event",
-    "ridge_threshold",
-    "secure_inflations",
     "solve_released",
     "sufficient_statistics",
 ]
@@ -137,8 +137,99 @@ DEFAULT_SHARES = (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
 DEFAULT_FAILURE_PROBABILITY = 0.05
 
 
+class GaussianReleasesPlan:
+    r"""What an SSP plan computes from its noise multipliers and its releases' per-row bounds
+    (mixed into :class:`SSPPlan` and :class:`~noisygd.algorithms.ssp_centred.CentredSSPPlan`,
+    which give ``relation``, ``noise_multipliers``, ``delta``, ``failure_probability``,
+    ``secure``, :meth:`units`, :attr:`dims` and :attr:`gram_dim`).
+
+    Release ``k`` adds Gaussian noise of sd :math:`\sigma_k = z_k u_k` (:attr:`noise_sds`)
+    to a statistic of L2 sensitivity :math:`\Delta u_k` (:math:`u_k` its per-row bound,
+    :math:`\Delta` the relation's multiplier), so the releases compose to exactly
+    :math:`\mu = \Delta\sqrt{\sum_k z_k^{-2}}`-GDP (:attr:`event`). Release 0 is
+    :math:`\lambda_{\min}` and release 1 the Gram matrix, whose noise Wang's thresholds
+    (:attr:`shift`, :attr:`threshold`) are stated in.
+    """
+
+    relation: Neighbouring
+    noise_multipliers: tuple[float, ...]
+    delta: float
+    failure_probability: float
+    secure: bool
+
+    def units(self) -> tuple[float, ...]:
+        """Per-row bounds of the releases, in order (the plan's own)."""
+        raise NotImplementedError
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """Coordinates noised by each release (the plan's own)."""
+        raise NotImplementedError
+
+    @property
+    def gram_dim(self) -> int:
+        """The side of the released Gram matrix (the plan's own)."""
+        raise NotImplementedError
+
+    @property
+    def sensitivity(self) -> float:
+        r""":math:`\Delta` in units of the per-row bounds (1 add/remove, 2 replace-one)."""
+        return Neighbouring(self.relation).clipped_sum_sensitivity
+
+    @property
+    def noise_sds(self) -> tuple[float, ...]:
+        r""":math:`\sigma_k = z_k` times release ``k``'s unit."""
+        return tuple(z * u for z, u in zip(self.noise_multipliers, self.units(), strict=True))
+
+    @property
+    def shift(self) -> float:
+        r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}`, which puts the released
+        :math:`\lambda_{\min}` below the true one except with probability at most
+        :math:`\sqrt{\delta/6}` (Wang 2018, Algorithm 2, line 1)."""
+        return self.noise_sds[0] * math.sqrt(math.log(6.0 / self.delta))
+
+    @property
+    def threshold(self) -> float:
+        r""":math:`\eta = \sigma_A\sqrt{d\log(2d^2/\varrho)}`, ``d`` = :attr:`gram_dim`: a
+        bound on the spectral norm of the Gram's symmetric Gaussian noise with probability
+        :math:`1 - \varrho` (Wang 2018, Algorithm 2, line 2)."""
+        d = self.gram_dim
+        return self.noise_sds[1] * math.sqrt(d * math.log(2.0 * d * d / self.failure_probability))
+
+    def inflations(self) -> tuple[float, ...]:
+        r""":math:`\kappa_k = 1 + \gamma_k\sqrt{d_k}/\Delta_k` of each release in secure mode
+        (:func:`~noisygd.mechanisms.noise.sensitivity_inflation`), 1 otherwise: a function of
+        the noise sd, the dimension and the sensitivity only (the rounding grid), hence of
+        the plan."""
+        if not self.secure:
+            return (1.0,) * len(self.noise_multipliers)
+        rng = SecureRandom()
+        return tuple(sensitivity_inflation(rng, sd, dim, self.sensitivity * unit)
+                     for sd, dim, unit in zip(self.noise_sds, self.dims, self.units(),
+                                              strict=True))
+
+    @property
+    def event(self) -> Composed:
+        r"""``Composed`` of the Gaussian releases, each with the relation's sensitivity
+        (exactly :math:`\mu`-GDP); in secure mode each wrapped in ``DiscreteGaussianNoise``
+        (zCDP)."""
+        rel = Neighbouring(self.relation)
+        gaussians = [Gaussian(z, sensitivity=self.sensitivity, relation=rel)
+                     for z in self.noise_multipliers]
+        if not self.secure:
+            return Composed(tuple(gaussians))
+        return Composed(tuple(DiscreteGaussianNoise(g, k)
+                              for g, k in zip(gaussians, self.inflations(), strict=True)))
+
+
+def adaptive_ridge(released_lambda_min: float, shift: float, threshold: float) -> float:
+    r"""Wang's ridge :math:`\lambda = \max(0, \eta - \max(\tilde\lambda - \text{shift}, 0))`
+    (Algorithm 2, lines 1-2; post-processing of the released :math:`\tilde\lambda`)."""
+    return max(0.0, threshold - max(released_lambda_min - shift, 0.0))
+
+
 @dataclass(frozen=True)
-class SSPPlan:
+class SSPPlan(GaussianReleasesPlan):
     r"""Everything an AdaSSP run releases and how, fixed before any data is read.
 
     Attributes
@@ -185,51 +276,23 @@ class SSPPlan:
     secure: bool = False
     n_samples: float | None = None
 
-    @property
-    def sensitivity(self) -> float:
-        """:math:`\\Delta` in units of the per-example bounds (1 add/remove, 2 replace-one)."""
-        return Neighbouring(self.relation).clipped_sum_sensitivity
+    def units(self) -> tuple[float, float, float]:
+        r"""Per-row bounds of the three releases: :math:`(\tilde B^2, \tilde B^2, \tilde BY)`
+        (module doc), so :attr:`noise_sds` is :math:`(z_\lambda\tilde B^2, z_A\tilde B^2,
+        z_b\tilde BY)`."""
+        B = self.row_bound
+        return B * B, B * B, B * self.target_bound
 
     @property
-    def noise_sds(self) -> tuple[float, float, float]:
-        r""":math:`(\sigma_\lambda, \sigma_A, \sigma_b) = (z_\lambda\tilde B^2,
-        z_A\tilde B^2, z_b\tilde BY)`."""
-        B2 = self.row_bound * self.row_bound
-        z_l, z_a, z_b = self.noise_multipliers
-        return z_l * B2, z_a * B2, z_b * self.row_bound * self.target_bound
-
-    @property
-    def shift(self) -> float:
-        r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}` (Algorithm 2, line 1)."""
-        return lambda_min_shift(self.noise_sds[0], self.delta)
-
-    @property
-    def threshold(self) -> float:
-        r""":math:`\eta = \sigma_A\sqrt{p\log(2p^2/\varrho)}` (Algorithm 2, line 2)."""
-        return ridge_threshold(self.noise_sds[1], self.n_params, self.failure_probability)
+    def gram_dim(self) -> int:
+        """``p``: the Gram matrix is of every coordinate."""
+        return self.n_params
 
     @property
     def dims(self) -> tuple[int, int, int]:
         """Coordinates noised by each release: 1, :math:`p(p+1)/2` and :math:`p`."""
         p = self.n_params
         return 1, p * (p + 1) // 2, p
-
-    def inflations(self) -> tuple[float, float, float]:
-        r""":math:`\kappa_k` of each release in secure mode (1 otherwise); a function of the
-        noise sd and the dimension only (the rounding grid), hence of the plan."""
-        if not self.secure:
-            return 1.0, 1.0, 1.0
-        B2 = self.row_bound * self.row_bound
-        units = (B2, B2, self.row_bound * self.target_bound)
-        return secure_inflations(self.noise_sds, self.dims, units,  # type: ignore[return-value]
-                                 self.sensitivity)
-
-    @property
-    def event(self) -> Composed:
-        """``Composed`` of the three Gaussian releases (exactly :math:`\\mu`-GDP); in secure
-        mode each wrapped in ``DiscreteGaussianNoise`` (zCDP)."""
-        return releases_event(self.noise_multipliers, self.relation,
-                              self.inflations() if self.secure else None)
 
     def summary(self) -> dict[str, Any]:
         """Public settings of the plan (for ``FitResult.info``)."""
@@ -242,49 +305,45 @@ class SSPPlan:
         }
 
 
-def lambda_min_shift(sd: float, delta: float) -> float:
-    r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}`, the shift that puts the released
-    :math:`\lambda_{\min}` below the true one except with probability at most
-    :math:`\sqrt{\delta/6}` (Wang 2018, Algorithm 2, line 1)."""
-    return sd * math.sqrt(math.log(6.0 / delta))
+def check_plan_budget(mu: float, delta: float, relation: Neighbouring | str
+                      ) -> tuple[float, float, Neighbouring]:
+    r"""``(mu, delta, relation)`` of an SSP plan, checked: ``mu > 0``, ``delta`` in (0, 1)
+    (Wang's shift is :math:`\sigma_\lambda\sqrt{\log(6/\delta)}`)."""
+    mu = check_positive("mu", mu)
+    delta = check_probability("delta", delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError("delta must be in (0, 1) for AdaSSP (its lambda_min shift is "
+                         "sqrt(log(6/delta)))")
+    return mu, delta, Neighbouring(relation)
 
 
-def ridge_threshold(sd: float, dim: int, failure_probability: float) -> float:
-    r""":math:`\eta = \sigma\sqrt{d\log(2d^2/\varrho)}`, the bound on the spectral norm of a
-    symmetric :math:`d \times d` Gaussian noise matrix of entry sd :math:`\sigma` with
-    probability :math:`1 - \varrho` (Wang 2018, Algorithm 2, line 2)."""
-    return sd * math.sqrt(dim * math.log(2.0 * dim * dim / failure_probability))
+def check_plan_options(failure_probability: float, ridge: float, radius: float | None,
+                       shares: tuple[float, ...], releases: tuple[str, ...], form: str = ""
+                       ) -> tuple[float, float, float | None, tuple[float, ...]]:
+    """``(rho, ridge, radius, shares)`` of an SSP plan, checked: :math:`\varrho` in (0, 1),
+    ``ridge >= 0``, ``radius`` positive or None, one positive share per release named in
+    ``releases``, summing to 1 (``form`` ends that message)."""
+    rho = check_fraction("failure_probability", failure_probability, closed_right=False)
+    if rho <= 0.0:
+        raise ValueError("failure_probability must be in (0, 1)")
+    ridge = check_nonnegative("ridge", ridge)
+    if radius is not None:
+        radius = check_positive("radius", radius)
+    w = tuple(check_positive(f"shares[{k}]", s) for k, s in enumerate(shares))
+    if len(w) != len(releases) or not math.isclose(math.fsum(w), 1.0, rel_tol=0.0,
+                                                   abs_tol=1e-12):
+        words = {3: "three", 6: "six"}.get(len(releases), str(len(releases)))
+        raise ValueError(f"shares must be {words} positive numbers summing to 1 ("
+                         + ", ".join(releases) + f"){form}")
+    return rho, ridge, radius, w
 
 
-def adaptive_ridge(released_lambda_min: float, shift: float, threshold: float) -> float:
-    r"""Wang's ridge :math:`\lambda = \max(0, \eta - \max(\tilde\lambda - \text{shift}, 0))`
-    (Algorithm 2, lines 1-2; post-processing of the released :math:`\tilde\lambda`)."""
-    return max(0.0, threshold - max(released_lambda_min - shift, 0.0))
-
-
-def secure_inflations(noise_sds: tuple[float, ...], dims: tuple[int, ...],
-                      units: tuple[float, ...], sensitivity: float) -> tuple[float, ...]:
-    r""":math:`\kappa_k = 1 + \gamma_k\sqrt{d_k}/\Delta_k` of each release in secure mode
-    (:func:`~noisygd.mechanisms.noise.sensitivity_inflation`): a function of release ``k``'s
-    noise sd, dimension and sensitivity :math:`\Delta_k` (``sensitivity`` times its unit)
-    only (the rounding grid), hence of the plan."""
-    rng = SecureRandom()
-    return tuple(sensitivity_inflation(rng, sd, dim, sensitivity * unit)
-                 for sd, dim, unit in zip(noise_sds, dims, units, strict=True))
-
-
-def releases_event(noise_multipliers: tuple[float, ...], relation: Neighbouring | str,
-                   inflations: tuple[float, ...] | None = None) -> Composed:
-    r"""``Composed`` of one Gaussian release per noise multiplier, each with the relation's
-    sensitivity (exactly :math:`\mu`-GDP, :math:`\mu = \Delta\sqrt{\sum_k z_k^{-2}}`); with
-    ``inflations`` (secure mode) each wrapped in ``DiscreteGaussianNoise``."""
-    rel = Neighbouring(relation)
-    gaussians = [Gaussian(z, sensitivity=rel.clipped_sum_sensitivity, relation=rel)
-                 for z in noise_multipliers]
-    if inflations is None:
-        return Composed(tuple(gaussians))
-    return Composed(tuple(DiscreteGaussianNoise(g, k)
-                          for g, k in zip(gaussians, inflations, strict=True)))
+def release_multipliers(mu: float, relation: Neighbouring, shares: tuple[float, ...]
+                        ) -> tuple[float, ...]:
+    r""":math:`z_k = \Delta/(\mu\sqrt{w_k})`: release ``k`` spends the share :math:`w_k` of
+    :math:`\mu^2`, so the releases compose to exactly :math:`\mu`-GDP."""
+    sens = relation.clipped_sum_sensitivity
+    return tuple(sens / (mu * math.sqrt(wk)) for wk in shares)
 
 
 def plan_ssp(
@@ -326,27 +385,13 @@ def plan_ssp(
         The public ``n`` (or the lower confidence bound of a paid count), with which
         :func:`released_constant` reads the targets' mean from :math:`\tilde b` alone.
     """
-    mu = check_positive("mu", mu)
-    delta = check_probability("delta", delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError("delta must be in (0, 1) for AdaSSP (its lambda_min shift is "
-                         "sqrt(log(6/delta)))")
-    relation = Neighbouring(relation)
+    mu, delta, relation = check_plan_budget(mu, delta, relation)
     p = check_positive_int("n_params", n_params)
     B = check_positive("row_bound", row_bound)
     Y = check_positive("target_bound", target_bound)
-    rho = check_fraction("failure_probability", failure_probability, closed_right=False)
-    if rho <= 0.0:
-        raise ValueError("failure_probability must be in (0, 1)")
-    ridge = check_nonnegative("ridge", ridge)
-    if radius is not None:
-        radius = check_positive("radius", radius)
-    w = tuple(check_positive(f"shares[{k}]", s) for k, s in enumerate(shares))
-    if len(w) != 3 or not math.isclose(math.fsum(w), 1.0, rel_tol=0.0, abs_tol=1e-12):
-        raise ValueError("shares must be three positive numbers summing to 1 (lambda_min, "
-                         "X^T X, X^T y)")
-    sens = relation.clipped_sum_sensitivity
-    z = tuple(sens / (mu * math.sqrt(wk)) for wk in w)
+    rho, ridge, radius, w = check_plan_options(
+        failure_probability, ridge, radius, shares, ("lambda_min", "X^T X", "X^T y"))
+    z = release_multipliers(mu, relation, w)
     return SSPPlan(relation=relation, noise_multipliers=z,  # type: ignore[arg-type]
                    row_bound=B, target_bound=Y, n_params=p, delta=delta,
                    failure_probability=rho, ridge=ridge, radius=radius,

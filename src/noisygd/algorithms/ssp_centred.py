@@ -77,21 +77,18 @@ import numpy as np
 
 from noisygd._checks import (
     check_bool,
-    check_fraction,
-    check_nonnegative,
     check_positive,
     check_positive_int,
-    check_probability,
 )
-from noisygd.accounting.events import Composed, Neighbouring
+from noisygd.accounting.events import Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.ssp import (
+    GaussianReleasesPlan,
     adaptive_ridge,
+    check_plan_budget,
+    check_plan_options,
     check_rng_matches_plan,
-    lambda_min_shift,
-    releases_event,
-    ridge_threshold,
-    secure_inflations,
+    release_multipliers,
     sufficient_statistics,
 )
 from noisygd.mechanisms.noise import add_gaussian_noise
@@ -118,7 +115,7 @@ RELEASES = ("lambda_min", "S_xx", "S_x", "n", "S_y", "S_xy")
 
 
 @dataclass(frozen=True)
-class CentredSSPPlan:
+class CentredSSPPlan(GaussianReleasesPlan):
     r"""Everything a centred AdaSSP run releases and how, fixed before any data is read.
 
     Attributes
@@ -161,11 +158,6 @@ class CentredSSPPlan:
     secure: bool = False
 
     @property
-    def sensitivity(self) -> float:
-        """:math:`\\Delta` in units of the per-row bounds (1 add/remove, 2 replace-one)."""
-        return Neighbouring(self.relation).clipped_sum_sensitivity
-
-    @property
     def feature_bound(self) -> float:
         r""":math:`R = \sqrt{\tilde B^2 - s^2}`, the bound on a row's features."""
         s = self.constant[1]
@@ -178,44 +170,20 @@ class CentredSSPPlan:
         return 4.0 * R * R, R * R, R, 1.0, Y, R * Y
 
     @property
-    def noise_sds(self) -> tuple[float, ...]:
-        """:math:`\\sigma_k = z_k` times release ``k``'s unit."""
-        return tuple(z * u for z, u in zip(self.noise_multipliers, self.units(), strict=True))
-
-    @property
     def n_features(self) -> int:
         """``q = p - 1``."""
         return self.n_params - 1
 
     @property
-    def shift(self) -> float:
-        r""":math:`\sigma_\lambda\sqrt{\log(6/\delta)}` (Algorithm 2, line 1)."""
-        return lambda_min_shift(self.noise_sds[0], self.delta)
-
-    @property
-    def threshold(self) -> float:
-        r""":math:`\eta = \sigma_{xx}\sqrt{q\log(2q^2/\varrho)}` (Algorithm 2, line 2)."""
-        return ridge_threshold(self.noise_sds[1], self.n_features, self.failure_probability)
+    def gram_dim(self) -> int:
+        """``q``: the Gram matrix is of the features only (:math:`S_{xx}`)."""
+        return self.n_features
 
     @property
     def dims(self) -> tuple[int, ...]:
         """Coordinates noised by each release: 1, ``q(q+1)/2``, ``q``, 1, 1, ``q``."""
         q = self.n_features
         return 1, q * (q + 1) // 2, q, 1, 1, q
-
-    def inflations(self) -> tuple[float, ...]:
-        r""":math:`\kappa_k` of each release in secure mode (1 otherwise): a function of the
-        noise sd and the dimension only (the rounding grid), hence of the plan."""
-        if not self.secure:
-            return (1.0,) * 6
-        return secure_inflations(self.noise_sds, self.dims, self.units(), self.sensitivity)
-
-    @property
-    def event(self) -> Composed:
-        """``Composed`` of the six Gaussian releases (exactly :math:`\\mu`-GDP); in secure
-        mode each wrapped in ``DiscreteGaussianNoise`` (zCDP)."""
-        return releases_event(self.noise_multipliers, self.relation,
-                              self.inflations() if self.secure else None)
 
     def summary(self) -> dict[str, Any]:
         """Public settings of the plan (for ``FitResult.info``)."""
@@ -264,12 +232,7 @@ def plan_centred_ssp(
     radius : float, optional
     secure : bool, default=False
     """
-    mu = check_positive("mu", mu)
-    delta = check_probability("delta", delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError("delta must be in (0, 1) for AdaSSP (its lambda_min shift is "
-                         "sqrt(log(6/delta)))")
-    relation = Neighbouring(relation)
+    mu, delta, relation = check_plan_budget(mu, delta, relation)
     p = check_positive_int("n_params", n_params)
     if p < 2:
         raise ValueError("the centred form needs at least one feature besides the intercept "
@@ -282,18 +245,10 @@ def plan_centred_ssp(
     if not s < B:
         raise ValueError(f"the constant {s!r} must be below the row bound {B!r} (the rows' "
                          "features are bounded by sqrt(row_bound^2 - s^2))")
-    rho = check_fraction("failure_probability", failure_probability, closed_right=False)
-    if rho <= 0.0:
-        raise ValueError("failure_probability must be in (0, 1)")
-    ridge = check_nonnegative("ridge", ridge)
-    if radius is not None:
-        radius = check_positive("radius", radius)
-    w = tuple(check_positive(f"shares[{j}]", v) for j, v in enumerate(shares))
-    if len(w) != 6 or not math.isclose(math.fsum(w), 1.0, rel_tol=0.0, abs_tol=1e-12):
-        raise ValueError("shares must be six positive numbers summing to 1 ("
-                         + ", ".join(RELEASES) + ") for the centred form (with an intercept)")
-    sens = relation.clipped_sum_sensitivity
-    z = tuple(sens / (mu * math.sqrt(wk)) for wk in w)
+    rho, ridge, radius, w = check_plan_options(
+        failure_probability, ridge, radius, shares, RELEASES,
+        " for the centred form (with an intercept)")
+    z = release_multipliers(mu, relation, w)
     return CentredSSPPlan(relation=relation, noise_multipliers=z, row_bound=B, target_bound=Y,
                           n_params=p, delta=delta, constant=(k, s),
                           failure_probability=rho, ridge=ridge, radius=radius, shares=w,

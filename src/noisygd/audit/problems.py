@@ -632,6 +632,23 @@ def langevin_problem(
     )
 
 
+def _audit_budget(epsilon: float | None, delta: float) -> tuple[float, float]:
+    """``(epsilon, delta)`` checked; ``epsilon`` is required (the audit plans its run at it)."""
+    if epsilon is None:
+        raise ValueError("give epsilon")
+    return check_positive("epsilon", epsilon), check_probability("delta", delta)
+
+
+def _likelihood_ratio_weights(shifts: Any, sds: Any) -> tuple[np.ndarray, float]:
+    r"""Weights :math:`w_k = \Delta_k/\sigma_k^2` and :math:`\nu = (\sum_k\Delta_k^2/
+    \sigma_k^2)^{1/2}` for independent Gaussian coordinates of sd :math:`\sigma_k` that the
+    canary moves by :math:`\Delta_k`: :math:`\sum_k w_ko_k/\nu` is :math:`\mathcal N(m, 1)`
+    on D and :math:`\mathcal N(m + \nu, 1)` on D' (the Neyman-Pearson statistic)."""
+    shifts = np.asarray(shifts, dtype=np.float64)
+    weights = shifts / np.asarray(sds, dtype=np.float64) ** 2
+    return weights, float(np.sqrt(np.sum(shifts * weights)))
+
+
 def ssp_problem(
     *,
     epsilon: float | None = None,
@@ -658,10 +675,7 @@ def ssp_problem(
     from noisygd.solvers import Budget, PublicFacts
     from noisygd.solvers.ssp import SSPSolver
 
-    if epsilon is None:
-        raise ValueError("give epsilon")
-    eps = check_positive("epsilon", epsilon)
-    dl = check_probability("delta", delta)
+    eps, dl = _audit_budget(epsilon, delta)
     n_ord = check_positive_int("n_ordinary", n_ordinary)
     B = check_positive("row_bound", row_bound)
     Y = check_positive("target_bound", target_bound)
@@ -674,10 +688,8 @@ def ssp_problem(
     solver = SSPSolver()
     plan = solver.plan(PublicFacts.from_oracle(d1, n_samples=float(n_ord + 1), relation=rel),
                        Budget(eps, dl))
-    s_l, s_a, s_b = plan.noise_sds
-    shifts = np.array([B * B, B * B, B * Y])  # the canary's move of each observed coordinate
-    weights = shifts / np.array([s_l, s_a, s_b]) ** 2
-    mu = float(np.sqrt(np.sum(shifts * weights)))
+    # the canary's move of each observed coordinate
+    weights, mu = _likelihood_ratio_weights([B * B, B * B, B * Y], plan.noise_sds)
 
     def run(which: int, rng: np.random.Generator) -> FitResult:
         oracle = d1 if which else d0
@@ -726,6 +738,7 @@ def ssp_centred_problem(
     """
     from noisygd.algorithms.ssp import sufficient_statistics
     from noisygd.algorithms.ssp_centred import (
+        CentredSSPPlan,
         centred_statistics,
         release_centred_statistics,
         solve_centred_release,
@@ -733,10 +746,7 @@ def ssp_centred_problem(
     from noisygd.solvers import Budget, PublicFacts
     from noisygd.solvers.ssp import SSPSolver
 
-    if epsilon is None:
-        raise ValueError("give epsilon")
-    eps = check_positive("epsilon", epsilon)
-    dl = check_probability("delta", delta)
+    eps, dl = _audit_budget(epsilon, delta)
     n_ord = check_positive_int("n_ordinary", n_ordinary)
     R = check_positive("row_bound", row_bound)
     Y = check_positive("target_bound", target_bound)
@@ -748,11 +758,10 @@ def ssp_centred_problem(
     solver = SSPSolver()
     plan = solver.plan(PublicFacts.from_oracle(d1, n_samples=float(n_ord + 1), relation=rel),
                        Budget(eps, dl))
-    if not hasattr(plan, "constant"):
+    if not isinstance(plan, CentredSSPPlan):
         raise AssertionError("the intercept's rows must give the centred plan")
-    shifts = np.array([4.0 * R * R * n_ord / (n_ord + 1), R * R, R, 1.0, Y, R * Y])
-    weights = shifts / np.asarray(plan.noise_sds) ** 2
-    nu = float(np.sqrt(np.sum(shifts * weights)))
+    weights, nu = _likelihood_ratio_weights(
+        [4.0 * R * R * n_ord / (n_ord + 1), R * R, R, 1.0, Y, R * Y], plan.noise_sds)
 
     def run(which: int, rng: np.random.Generator) -> FitResult:
         oracle = d1 if which else d0
@@ -768,7 +777,7 @@ def ssp_centred_problem(
                                "adaptive_ridge": lam})
 
     return AuditProblem(
-        name="ssp_centred", run=run, direction=np.array([1.0, 0.0]), relation=rel,
+        name="ssp_centred", run=run, direction=_E0, relation=rel,
         gaussian_output=True,
         canary=(f"row x = R with target Y over rows x = -R with target 0 (R = {R:g}, "
                 f"Y = {Y:g}, intercept column 1): the six releases move by their "
@@ -834,10 +843,7 @@ def rrpsgd_problem(
     """
     from noisygd.algorithms.rrpsgd import rrpsgd, rrpsgd_tight_event
 
-    if epsilon is None:
-        raise ValueError("give epsilon")
-    eps = check_positive("epsilon", epsilon)
-    dl = check_probability("delta", delta)
+    eps, dl = _audit_budget(epsilon, delta)
     n = check_positive_int("n_ordinary", n_ordinary) + 1
     rel = Neighbouring.REPLACE_ONE
     z = _calibrate(lambda s: rrpsgd_tight_event(lipschitz=1.0, noise_std=s, n=n, steps=1),
@@ -892,10 +898,7 @@ def dynamic_problem(
     from noisygd.audit.whitebox import StepRecorder, at_clip
     from noisygd.solvers import SOLVERS, Budget, PublicFacts
 
-    if epsilon is None:
-        raise ValueError("give epsilon")
-    eps = check_positive("epsilon", epsilon)
-    dl = check_probability("delta", delta)
+    eps, dl = _audit_budget(epsilon, delta)
     n_ord = check_positive_int("n_ordinary", n_ordinary)
     rel = Neighbouring.ADD_REMOVE
     d0, d1 = _oracles(SquaredLoss(fit_intercept=False, l2=check_positive("l2", l2)), rel,

@@ -106,12 +106,10 @@ THEOREM = "theorem bound sqrt(2 F0 / l2)"
 def pilot_share(option: Any) -> float:
     """The pilot's share of :math:`\\mu^2`: ``method_options["distance_pilot"]`` (``True``:
     :data:`DEFAULT_PILOT_SHARE`; None, ``False`` or 0: no pilot, the default)."""
-    if option is True:
-        return DEFAULT_PILOT_SHARE
-    if option is None or option is False or option is np.False_:
+    if option is None:
         return 0.0
-    if option is np.True_:
-        return DEFAULT_PILOT_SHARE
+    if isinstance(option, bool | np.bool_):
+        return DEFAULT_PILOT_SHARE if option else 0.0
     if not isinstance(option, numbers.Real):
         raise TypeError("method_options['distance_pilot'] must be a share in (0, "
                         f"{MAX_PILOT_SHARE}] of mu^2, or False; got {option!r}")

@@ -173,15 +173,16 @@ def check_start_option(label: str, value: Any) -> None:
     length is the run's to check, against the number of parameters)."""
     if value is None:
         return
-    raw = np.asarray(value) if not isinstance(value, str | bytes) else None
-    if raw is None or raw.dtype.kind not in "iuf":  # strings, bools, objects, complex
-        raise TypeError(f"{label} must be a one-dimensional array of real numbers")
+    refusal = f"{label} must be a one-dimensional array of real numbers"
+    if isinstance(value, str | bytes):
+        raise TypeError(refusal)
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{label} must be a one-dimensional array of real numbers") from None
-    if np.iscomplexobj(np.asarray(value)) or isinstance(value, str | bytes):
-        raise TypeError(f"{label} must be a one-dimensional array of real numbers")
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nesting
+        raise TypeError(refusal) from None
+    if raw.dtype.kind not in "iuf":  # strings, bools, objects, complex
+        raise TypeError(refusal)
+    arr = raw.astype(np.float64)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{label} must be a non-empty one-dimensional array, got "
                          f"shape {arr.shape}")

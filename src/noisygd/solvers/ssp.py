@@ -117,7 +117,8 @@ class SSPSolver(Solver):
         "failure_probability": check_probability_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> SSPPlan | CentredSSPPlan:
-        """The three noise scales and the ridge threshold from public facts (no data)."""
+        """The releases' noise scales and Wang's thresholds from public facts (no data): the
+        centred form's six where the rows carry an intercept column, else Wang's three."""
         if not facts.quadratic_loss:
             raise ValueError("method 'ssp' (sufficient statistics perturbation) applies only "
                              "to the squared loss (DPLinearRegression); use another method "
@@ -178,8 +179,9 @@ class SSPSolver(Solver):
 
     def run(self, plan: SSPPlan | CentredSSPPlan, oracle: GradientOracle,
             rng: np.random.Generator) -> FitResult:
-        """:func:`~noisygd.algorithms.ssp.adassp`, after checking that the oracle declares
-        the bounds the plan was made for (public constants only)."""
+        """:func:`~noisygd.algorithms.ssp_centred.centred_adassp` for a centred plan, else
+        :func:`~noisygd.algorithms.ssp.adassp`, after checking that the oracle declares the
+        bounds (and the intercept column) the plan was made for (public constants only)."""
         B, Y = ssp_bounds(oracle.constants().smoothness, oracle.loss_at_zero_bound())
         if not (math.isclose(B, plan.row_bound, rel_tol=1e-12)
                 and math.isclose(Y, plan.target_bound, rel_tol=1e-12)):
