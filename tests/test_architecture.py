@@ -500,7 +500,7 @@ def private_privacy_inputs(module: str, source: str) -> list[int]:
         else:
             continue
         owner = PRIVACY_ATTRIBUTES[name]
-        if module != owner or not on_self:
+        if not (module == owner or module.startswith(owner + ".")) or not on_self:
             lines.append(node.lineno)
     return sorted(set(lines))
 
@@ -538,6 +538,8 @@ def test_the_rule_detectors_see_what_they_refuse() -> None:
         "b = self.__dict__.get('_prior_events')\n"
         "c = '_prior_events' in self.__dict__\n")) == []
     assert private_privacy_inputs("noisygd.estimators", "getattr(est, '_prior_events')\n") == [1]
+    assert private_privacy_inputs("noisygd.estimators._base", "self._prior_events = x\n") == []
+    assert private_privacy_inputs("noisygd.estimatorsx", "self._prior_events = x\n") == [1]
 
 
 def test_the_sensitivity_rule_has_one_home() -> None:

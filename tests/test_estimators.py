@@ -235,7 +235,7 @@ def test_labels_outside_domain():
 def test_binary_targets_reach_the_oracle_as_int8_labels():
     """The fit's one-vs-rest targets are int8 labels in {-1, +1} (one byte a row): the
     oracles hold them as they are, with no float64 copy of y."""
-    from noisygd.estimators import _signed_labels
+    from noisygd.estimators._common import _signed_labels
     from noisygd.oracles.array import ArrayOracle
 
     y = np.array(["b", "a", "b", "c"])
@@ -739,6 +739,26 @@ def test_privacy_is_an_accounting_result_with_an_html_report_of_the_fit(cls):
     assert again.privacy_ == privacy and again.to_html(curves=False) == page
 
 
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression, DPHuberRegressor])
+def test_a_pickle_naming_the_public_module_loads(cls):
+    """``noisygd.estimators`` became a package (docs/architecture.md, item 17): a model pickled
+    before, which names ``noisygd.estimators.<Class>``, loads into the same class and predicts
+    the same."""
+    import pickle
+
+    import noisygd.estimators
+
+    X, y = _binary() if cls is DPLogisticRegression else _regression()
+    kw = {"classes": [0, 1]} if cls is DPLogisticRegression else {}
+    model = cls(epsilon=1.0, random_state=0, **kw).fit(X, y)
+    data = pickle.dumps(model, protocol=2)  # protocol 2: the class's module as plain text
+    here = cls.__module__.encode()
+    assert here.startswith(b"noisygd.estimators._") and here in data
+    again = pickle.loads(data.replace(here, b"noisygd.estimators"))
+    assert type(again) is cls is getattr(noisygd.estimators, cls.__name__)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
 def test_privacy_to_html_of_a_refitted_estimator_reports_the_result_alone():
     from noisygd.report import to_html
 
@@ -1070,7 +1090,7 @@ def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
     (child 0: the scale or the classifier's conditioning; child 1: the regressor's centre)
     are spawned children of the fit's root SeedSequence, never the fit's own stream; the
     same seed gives the same streams, and a given SeedSequence is not advanced."""
-    from noisygd.estimators import _DPLinearModel
+    from noisygd.estimators._base import _DPLinearModel
 
     draws = [_DPLinearModel._release_rng(seed, 0).random(8),
              _DPLinearModel._release_rng(seed, 1).random(8),

@@ -1,5 +1,6 @@
 """DPLinearRegression's released facts: the planner's smoothness, comparator and ridge from
-the private scales (``ReleasedFacts``; estimators.py, "Released smoothness and comparator")."""
+the private scales (``ReleasedFacts``; ``noisygd.estimators._regression``, "Released
+smoothness and comparator")."""
 
 from __future__ import annotations
 

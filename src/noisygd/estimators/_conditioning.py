@@ -1,0 +1,209 @@
+"""The private conditioning's post-processing: the released centre and row scale
+(:func:`private_conditioning`, :func:`conditioning_from_release`) and the private per-feature
+scale (:func:`feature_scale_from_release`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from noisygd._checks import check_positive
+from noisygd.mechanisms.noise import add_gaussian_noise
+
+#: The per-feature scale's resolution floor, in standard deviations of its release
+#: (:func:`feature_scale_from_release`).
+FEATURE_SCALE_Z = 2.0
+#: The largest weight the per-feature scale gives a column against the root-mean-square
+#: column (:func:`feature_scale_from_release`): a declared cap (docs/estimators.md).
+FEATURE_SCALE_CAP = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateConditioning:
+    r"""What :func:`private_conditioning` computes from its release (post-processing).
+
+    Attributes
+    ----------
+    centre : ndarray
+        :math:`c = R\hat c`, the rows' released mean (feature units).
+    row_scale : float
+        :math:`\sqrt{\hat U_c} \in (0, 1]`: the rows' root-mean-square distance to
+        :math:`c`, in units of ``R``.
+    intercept_scale : float
+        :math:`s = R\sqrt{\hat U_c}`.
+    clip : float
+        :math:`R\sqrt{2\hat U_c}`, the root-mean-square norm of the rows :math:`[x - c, s]`.
+    noise_multiplier : float
+        :math:`\sigma/\sqrt3 = \Delta/\mu`: the release is ``Gaussian(noise_multiplier,
+        Delta)``.
+    count : float
+        :math:`N = \max(\tilde N, 1)`, the released count (the per-feature scale's
+        post-processing divides by it).
+    """
+
+    centre: np.ndarray
+    row_scale: float
+    intercept_scale: float
+    clip: float
+    noise_multiplier: float
+    count: float = 1.0
+
+
+def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivity: float,
+                         rng: np.random.Generator) -> PrivateConditioning:
+    r""":class:`DPLogisticRegression`'s private conditioning (class doc): a centre and a row
+    scale from one Gaussian release.
+
+    With :math:`\tilde x_i = x_i\min(1, R/\lVert x_i\rVert)` and :math:`u_i = \lVert\tilde
+    x_i\rVert^2/R^2`, releases
+
+    .. math:: (\tilde S_x, \tilde S_u, \tilde N) = \sum_i (\tilde x_i/R,\ u_i,\ 1)
+        + \mathcal N(0, \sigma^2 I_{p+2}), \qquad \sigma = \sqrt3\,\Delta/\mu:
+
+    each row adds a vector of norm at most :math:`\sqrt3`, so it is exactly
+    :math:`\mu`-GDP (Dong, Roth and Su 2022, Thm. 2.7). With :math:`N = \max(\tilde N, 1)`,
+    :math:`\hat c = \tilde S_x/N` and
+
+    .. math:: \hat U_c = \min\Big(1,\ \max\Big(\frac{\tilde S_u}N - \lVert\hat c\rVert^2
+        + \frac{2p\sigma^2}{N^2},\ \frac\sigma N\Big)\Big),
+
+    the plug-in estimate of :math:`\frac1n\sum_i\lVert\tilde x_i/R - \hat c\rVert^2 =
+    (\overline{u} - \lVert\bar x\rVert^2) + \lVert\bar x - \hat c\rVert^2` (``\lVert\hat
+    c\rVert^2`` overestimates :math:`\lVert\bar x\rVert^2` by :math:`p\sigma^2/N^2` in
+    expectation, and :math:`\hat c` misses :math:`\bar x` by as much), floored at the
+    release's resolution. Both are post-processing of the release.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    row_norm_bound : float
+        :math:`R`.
+    mu, sensitivity : float
+        Gaussian-DP share of the release and the relation's :math:`\Delta`.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    PrivateConditioning
+    """
+    from noisygd.oracles.rows import row_norms
+
+    R = check_positive("row_norm_bound", row_norm_bound)
+    sigma = math.sqrt(3.0) * check_positive("sensitivity", sensitivity) / check_positive(
+        "mu", mu)
+    norms = row_norms(X)
+    factor = np.minimum(1.0, R / np.maximum(norms, np.finfo(float).tiny))
+    weights = factor / R
+    s_x = np.asarray(X.T @ weights if sp.issparse(X) else weights @ X, dtype=np.float64)
+    s_x = np.ravel(s_x)
+    u = np.minimum(norms / R, 1.0) ** 2  # ||x~||^2/R^2 (1 for a row whose norm overflows)
+    noisy = add_gaussian_noise(np.concatenate([s_x, [float(u.sum()), float(X.shape[0])]]),
+                               sigma, rng)
+    return conditioning_from_release(noisy, R, sigma)
+
+
+def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: float
+                              ) -> PrivateConditioning:
+    r"""The post-processing of :func:`private_conditioning`: from the released
+    :math:`(\tilde S_x, \tilde S_u, \tilde N)` (``noisy``, length :math:`p + 2`) and its
+    noise :math:`\sigma`, the centre :math:`R\hat c` and the row scale
+    :math:`\sqrt{\hat U_c}` (formulas there). Public: a function of the release only.
+
+    Raises
+    ------
+    ValueError
+        If ``noisy`` is not a one-dimensional array of at least two finite numbers (a
+        release of :math:`p \ge 0` features), or ``row_norm_bound`` or ``sigma`` is not
+        positive and finite.
+    """
+    R = check_positive("row_norm_bound", row_norm_bound)
+    sigma = check_positive("sigma", sigma)
+    noisy = np.asarray(noisy, dtype=np.float64)
+    if noisy.ndim != 1 or noisy.size < 2 or not np.all(np.isfinite(noisy)):
+        raise ValueError("the release must be p + 2 >= 2 finite numbers (S_x, S_u, N), got "
+                         f"{noisy.size} of shape {noisy.shape}, or not all finite")
+    p = noisy.size - 2
+    n_t = max(float(noisy[-1]), 1.0)
+    c_hat = noisy[:p] / n_t
+    u_hat = float(noisy[p]) / n_t - float(c_hat @ c_hat) + 2.0 * p * sigma * sigma / n_t**2
+    u_hat = min(1.0, max(u_hat, sigma / n_t))
+    root = math.sqrt(u_hat)
+    return PrivateConditioning(R * c_hat, root, R * root, R * math.sqrt(2.0 * u_hat),
+                               sigma / math.sqrt(3.0), n_t)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateFeatureScale:
+    r"""What :func:`feature_scale_from_release` computes (post-processing of the release).
+
+    Attributes
+    ----------
+    scale : ndarray of shape (d,)
+        :math:`f_j = \bar m/m_j`: the column weights of the fit's rows
+        :math:`[f\odot(x - c), s]` (:class:`~noisygd.objectives.centred.CentredGLM`).
+    resolution : float
+        :math:`\lambda = z\sigma/N`, the floor added to every :math:`m_j` (units of
+        :math:`R`).
+    spread : float
+        :math:`\max_j f_j/\min_j f_j` (1: the release could not tell the features apart).
+    noise_std : float
+        :math:`\sigma`, the noise of each released sum (:math:`\Delta/\mu_f`).
+    shrinkage : float
+        :math:`B \in [0, 1]`, how far the release's per-feature spreads were pulled to their
+        mean (1: all the way, ``scale`` all ones).
+    """
+
+    scale: np.ndarray
+    resolution: float
+    spread: float
+    noise_std: float
+    shrinkage: float = 0.0
+
+
+def feature_scale_from_release(noisy: np.ndarray, count: float, sigma: float,
+                               z: float = FEATURE_SCALE_Z,
+                               cap: float = FEATURE_SCALE_CAP) -> PrivateFeatureScale:
+    r"""The private per-feature scale from its release (post-processing; docs/estimators.md,
+    "Private per-feature scale").
+
+    ``noisy`` is :math:`\tilde Q = \sum_i |a_i| + \mathcal N(0, \sigma^2 I_d)`
+    (:math:`a_i` the served rows about the released centre, in units of ``R``; entrywise
+    absolute values) and ``count`` the conditioning's released :math:`N`. The per-feature
+    means :math:`q_j = \tilde Q_j/N` carry noise of sd :math:`\tau = \sigma/N`. They are
+    shrunk toward their mean :math:`\bar q` by the positive-part James-Stein factor with a
+    doubled constant (a significance gate: noise alone, :math:`E\,S = (d - 1)\tau^2`,
+    shrinks them all the way),
+
+    .. math:: q'_j = \bar q + (1 - B)(q_j - \bar q), \qquad
+        B = \min\Big(1, \frac{2d\tau^2}{S}\Big), \quad S = \sum_j(q_j - \bar q)^2,
+
+    floored at the resolution :math:`\lambda = z\tau`, raised to at least :math:`1/\kappa`
+    of their root-mean-square (``cap`` :math:`\kappa`, :data:`FEATURE_SCALE_CAP`: no column
+    is scaled up more than :math:`\kappa` times, so a rare one-hot level does not become a
+    row's whole norm), and turned into weights that give every rescaled feature the same
+    spread :math:`\bar m`:
+
+    .. math:: m_j = \max\big(\max(q'_j, 0) + \lambda,\ \bar m_0/\kappa\big), \qquad
+        f_j = \bar m/m_j, \quad \bar m = \Big(\frac1d\sum_j m_j^2\Big)^{1/2}
+
+    (:math:`\bar m_0` the root-mean-square before the cap; the rescaled rows'
+    :math:`\sum_j (f_jm_j)^2 = \sum_j m_j^2`, that of the rows). Where the release cannot
+    tell the features apart, :math:`f = 1` exactly (:math:`B = 1`) or nearly: the fit is the
+    unscaled one. Always :math:`f_j \le \min(\bar m/\lambda, \kappa\bar m/\bar m_0)`.
+    """
+    noisy = np.asarray(noisy, dtype=np.float64)
+    n = max(float(count), 1.0)
+    tau = check_positive("sigma", sigma) / n
+    lam = check_positive("z", z) * tau
+    q = noisy / n
+    spread = float(np.sum((q - q.mean()) ** 2))
+    shrink = 1.0 if spread <= 0.0 else min(1.0, 2.0 * q.size * tau * tau / spread)
+    q = q.mean() + (1.0 - shrink) * (q - q.mean())
+    m = np.maximum(q, 0.0) + lam
+    m = np.maximum(m, math.sqrt(float(np.mean(m * m))) / check_positive("cap", cap))
+    f = math.sqrt(float(np.mean(m * m))) / m
+    return PrivateFeatureScale(f, lam, float(f.max() / f.min()), float(sigma), shrink)

@@ -1,0 +1,432 @@
+"""The private releases a fit makes before its run, as a mixin of the estimators' base:
+the budget shares, the private centre and row scale, the per-feature scale and the feature
+range, each a :class:`~noisygd.training.PreRelease` stage of
+:func:`~noisygd.training.fit_private` (docs/estimators.md, "Private conditioning")."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from noisygd._checks import check_choice, check_real
+from noisygd.accounting.events import Neighbouring
+from noisygd.estimators._common import CONDITIONING_SHARE, FEATURE_SCALE_SHARE, MIN_BUDGET_MU
+from noisygd.estimators._conditioning import (
+    FEATURE_SCALE_Z,
+    conditioning_from_release,
+    feature_scale_from_release,
+)
+from noisygd.training import PreparedFit, PreRelease
+
+
+class _PrivatePreReleases:
+    """Methods of :class:`~noisygd.estimators._base._DPLinearModel` that plan and make the
+    releases before the run (public facts decide whether each is made; module doc)."""
+
+    def _declared_share(self, name: str, auto: float) -> float:
+        """The budget share parameter ``name`` as a number: ``"auto"`` is ``auto``, a
+        number must lie in [0, 0.5] (a share of the budget spent before training); a model
+        without the parameter spends 0."""
+        value = getattr(self, name, 0.0)
+        if isinstance(value, str):
+            check_choice(name, value, ("auto",))
+            return auto
+        share = check_real(name, value)
+        if not 0.0 <= share <= 0.5:
+            raise ValueError(f"{name} must be in [0, 0.5] (a share of the budget "
+                             f"spent before training) or 'auto', got {share!r}")
+        self._check_share_pays(name, share)
+        return share
+
+    def _check_share_pays(self, name: str, share: float) -> None:
+        r"""Refuse a positive share whose release's Gaussian-DP mu,
+        :math:`\sqrt{s}\,\mu`, is below :data:`MIN_BUDGET_MU` (as the whole budget's check
+        in :meth:`_check_common_params`: ``conditioning_share=5e-324`` raised an
+        OverflowError)."""
+        if not (share > 0.0 and float(self.delta) > 0.0):
+            return
+        from noisygd.accounting.calibration import calibrate_mu
+
+        mu = math.sqrt(share) * calibrate_mu(float(self.epsilon), float(self.delta))
+        if mu < MIN_BUDGET_MU:
+            raise ValueError(
+                f"{name}={share!r} is too small to pay for a release: its Gaussian-DP mu "
+                f"({mu:.3g}) is below {MIN_BUDGET_MU:g}, where the noise's variance leaves "
+                "floating-point range; pass 0 (no release) or a larger share")
+
+    def _budget_pays(self, share_name: str, events: tuple[Any, ...]) -> bool:
+        """With ``share_name`` ``"auto"``: whether the budget pays for ``events`` (the
+        releases made before the run, in order) and the fit together (public facts only:
+        epsilon, delta, the method, earlier prior events; no data is read); a declared
+        share always (a fit it cannot pay for is refused)."""
+        if not isinstance(getattr(self, share_name, 0.0), str):
+            return True
+        from noisygd.accounting.events import Composed
+
+        try:  # every release and the fit, together (review U3)
+            self._release_rest(events[0] if len(events) == 1 else Composed(events))
+        except ValueError:  # an epsilon too small for the releases and the fit: none
+            return False
+        return True
+
+    def _share_of_conditioning(self) -> float:
+        """``conditioning_share`` as a number (``"auto"``: :data:`CONDITIONING_SHARE`)."""
+        return self._declared_share("conditioning_share", CONDITIONING_SHARE)
+
+    def _conditioning_event(self) -> tuple[float, Any]:
+        """``(mu_c, event)`` of the conditioning release (public facts only)."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+
+        rel = Neighbouring(self.neighbouring)
+        mu_c = math.sqrt(self._share_of_conditioning()) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        sens = rel.clipped_sum_sensitivity
+        return mu_c, Gaussian(sens / mu_c, sens, rel)
+
+    #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
+    _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
+
+    def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
+                                  range_scale: np.ndarray | None) -> list[Any]:
+        r"""The oracles the private conditioning reads: the rows uncentred (in the released
+        feature range's coordinates :math:`g\odot x` when ``range_scale`` is :math:`g`),
+        projected onto the ball of radius ``R``, their row sums taken by the scan."""
+        from noisygd.objectives.centred import CentredGLM
+        from noisygd.oracles import make_oracle
+
+        objective = self._make_objective()
+        if range_scale is not None:  # uncentred, rescaled: centre 0, feature scale g
+            objective = CentredGLM(objective, np.zeros(X.shape[1]), 1.0,  # type: ignore
+                                   feature_scale=range_scale)
+        first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
+                            row_sums=("rows",))
+        return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+
+    def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any,
+                            next_sums: tuple[str, ...] = (), deferred: bool = False
+                            ) -> tuple[PreRelease, list[Any], list[Any]]:
+        """The private conditioning (:func:`private_conditioning`'s release) as a
+        :class:`~noisygd.training.PreRelease`: its sums from the oracle of the uncentred rows
+        (projected onto the ball of radius ``R``; the row sums taken by its construction's
+        scan), then the fit's oracles in the released coordinates (``_private_conditioning``
+        set for :meth:`_conditioning`; ``next_sums``: the row sums a later stage reads from
+        them, taken by their scan). The oracles read are closed (their ``O(n)`` arrays freed)
+        before the next ones are built. Returns the stage, the oracles it reads (an empty
+        list with ``deferred``, for the feature range's post-processing to fill), and a list
+        its post-processing fills with the oracles it builds (for a later stage's
+        post-processing). ``rng``: a stream of its own."""
+        R = float(self.row_norm_bound)
+        mu_c, event = self._conditioning_event()
+        sigma = math.sqrt(len(self._CONDITIONING_SUMS)) * Neighbouring(
+            self.neighbouring).clipped_sum_sensitivity / mu_c
+        raw = [] if deferred else self._conditioning_raw_oracles(X, targets, None)
+        built: list[Any] = []
+
+        def then(noisy: np.ndarray) -> PreparedFit:
+            self._private_conditioning = conditioning_from_release(noisy, R, sigma)
+            for oracle in raw:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
+                getattr(oracle, "close", lambda: None)()
+            built[:] = self._oracles(X, targets, row_sums=next_sums)
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+
+        stage = PreRelease("conditioning", event, self._CONDITIONING_SUMS, sigma, rng, then,
+                           description="(x~/R, ||x~||^2/R^2, 1), x~ = x min(1, R/||x||)")
+        return stage, raw, built
+
+    def _report_conditioning(self, fit: Any, cond: Any, scale: Any = None) -> None:
+        """``conditioning_["release"]``: the private conditioning's share, scales, event and
+        ledger release (``cond``: its post-processing, None if not released); with the
+        private per-feature scale (``scale``), ``conditioning_["feature_scale_release"]``
+        and ``fit_info_["feature_scale"]`` the same for it."""
+        if cond is None:
+            return
+        release = fit.info.get("conditioning_release")
+        self.conditioning_["release"] = {
+            "share": self._share_of_conditioning(), "row_scale": cond.row_scale,
+            "clip": cond.clip, "event": self._conditioning_event()[1].describe(),
+            **({"ledger_release": release} if release is not None else {})}
+        if scale is None:
+            return
+        release = fit.info.get("feature_scale_release")
+        report = {
+            "share": self._share_of_feature_scale(), "rule": self._feature_scale_rule(),
+            "event": self._feature_scale_event()[1].describe(),
+            "resolution": scale.resolution, "spread": scale.spread,
+            "shrinkage": scale.shrinkage,
+            "noise_std": scale.noise_std,
+            **({"ledger_release": release} if release is not None else {})}
+        self.conditioning_["feature_scale_release"] = report
+        fit.info["feature_scale"] = report
+
+    def _report_feature_range(self, fit: Any, released: Any) -> None:
+        """``conditioning_["feature_range_release"]`` and ``fit_info_["feature_range"]``:
+        the private feature range's share, rule, event, threshold, occupied features and
+        released magnitudes (None: not released)."""
+        if released is None:
+            return
+        release = fit.info.get("feature_range_release")
+        report = {
+            "share": self._share_of_feature_range(),
+            "rule": ("per feature, the upper edge 2^(k+1) of the highest binary-exponent bin "
+                     "whose noisy count reaches z sigma (z: at most 0.05 chance that any "
+                     "empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k)), k the released "
+                     "mean number of nonzero features per row"),
+            "event": self._feature_range_event()[1].describe(),
+            "threshold": released.threshold, "noise_std": released.noise_std,
+            "occupied": released.occupied, "row_features": released.row_features,
+            "magnitude": released.magnitude.tolist(),
+            **({"ledger_release": release} if release is not None else {})}
+        self.conditioning_["feature_range_release"] = report
+        fit.info["feature_range"] = report
+
+    # ------------------------------------------ the private per-feature scale (issue 19)
+    def _share_of_feature_scale(self) -> float:
+        """``feature_scale_share`` as a number (``"auto"``: :data:`FEATURE_SCALE_SHARE`)."""
+        return self._declared_share("feature_scale_share", FEATURE_SCALE_SHARE)
+
+    def _feature_scale_event(self) -> tuple[float, Any]:
+        r"""``(mu_f, event)`` of the per-feature scale's release (public facts only):
+        :math:`\mu_f = \sqrt{f_s}\,\mu`, one sum of sensitivity :math:`\Delta`."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+
+        rel = Neighbouring(self.neighbouring)
+        mu_f = math.sqrt(self._share_of_feature_scale()) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        sens = rel.clipped_sum_sensitivity
+        return mu_f, Gaussian(sens / mu_f, sens, rel)
+
+    def _feature_scale_rule(self) -> str:
+        """The public rule that released (or not) the per-feature scale, in words."""
+        return ("released with the private conditioning when the rows have at least 2 "
+                "columns and the budget pays for it with the rest of the fit "
+                "(feature_scale_share='auto'); post-processed toward equal scales where its "
+                f"resolution (z = {FEATURE_SCALE_Z:g} noise sds) cannot tell the features "
+                "apart")
+
+    def _uses_feature_scale(self) -> bool:
+        """Whether this fit releases the private per-feature scale after its private
+        conditioning (public facts only: the conditioning released, ``feature_scale_share >
+        0``, at least 2 columns (the shape, metadata of ``X``), one margin, and with
+        ``"auto"`` a budget that pays for it, the conditioning, the later releases and the
+        fit together)."""
+        n_columns = self.__dict__.get("_n_columns")
+        if (self._share_of_feature_scale() <= 0.0 or n_columns is None or n_columns < 2
+                or getattr(self, "_multinomial", lambda: False)()
+                or not self._uses_private_conditioning()):
+            return False
+        return self._budget_pays("feature_scale_share", (
+            self._conditioning_event()[1], self._feature_scale_event()[1],
+            *self._releases_after_conditioning()))
+
+    def _uses_private_conditioning(self) -> bool:
+        """Whether this fit releases the private conditioning; none by default (the
+        classifier and the least-squares regressor say when)."""
+        return False
+
+    def _conditioning_events(self) -> list[Any]:
+        """The events of the private feature range (when released), the private
+        conditioning and, when released, the per-feature scale, in order (empty when the
+        conditioning is not released)."""
+        if not self._uses_private_conditioning():
+            return []
+        events = [self._feature_range_event()[1]] if self._uses_feature_range() else []
+        events.append(self._conditioning_event()[1])
+        if self._uses_feature_scale():
+            events.append(self._feature_scale_event()[1])
+        return events
+
+    # ------------------------------------------ the private feature range (issue 19)
+    #: Whether this model releases the private feature range
+    #: (:mod:`noisygd.mechanisms.feature_range`) before its private conditioning.
+    _RELEASES_FEATURE_RANGE: ClassVar[bool] = False
+
+    def _share_of_feature_range(self) -> float:
+        """``feature_range_share`` as a number (``"auto"``: the module's
+        :data:`~noisygd.mechanisms.feature_range.FEATURE_RANGE_SHARE`)."""
+        from noisygd.mechanisms.feature_range import FEATURE_RANGE_SHARE
+
+        return self._declared_share("feature_range_share", FEATURE_RANGE_SHARE)
+
+    def _feature_range_event(self) -> tuple[float, Any]:
+        r"""``(sigma, event)`` of the feature range's release (public facts only: the
+        budget, the relation and the number of columns): :math:`\mu_r = \sqrt{f_r}\,\mu`,
+        :math:`\sigma = \Delta_r/\mu_r` on every count, :math:`\Delta_r` the histogram's
+        exact sensitivity (:func:`~noisygd.mechanisms.feature_range.range_sensitivity`:
+        :math:`\sqrt{p + 1}` under add/remove, :math:`\sqrt{2p}` under replace-one)."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+
+        rel = Neighbouring(self.neighbouring)
+        mu_r = math.sqrt(self._share_of_feature_range()) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        sens = rel.clipped_sum_sensitivity
+        return self._feature_range_sensitivity() / mu_r, Gaussian(sens / mu_r, sens, rel)
+
+    def _feature_range_sensitivity(self) -> float:
+        """The feature range's exact L2 sensitivity under this fit's relation."""
+        from noisygd.mechanisms.feature_range import range_sensitivity
+
+        return range_sensitivity(int(self.__dict__["_n_columns"]),
+                                 Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE)
+
+    def _uses_feature_range(self) -> bool:
+        """Whether this fit releases the private feature range first (public facts only):
+        a model that releases it, ``feature_range_share > 0``, the private conditioning
+        released (rows in memory or a Dask collection) with a known number of columns
+        and, with ``"auto"``, a budget that pays for it with the
+        conditioning, the per-feature scale, the later releases and the fit."""
+        if (not self._RELEASES_FEATURE_RANGE or self._share_of_feature_range() <= 0.0
+                or self.__dict__.get("_n_columns") is None
+                or not self._uses_private_conditioning()):
+            return False
+        later = (self._feature_scale_event()[1],) if self._uses_feature_scale() else ()
+        return self._budget_pays("feature_range_share", (
+            self._feature_range_event()[1], self._conditioning_event()[1], *later,
+            *self._releases_after_conditioning()))
+
+    def _feature_range_stage(self, X: Any, rng: Any, then: Any) -> PreRelease:
+        """The private feature range as a :class:`~noisygd.training.PreRelease` whose
+        statistic is :func:`~noisygd.mechanisms.feature_range.range_statistic` of the raw
+        rows;
+        ``then(range)`` builds the next stage's oracles from the released
+        :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange`."""
+        from noisygd.mechanisms.feature_range import feature_range_from_release
+
+        sigma, event = self._feature_range_event()
+
+        def post(released: Any) -> PreparedFit:
+            self._private_feature_range = released
+            return then(released)
+
+        # the histogram (2 p K + 1 counts) is condensed to the range before the next stage
+        # builds its oracles: never held beside them
+        return PreRelease("feature_range", event, (), sigma, rng, post,
+                          description="per feature and sign, counts of the nonzero values "
+                                      "by binary exponent (a row adds <= 1 per feature)",
+                          statistic=lambda: self._range_statistic(X),
+                          statistic_terms=int(X.shape[1]) + 1,
+                          statistic_sensitivity=self._feature_range_sensitivity(),
+                          reduce=lambda noisy: feature_range_from_release(
+                              noisy, sigma, float(self.row_norm_bound)))
+
+    def _range_statistic(self, X: Any) -> np.ndarray:
+        """:func:`~noisygd.mechanisms.feature_range.range_statistic` of the rows: in memory,
+        or summed over a Dask collection's partitions on the cluster
+        (:func:`~noisygd.oracles.dask.partition_sum`: the same counts)."""
+        from noisygd.mechanisms.feature_range import range_statistic
+
+        if self.__dict__.get("_rows_in_memory", True):
+            return range_statistic(X)
+        from noisygd.mechanisms.feature_range import range_statistic_size
+        from noisygd.oracles.dask import partition_sum
+
+        return partition_sum(X, range_statistic, range_statistic_size(X.shape[1]))
+
+    def _range_scale(self) -> np.ndarray | None:
+        """The released feature range's scale :math:`g` (None when not released)."""
+        released = self.__dict__.get("_private_feature_range")
+        return None if released is None else released.scale
+
+    def _released_centre(self, private: Any) -> np.ndarray:
+        r"""The private conditioning's centre in the coordinates of ``X``: released in those
+        of :math:`g\odot x` when the feature range was released (:math:`c'/g`)."""
+        g = self._range_scale()
+        return private.centre if g is None else private.centre / g
+
+    def _conditioning_stages(self, X: Any, targets: list[Any], child: int
+                             ) -> tuple[list[PreRelease], list[Any], list[Any]]:
+        """The private conditioning's stage (:meth:`_conditioning_stage`, on the release
+        stream ``child``) and, when released, the per-feature scale's
+        (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the first
+        reads and the list the last one's post-processing fills."""
+        scaled = self._uses_feature_scale()
+        ranged = self._uses_feature_range()
+        stage, conditioning_reads, built = self._conditioning_stage(
+            X, targets, self._release_rng(self.random_state, child=child),
+            next_sums=("rows", "absolute_rows") if scaled else (), deferred=ranged)
+        stages, raw = [stage], conditioning_reads
+        if ranged:  # first, on stream child + 4; its post-processing builds what the
+            # conditioning reads, in the released coordinates g * x
+            # the oracles fit_private checks before the first stage (their type, objective
+            # and problems; the range's statistic reads X itself and the stage's
+            # post-processing builds what the conditioning reads): on the first row only,
+            # so that no pass over X and no O(n) array is spent on them
+            raw = (self._conditioning_raw_oracles(X[:1], [y_k[:1] for y_k in targets], None)
+                   if self.__dict__.get("_rows_in_memory", True)
+                   else self._conditioning_raw_oracles(X, targets, None))  # Dask: as built
+            unranged = list(raw)
+
+            def then(released: Any) -> PreparedFit:
+                for oracle in unranged:
+                    getattr(oracle, "close", lambda: None)()
+                conditioning_reads[:] = self._conditioning_raw_oracles(X, targets,
+                                                                       released.scale)
+                return PreparedFit(list(conditioning_reads), None)
+
+            stages.insert(0, self._feature_range_stage(
+                X, self._release_rng(self.random_state, child=child + 4), then))
+        if scaled:
+            fs_stage, built = self._feature_scale_stage(
+                X, targets, built, self._release_rng(self.random_state, child=child + 2))
+            stages.append(fs_stage)
+        return stages, raw, built
+
+    def _feature_scale_stage(self, X: Any, targets: list[Any], previous: list[Any], rng: Any
+                             ) -> tuple[PreRelease, list[Any]]:
+        r"""The private per-feature scale as a :class:`~noisygd.training.PreRelease`
+        (docs/estimators.md, "Private per-feature scale"): in the coordinates of the
+        released centre, on the oracle the conditioning's post-processing built (its rows
+        :math:`a_i = \tilde x_i - c` over :math:`R`, :math:`\lVert a_i\rVert \le 1`), the
+        per-feature sums of absolute values :math:`\sum_i |a_i| + \mathcal N(0,
+        \sigma^2 I_d)`, :math:`\sigma = \Delta/\mu_f` (a row adds the vector
+        :math:`|a_i|` of norm :math:`\lVert a_i\rVert \le 1`: exactly
+        :math:`\mu_f`-GDP). Its post-processing (:func:`feature_scale_from_release`, with the
+        conditioning's noisy count) sets ``_private_feature_scale`` and builds the fit's
+        oracles in the rescaled coordinates. Returns the stage and the list it fills."""
+        mu_f, event = self._feature_scale_event()
+        sigma = Neighbouring(self.neighbouring).clipped_sum_sensitivity / mu_f
+        built: list[Any] = []
+
+        def then(noisy: np.ndarray) -> PreparedFit:
+            cond = self._private_conditioning
+            self._private_feature_scale = feature_scale_from_release(
+                noisy, cond.count, sigma, FEATURE_SCALE_Z)
+            for oracle in previous:  # a DaskOracle's partitions, an ArrayOracle's arrays
+                getattr(oracle, "close", lambda: None)()
+            built[:] = self._oracles(X, targets)
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+
+        stage = PreRelease("feature_scale", event, ("absolute_rows",), sigma, rng, then,
+                           description="sum_i |a_i|, a_i = (x~_i - c)/R, ||a_i|| <= 1 "
+                                       "(c the released centre)")
+        return stage, built
+
+    def _affords_conditioning(self) -> bool:
+        """With ``conditioning_share="auto"``: whether the budget pays for the conditioning
+        release and the fit (public facts only: epsilon, delta, the method, earlier prior
+        events; no data is read)."""
+        return self._budget_pays("conditioning_share", (
+            self._conditioning_event()[1], *self._releases_after_conditioning()))
+
+    def _releases_after_conditioning(self) -> tuple[Any, ...]:
+        """The events of the releases this fit makes after the private conditioning and
+        before its run (public facts only); none here."""
+        return ()
+
+    def _pre_release(self) -> Any:
+        """The event of the private release this fit makes before its run (the regressor's
+        residual scale, the classifier's conditioning), from public facts only; None if
+        none."""
+        return None
+
+    def _pre_release_stage(self, X: Any, targets: list[Any]
+                           ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
+        """Those releases as :class:`~noisygd.training.PreRelease` stages of
+        :func:`~noisygd.training.fit_private`, in order (made on the oracle, recorded and
+        composed by the fit), with the oracles the first reads (one per problem), or
+        None."""
+        return None
