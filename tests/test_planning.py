@@ -19,10 +19,12 @@ from noisygd.planning import (
     DEFAULT_MOMENTUM,
     MAX_STEPS_ACCELERATED,
     MIN_STEPS_ACCELERATED,
+    NEWTON_MOMENTUM,
     accelerated_steps,
     accelerated_t_star,
     auto_momentum,
     comparator_radius,
+    newton_momentum,
     plan_noisy_gd,
     ridge_strength,
 )
@@ -231,6 +233,20 @@ def test_argument_types_follow_the_checks_policy():
     with pytest.raises(TypeError, match="accelerate"):
         plan_noisy_gd(1.0, 1e-5, N, 3, c, accelerate=1)
 
+
+def test_newton_momentum_is_noisygds_rule_scaled_to_its_own_top():
+    """m = m_N (1 - r(q)): the top for an optimisation-limited plan, 0 for a noise-limited
+    one, log-linear in q between the thresholds 0.02 and 0.2 (noise_regime)."""
+    assert 0.0 < NEWTON_MOMENTUM < 1.0
+    assert newton_momentum(0.0) == newton_momentum(0.02) == NEWTON_MOMENTUM
+    assert newton_momentum(0.2) == newton_momentum(5.0) == 0.0
+    # q a quarter of the way (in log q) from 0.02 to 0.2: three quarters of the top
+    assert newton_momentum(0.02 * 10 ** 0.25) == pytest.approx(0.75 * NEWTON_MOMENTUM)
+    for q in (0.03, 0.07, 0.15):
+        assert newton_momentum(q) / NEWTON_MOMENTUM == pytest.approx(
+            auto_momentum(q) / DEFAULT_MOMENTUM, rel=1e-12)
+    with pytest.raises(TypeError, match="noise_to_signal"):
+        newton_momentum("quiet")
 
 def test_auto_momentum_is_zero_for_noisy_steps_and_the_default_for_quiet_ones():
     assert auto_momentum(0.5) == 0.0 and auto_momentum(0.2) == 0.0

@@ -238,6 +238,7 @@ __all__ = [
     "MAX_STEPS_ACCELERATED",
     "MAX_STEPS_LIMIT",
     "MIN_STEPS_ACCELERATED",
+    "NEWTON_MOMENTUM",
     "NOISE_TO_SIGNAL_HIGH",
     "NOISE_TO_SIGNAL_LOW",
     "RIDGE_STATUS",
@@ -248,6 +249,7 @@ __all__ = [
     "auto_momentum",
     "check_sharp_ratio",
     "comparator_radius",
+    "newton_momentum",
     "noise_regime",
     "plan_noisy_gd",
     "ridge_horizon_steps",
@@ -457,6 +459,39 @@ def auto_momentum(noise_to_signal: float) -> float:
         return 0.0
     frac = math.log(hi / noise_to_signal) / math.log(hi / lo)
     return DEFAULT_MOMENTUM * frac
+
+
+#: The momentum of private Newton's steps in an optimisation-limited run
+#: (:func:`newton_momentum`); measured, not a theorem's (docs/newton.md, "Momentum").
+NEWTON_MOMENTUM = 0.5
+
+
+def newton_momentum(noise_to_signal: float) -> float:
+    r"""Nesterov momentum of private Newton's full-curvature steps for the public ratio
+    :math:`q = \sqrt p\,z/n` of its plan (:math:`z` the approach steps' gradient noise
+    multiplier, ``n`` the planned rows, ``p`` the parameters):
+
+    .. math:: m = m_N\,(1 - r(q)),
+
+    :data:`NEWTON_MOMENTUM` :math:`m_N` for an optimisation-limited run, 0 for a noise-limited
+    one, along :func:`noise_regime`'s scale (NoisyGD's momentum rule, :func:`auto_momentum`,
+    with Newton's smaller top: a Newton step is already scaled by the curvature). Why: the
+    approach steps use the curvature released at step 0, which overestimates the logistic
+    curvature near an optimum far from the start, so the steps fall short; momentum
+    lengthens them where the noise allows (docs/newton.md, "Momentum", with the
+    measurements).
+
+    Parameters
+    ----------
+    noise_to_signal : float
+        :math:`q \ge 0`.
+
+    Returns
+    -------
+    float
+        :math:`m \in [0, m_N]`.
+    """
+    return NEWTON_MOMENTUM * (1.0 - noise_regime(noise_to_signal))
 
 
 def accelerated_t_star(*, n: float, smoothness: float, init_distance: float, mu: float,
