@@ -70,11 +70,13 @@ def test_the_fit_is_the_fit_on_the_explicitly_rescaled_rows(estimator):
     assert np.allclose(pa, pb, rtol=1e-9, atol=1e-9)
     assert a.privacy_.epsilon == b.privacy_.epsilon
     # coef_ is reported in the user's coordinates: the scores are X @ coef_ + intercept_
+    # (a regressor's predictions projected onto its target range, clip_predictions)
     if estimator == "classifier":
         scores = X @ np.ravel(a.coef_) + np.ravel(a.intercept_)[0]
         assert np.allclose(pa, scores, rtol=1e-9, atol=1e-9)
     else:
-        assert np.allclose(pa, X @ a.coef_ + a.intercept_, rtol=1e-9, atol=1e-9)
+        assert np.allclose(pa, np.clip(X @ a.coef_ + a.intercept_, 0.0, 1.0), rtol=1e-9,
+                           atol=1e-9)
 
 
 def test_the_scale_lifts_a_box_whose_features_span_100x():

@@ -707,8 +707,10 @@ def test_a_schema_s_public_centring_is_used_as_declared(cls):
     assert cond["row_norm_bound"] == pc.radius
     assert cond["intercept_scale"] == pc.intercept_scale
     pred = model.decision_function(X) if cls is DPLogisticRegression else model.predict(X)
-    np.testing.assert_allclose(pred, X @ model.coef_ + model.intercept_, rtol=1e-10,
-                               atol=1e-12)
+    linear = X @ model.coef_ + model.intercept_
+    if cls is DPLinearRegression:  # projected onto target_range (clip_predictions)
+        linear = np.clip(linear, 0.0, 1.0)
+    np.testing.assert_allclose(pred, linear, rtol=1e-10, atol=1e-12)
 
 
 # ------------------------------------------------------------------ HTML reports (issue 11)
@@ -739,6 +741,34 @@ def test_privacy_is_an_accounting_result_with_an_html_report_of_the_fit(cls):
     assert again.privacy_ == privacy and again.to_html(curves=False) == page
 
 
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+def test_predictions_are_projected_onto_the_declared_target_range(cls):
+    """clip_predictions (default True): predict is the linear score clipped to the range the
+    targets were clipped to (target_range, else [-target_bound, target_bound]); for targets
+    inside it the squared error never grows; False gives the linear score; the flag is
+    checked at fit."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, (400, 3)) / 2.0
+    y = np.clip(0.9 + X @ np.array([1.0, -0.5, 0.3]) + 0.05 * rng.standard_normal(400), 0, 1)
+    kw = {"epsilon": 0.3, "random_state": 1, "feature_bounds": (-np.ones(3) / 2,
+                                                                 np.ones(3) / 2)}
+    clipped = cls(target_range=(0.0, 1.0), **kw).fit(X, y)
+    linear = cls(target_range=(0.0, 1.0), clip_predictions=False, **kw).fit(X, y)
+    np.testing.assert_array_equal(clipped.coef_, linear.coef_)  # the fit is the same
+    raw = linear.predict(X)
+    np.testing.assert_allclose(raw, X @ linear.coef_ + linear.intercept_, rtol=1e-12,
+                               atol=1e-12)
+    assert raw.max() > 1.0  # the targets sit near the top of the range: some scores exceed it
+    pred = clipped.predict(X)
+    np.testing.assert_array_equal(pred, np.clip(raw, 0.0, 1.0))
+    assert np.all(np.abs(pred - y) <= np.abs(raw - y))
+    assert clipped.score(X, y) >= linear.score(X, y)
+    bounded = cls(target_bound=0.5, **kw).fit(X, y)  # no range: [-target_bound, target_bound]
+    assert np.abs(bounded.predict(X)).max() <= 0.5
+    with pytest.raises(TypeError, match="clip_predictions"):
+        cls(clip_predictions=1, **kw).fit(X, y)
 
 @pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression, DPHuberRegressor])
 def test_a_pickle_naming_the_public_module_loads(cls):

@@ -344,3 +344,26 @@ def test_regression_target_bounds_paid_for():
     with pytest.raises(SchemaError, match=r"\[target\]: bounds = \"private\" needs range"):
         parse_schema({"target": {"name": "t", "bounds": "private"},
                       "columns": {"x": {"kind": "numeric", "bounds": [0, 10]}}})
+
+
+def test_a_regressors_table_predictions_follow_its_predict():
+    """predict_table projects a regressor's scores onto its target range, as the estimator's
+    predict does (clip_predictions); with clip_predictions=False it gives the linear scores."""
+    rng = np.random.default_rng(2)
+    a = rng.uniform(0.0, 1.0, 3000)
+    frame = pd.DataFrame({"a": a, "y": np.clip(9.5 + 2.0 * a + rng.normal(0, 0.3, 3000),
+                                               0, 10)})
+    schema = parse_schema({"target": {"name": "y", "bounds": [0, 10]},
+                           "columns": {"a": {"kind": "numeric", "bounds": [0, 1]}}})
+    new = pd.DataFrame({"a": np.linspace(0.0, 1.0, 11)})
+    outs = {}
+    for clip in (True, False):
+        est, payload = fit_table(schema, frame, params={"epsilon": 2.0, "random_state": 0,
+                                                        "clip_predictions": clip})
+        assert payload["params"]["clip_predictions"] is clip
+        out = predict_table(payload, new)["prediction"].to_numpy()
+        X = encode_features(parse_schema(payload["schema"]), new)
+        np.testing.assert_allclose(out, est.predict(X), rtol=1e-12, atol=1e-12)
+        outs[clip] = out
+    assert outs[False].max() > 10.0  # the targets sit at the top of the range
+    assert np.all((outs[True] >= 0.0) & (outs[True] <= 10.0))

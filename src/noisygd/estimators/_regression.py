@@ -10,7 +10,14 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from noisygd._checks import check_choice, check_data, check_fraction, check_positive, check_real
+from noisygd._checks import (
+    check_bool,
+    check_choice,
+    check_data,
+    check_fraction,
+    check_positive,
+    check_real,
+)
 from noisygd.accounting.events import Neighbouring
 from noisygd.estimators._base import _COMMON_DOC, _DPLinearModel
 from noisygd.estimators._common import (
@@ -50,6 +57,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             ``X`` and ``y`` are read).
         """
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
+        check_bool("clip_predictions", self.clip_predictions)
         self._rows_in_memory = not is_dask_collection(X)  # metadata: where the range is counted
         if not self._rows_in_memory:  # the same fit over a DaskOracle
             return fit_estimator(self, X, y)
@@ -162,8 +170,18 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         return tuple(stages), raw
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted targets."""
-        return self._linear(X)[:, 0]
+        r"""Predicted targets: the linear scores projected onto the declared target range
+        :math:`[m - h, m + h]` (``clip_predictions``, the class doc),
+
+        .. math:: \hat y = \min(\max(x^\top w + b,\; m - h),\; m + h),
+
+        for a target :math:`y \in [m - h, m + h]`, :math:`|\hat y - y| \le |x^\top w + b - y|`.
+        """
+        scores = self._linear(X)[:, 0]
+        if not check_bool("clip_predictions", getattr(self, "clip_predictions", True)):
+            return scores
+        mid, half = self._target_centre_half()
+        return np.clip(scores, mid - half, mid + half)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -196,6 +214,13 @@ class DPHuberRegressor(_DPRegressor):
         computed from the data). Overrides ``target_bound``: targets are clipped to
         ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
         residual bound of ``[0, 1]`` targets against ``target_bound=1``.
+    clip_predictions : bool, default=True
+        :meth:`predict` projects the linear scores onto the range the targets were clipped
+        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
+        that range the projection never increases the squared error, and it is
+        post-processing of the fitted model (free). ``False`` returns the linear scores
+        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
+        every model).
     conditioning_share : float in [0, 0.5] or "auto", default="auto"
         **Private centre**, as :class:`DPLinearRegression`'s: without ``feature_bounds``,
         with an intercept and a method that clips and composes with a prior release, not
@@ -238,6 +263,7 @@ class DPHuberRegressor(_DPRegressor):
         row_norm_bound: float = 1.0,
         target_bound: float = 1.0,
         target_range: Any = None,
+        clip_predictions: bool = True,
         clip: float | None = None,
         max_iter: int | None = None,
         neighbouring: str = "add_remove",
@@ -268,6 +294,7 @@ class DPHuberRegressor(_DPRegressor):
         self.row_norm_bound = row_norm_bound
         self.target_bound = target_bound
         self.target_range = target_range
+        self.clip_predictions = clip_predictions
         self.clip = clip
         self.max_iter = max_iter
         self.neighbouring = neighbouring
@@ -454,6 +481,13 @@ class DPLinearRegression(_DPRegressor):
         computed from the data). Overrides ``target_bound``: targets are clipped to
         ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
         residual bound of ``[0, 1]`` targets against ``target_bound=1``.
+    clip_predictions : bool, default=True
+        :meth:`predict` projects the linear scores onto the range the targets were clipped
+        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
+        that range the projection never increases the squared error, and it is
+        post-processing of the fitted model (free). ``False`` returns the linear scores
+        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
+        every model).
     radius : float, optional
         Public radius of a ball the parameters are projected onto (intercept
         included). Needed by the methods that do not clip gradients.
@@ -528,6 +562,7 @@ class DPLinearRegression(_DPRegressor):
         row_norm_bound: float = 1.0,
         target_bound: float = 1.0,
         target_range: Any = None,
+        clip_predictions: bool = True,
         radius: float | None = None,
         clip: float | None = None,
         max_iter: int | None = None,
@@ -559,6 +594,7 @@ class DPLinearRegression(_DPRegressor):
         self.row_norm_bound = row_norm_bound
         self.target_bound = target_bound
         self.target_range = target_range
+        self.clip_predictions = clip_predictions
         self.scale_share = scale_share
         self.radius = radius
         self.clip = clip

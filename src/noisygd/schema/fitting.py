@@ -363,8 +363,10 @@ def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "t
                   ) -> pd.DataFrame:
     """Predictions of a model file (from :func:`fit_table`) for a raw table.
 
-    One row per input row: ``prediction`` (a label from the schema, or a number), and for a
-    classifier ``proba_<label>`` per label. The target column may be present (it is not read).
+    One row per input row: ``prediction`` (a label from the schema, or a number: a regressor's
+    is projected onto its ``target_range`` unless it was fitted with
+    ``clip_predictions=False``, as its ``predict``), and for a classifier ``proba_<label>``
+    per label. The target column may be present (it is not read).
     """
     if payload.get("format") != MODEL_FORMAT or "schema" not in payload:
         raise SchemaError("the model file was not written by 'noisygd fit --schema' (it has no "
@@ -374,8 +376,12 @@ def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "t
     coef, intercept, labels = model_arrays(payload, len(feature_names(schema)))
     X = encode_features(schema, frame, source)
     scores = X @ coef.T + intercept
-    if labels is None:
-        return pd.DataFrame({"prediction": scores[:, 0]})
+    if labels is None:  # a regressor's predict: projected onto its target range
+        params = payload.get("params") or {}
+        prediction, bounds = scores[:, 0], params.get("target_range")
+        if params.get("clip_predictions", True) and bounds is not None:
+            prediction = np.clip(prediction, float(bounds[0]), float(bounds[1]))
+        return pd.DataFrame({"prediction": prediction})
     if scores.shape[1] == 1:
         p = _sigmoid(scores[:, 0])
         proba = np.column_stack([1.0 - p, p])
