@@ -43,6 +43,23 @@ from noisygd.objectives.base import Objective
 from noisygd.solvers.base import ReleasedFacts
 from noisygd.training import PreparedFit, PreRelease
 
+#: The regressors' target parameters in their class docs (numpydoc).
+_TARGET_DOC = """    target_bound : float, default=1.0
+        Targets are clipped to [-target_bound, target_bound] (per-row, free).
+    target_range : (low, high), optional
+        Public range of the targets, declared by you (e.g. a documented range; never
+        computed from the data). Overrides ``target_bound``: targets are clipped to
+        ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
+        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
+    clip_predictions : bool, default=True
+        :meth:`predict` projects the linear scores onto the range the targets were clipped
+        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
+        that range the projection never increases the squared error, and it is
+        post-processing of the fitted model (free). ``False`` returns the linear scores
+        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
+        every model).
+"""
+
 
 class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float
@@ -207,21 +224,9 @@ class DPHuberRegressor(_DPRegressor):
         [0, 200 000], wine quality in [0, 10]): threshold 1 -0.42 / -0.98 / 0.07 (a median
         regression whose bounded steps cannot move the intercept to the targets' mean),
         ``"auto"`` with the private releases below 0.974 / 0.991 / 0.537.
-    target_bound : float, default=1.0
-        Targets are clipped to [-target_bound, target_bound] (per-row, free).
-    target_range : (low, high), optional
-        Public range of the targets, declared by you (e.g. a documented range; never
-        computed from the data). Overrides ``target_bound``: targets are clipped to
-        ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
-        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
-    clip_predictions : bool, default=True
-        :meth:`predict` projects the linear scores onto the range the targets were clipped
-        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
-        that range the projection never increases the squared error, and it is
-        post-processing of the fitted model (free). ``False`` returns the linear scores
-        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
-        every model).
-    conditioning_share : float in [0, 0.5] or "auto", default="auto"
+"""
+        + _TARGET_DOC
+        + r"""    conditioning_share : float in [0, 0.5] or "auto", default="auto"
         **Private centre**, as :class:`DPLinearRegression`'s: without ``feature_bounds``,
         with an intercept and a method that clips and composes with a prior release, not
         tuned and not secure, the fit first releases the rows' mean and mean squared norm
@@ -474,21 +479,8 @@ class DPLinearRegression(_DPRegressor):
     Parameters
     ----------"""
         + _COMMON_DOC
-        + """    target_bound : float, default=1.0
-        Targets are clipped to [-target_bound, target_bound] (per-row, free).
-    target_range : (low, high), optional
-        Public range of the targets, declared by you (e.g. a documented range; never
-        computed from the data). Overrides ``target_bound``: targets are clipped to
-        ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
-        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
-    clip_predictions : bool, default=True
-        :meth:`predict` projects the linear scores onto the range the targets were clipped
-        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
-        that range the projection never increases the squared error, and it is
-        post-processing of the fitted model (free). ``False`` returns the linear scores
-        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
-        every model).
-    radius : float, optional
+        + _TARGET_DOC
+        + """    radius : float, optional
         Public radius of a ball the parameters are projected onto (intercept
         included). Needed by the methods that do not clip gradients.
     scale_share : float, default=0.1
