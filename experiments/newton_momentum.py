@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +35,19 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
+import newton_steps  # noqa: E402
 from _common import write_results  # noqa: E402
 
 TOPS = (0.0, 0.3, 0.5, 0.7)
 EPSILONS = (1.0, 2.0, 8.0)
 SEEDS = (0, 1)
-UTILITY_SETS = ("adult", "credit", "bank", "breast_cancer", "digits_binary")
-
-
 def _problems(root: Path) -> list[tuple[str, str, tuple[Any, ...]]]:
-    """``(group, name, (X, y, Xt, yt, declared keywords))`` of every problem (module doc)."""
+    """``(group, name, (X, y, Xt, yt, declared keywords))`` of every problem (module doc):
+    ``newton_steps``'s raw tables and bench_utility sets, then the generated families."""
     import bench_conditioning as bc
-    import bench_raw_tables as raw
-    import bench_utility as bu
 
-    out = []
-    for name, (X, y, Xt, yt) in raw.tables(root).items():
-        if name not in raw.TARGET_RANGES:
-            out.append(("raw tables", name, (X, y, Xt, yt, {})))
-    for name in UTILITY_SETS:
-        p = bu.load_problem(name, root)
-        out.append(("bench_utility", name, (p.X, p.y, p.Xt, p.yt, bu.declarations(p))))
+    out = [("raw tables" if key.startswith("raw ") else "bench_utility", key.split(" ", 1)[1],
+            data) for key, data in newton_steps.problems(root).items()]
     for family in ("onehot", "imbalanced", "scales"):
         for n in (500, 2000, 10000):
             for p in (5, 20, 100):
@@ -66,30 +57,6 @@ def _problems(root: Path) -> list[tuple[str, str, tuple[Any, ...]]]:
                 out.append(("families box", f"{family}-{n}x{p}",
                             (*data, {"feature_bounds": (prob["lo"], prob["hi"])})))
     return out
-
-
-def _ceiling(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> float:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler().fit(X)
-    model = LogisticRegression(max_iter=5000).fit(scaler.transform(X), y)
-    return float(roc_auc_score(yt, model.decision_function(scaler.transform(Xt))))
-
-
-def _share(data: tuple[Any, ...], eps: float, seed: int, ceiling: float) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    from noisygd.estimators import DPLogisticRegression
-
-    X, y, Xt, yt, declared = data
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = DPLogisticRegression(epsilon=eps, delta=min(1e-5, len(y) ** -1.1),
-                                   classes=[0, 1], random_state=seed, method="newton",
-                                   **declared).fit(X, y)
-    return (float(roc_auc_score(yt, est.decision_function(Xt))) - 0.5) / (ceiling - 0.5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     cells = []
     try:
         for group, name, data in _problems(args.data_dir):
-            ceiling = _ceiling(*data[:4])
+            ceiling = newton_steps.nonprivate_auc(*data[:4])
             for eps in EPSILONS:
                 cell: dict[str, Any] = {"group": group, "problem": name, "epsilon": eps}
                 for top in TOPS:
                     planning.NEWTON_MOMENTUM = top
-                    cell[f"top {top}"] = float(np.mean([_share(data, eps, s, ceiling)
-                                                        for s in SEEDS]))
+                    cell[f"top {top}"] = float(np.mean([
+                        newton_steps.share(*data, eps, s, None, ceiling) for s in SEEDS]))
                 cells.append(cell)
                 print(cell, flush=True)
     finally:

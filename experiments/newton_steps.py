@@ -54,7 +54,7 @@ SEEDS = (0, 1)
 UTILITY_SETS = ("adult", "credit", "bank", "breast_cancer", "digits_binary")
 
 
-def _problems(root: Path) -> dict[str, tuple[Any, ...]]:
+def problems(root: Path) -> dict[str, tuple[Any, ...]]:
     """``name -> (X, y, Xt, yt, declared keywords)``: raw tables, then bench_utility's."""
     import bench_raw_tables as raw
     import bench_utility as bu
@@ -69,7 +69,9 @@ def _problems(root: Path) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _ceiling(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> float:
+def nonprivate_auc(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> float:
+    """Test AUC of scikit-learn's ``LogisticRegression`` on standardised columns (the
+    ceiling, as ``bench_raw_tables``)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.preprocessing import StandardScaler
@@ -79,8 +81,10 @@ def _ceiling(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> fl
     return float(roc_auc_score(yt, model.decision_function(scaler.transform(Xt))))
 
 
-def _share(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray, declared: dict,
+def share(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray, declared: dict,
            eps: float, seed: int, options: dict | None, ceiling: float) -> float:
+    """Share of the non-private AUC gain of one ``method="newton"`` fit with
+    ``method_options=options``."""
     from sklearn.metrics import roc_auc_score
 
     from noisygd.estimators import DPLogisticRegression
@@ -100,13 +104,13 @@ def main(argv: list[str] | None = None) -> int:
                         default=HERE.parent.parent / "shared" / "data" / "uci")
     args = parser.parse_args(argv)
     rows = []
-    for name, (X, y, Xt, yt, declared) in _problems(args.data_dir).items():
-        ceiling = _ceiling(X, y, Xt, yt)
+    for name, (X, y, Xt, yt, declared) in problems(args.data_dir).items():
+        ceiling = nonprivate_auc(X, y, Xt, yt)
         for eps in EPSILONS:
             row: dict[str, Any] = {"problem": name, "n": int(X.shape[0]),
                                    "p": int(X.shape[1]), "epsilon": eps}
             for label, options in VARIANTS.items():
-                shares = [_share(X, y, Xt, yt, declared, eps, seed, options, ceiling)
+                shares = [share(X, y, Xt, yt, declared, eps, seed, options, ceiling)
                           for seed in SEEDS]
                 row[f"steps {label}"] = float(np.mean(shares))
             rows.append(row)
