@@ -25,6 +25,7 @@ from noisygd.planning import (
     auto_momentum,
     comparator_radius,
     newton_momentum,
+    noise_to_signal_ratio,
     plan_noisy_gd,
     ridge_strength,
 )
@@ -247,6 +248,13 @@ def test_newton_momentum_is_noisygds_rule_scaled_to_its_own_top():
             auto_momentum(q) / DEFAULT_MOMENTUM, rel=1e-12)
     with pytest.raises(TypeError, match="noise_to_signal"):
         newton_momentum("quiet")
+
+
+def test_noise_to_signal_ratio_is_sqrt_p_z_over_n_and_the_plans_recorded_ratio():
+    assert noise_to_signal_ratio(16, 3.0, 600) == pytest.approx(4 * 3.0 / 600, rel=1e-15)
+    plan = plan_noisy_gd(1.0, 1e-5, N, D_PARAMS, LogisticLoss(l2=1e-4).constants(1.0))
+    assert plan.details["noise_to_signal"] == pytest.approx(
+        noise_to_signal_ratio(D_PARAMS, plan.noise_multiplier, N), rel=1e-12)
 
 def test_auto_momentum_is_zero_for_noisy_steps_and_the_default_for_quiet_ones():
     assert auto_momentum(0.5) == 0.0 and auto_momentum(0.2) == 0.0

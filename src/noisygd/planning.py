@@ -251,6 +251,7 @@ __all__ = [
     "comparator_radius",
     "newton_momentum",
     "noise_regime",
+    "noise_to_signal_ratio",
     "plan_noisy_gd",
     "ridge_horizon_steps",
     "ridge_strength",
@@ -379,6 +380,14 @@ class NoisyGDPlan:
 #: is optimisation-limited and above which it is noise-limited: the momentum's thresholds
 #: (:func:`auto_momentum`), reused by the sharp clip (:func:`sharp_clip_factor`).
 NOISE_TO_SIGNAL_LOW, NOISE_TO_SIGNAL_HIGH = 0.02, 0.2
+
+
+def noise_to_signal_ratio(n_params: float, noise_multiplier: float, n_samples: float) -> float:
+    r""":math:`q = \sqrt p\,z/n`: one step's noise norm over the largest possible gradient
+    sum, both in units of the clip (``p`` parameters, noise multiplier ``z``, ``n`` rows); the
+    input of :func:`noise_regime` for NoisyGD's plan and private Newton's momentum
+    (:func:`noisygd.solvers.newton.with_ruled_momentum`). Public."""
+    return math.sqrt(n_params) * noise_multiplier / n_samples
 
 
 def noise_regime(noise_to_signal: float) -> float:
@@ -956,7 +965,7 @@ def _accelerated_plan(constants: ObjectiveConstants, bounds: dict[str, Any], *, 
     else:
         steps, averaged = accelerated_steps(t_star, budget)
     z = math.sqrt(steps) * sens / mu
-    noise_to_signal = math.sqrt(d) * z / n
+    noise_to_signal = noise_to_signal_ratio(d, z, n)
     if momentum is None:
         momentum = auto_momentum(noise_to_signal)
     details: dict[str, Any] = {"accelerated_T": t_star, "noise_to_signal": noise_to_signal}

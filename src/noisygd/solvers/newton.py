@@ -106,7 +106,7 @@ from noisygd.algorithms.newton import (
 )
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
-from noisygd.planning import RIDGE_STATUS, newton_momentum
+from noisygd.planning import RIDGE_STATUS, newton_momentum, noise_to_signal_ratio
 from noisygd.solvers.base import Budget, PublicFacts, Solver, plan_secure_gaussian
 from noisygd.solvers.options import (
     OptionCheck,
@@ -148,8 +148,8 @@ def with_ruled_momentum(plan: NewtonPlan, n_samples: float) -> NewtonPlan:
     public noise-to-signal ratio :math:`q = \sqrt p\,z_0/n` (:math:`z_0` the first step's
     gradient noise multiplier, ``n_samples`` the planned rows: the paid count's lower bound
     under add/remove), both recorded in ``details``; post-processing of public values only."""
-    q = math.sqrt(plan.n_params) * plan.gradient_noise[0] / check_positive("n_samples",
-                                                                           n_samples)
+    q = noise_to_signal_ratio(plan.n_params, plan.gradient_noise[0],
+                              check_positive("n_samples", n_samples))
     momentum = newton_momentum(q)
     details = {**plan.details, "noise_to_signal": q,
                "momentum_rule": "newton_momentum(q), q = sqrt(p) z_0 / n: "
