@@ -31,11 +31,17 @@ same order, an example sits in leaves ``p, p + s, p + 2s, ...`` (``s`` steps
 per epoch) and shared ancestors count with multiplicity; restarting the tree
 every ``restart_every`` steps makes the trees disjoint.
 
-Neighbouring relation. The stream is processed in the order given, so adding
-or removing a row would shift every later leaf: an add/remove guarantee does
-not follow from this argument and is refused. Under replace-one neighbours (the
-number of rows, hence ``T``, is public) one leaf's clipped sum changes by at
-most ``2 * clip``, so :math:`\Delta = 2`.
+Neighbouring relation. With rows assigned to leaves by their position in the
+stream (``leaves="position"``, the default), adding or removing a row would shift
+every later leaf: an add/remove guarantee does not follow from this argument and
+is refused. Under replace-one neighbours (the number of rows, hence ``T``, is
+public) one leaf's clipped sum changes by at most ``2 * clip``, so
+:math:`\Delta = 2`. With every row assigned to a leaf of each epoch independently
+and uniformly at random (``leaves="random"``: one epoch, or a tree restarted every
+epoch), adding or removing a row changes one leaf per epoch by at most ``clip``
+(:math:`\Delta = 1`) and the release is :math:`\mu`-GDP under add/remove: the
+argument, a mixture over the row's leaf, is in
+:class:`~noisygd.accounting.events.TreeAggregation`.
 
 Where it is read. The event :class:`~noisygd.accounting.events.TreeAggregation`
 (defined with every other event in :mod:`noisygd.accounting.events`, and

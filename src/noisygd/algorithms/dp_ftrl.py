@@ -26,7 +26,13 @@ done), each epoch in the same order. The released object is then a
 post-processing of the tree, accounted by
 :class:`noisygd.accounting.tree.TreeAggregation` under replace-one neighbours
 (the stream length is public): with one epoch,
-:math:`\mu = 2\sqrt{\lfloor\log_2 T\rfloor + 1}/z`-GDP.
+:math:`\mu = 2\sqrt{\lfloor\log_2 T\rfloor + 1}/z`-GDP. With ``leaves="random"``
+(:func:`dp_ftrl` only) each epoch assigns every row to one of its leaves independently
+and uniformly at random instead, so that adding or removing a row changes one leaf per
+epoch: the same tree is then accounted under add/remove neighbours with
+:math:`\Delta = 1`, :math:`\mu = \sqrt{\lfloor\log_2 T\rfloor + 1}/z` for one epoch
+(the estimators' default relation; the argument is in
+:class:`~noisygd.accounting.events.TreeAggregation`).
 
 Multiple epochs: the tree continues (each row sits in ``epochs`` leaves, shared
 ancestors counted with multiplicity) or is restarted at each epoch
