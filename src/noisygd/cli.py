@@ -849,6 +849,8 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
     out = {"model": model, "n_samples": args.n_samples, "n_features": n_features,
            "epsilon": args.epsilon, "delta": args.delta,
            "plans": [r.to_dict() for r in rows]}
+    if centring is None:
+        out["note"] = PLAN_WITHOUT_BOUNDS_NOTE
     if paid_share is not None:
         out["paid"] = {"preprocessing_share": paid_share, "epsilon_training": epsilon_fit,
                        "note": ("paid statistics (bounds, levels, clipped-value counts) take "
@@ -864,10 +866,23 @@ def cmd_plan(args: argparse.Namespace) -> dict[str, Any]:
                   f"(mu^2); the plans below are for the rest, epsilon = {epsilon_fit:.4g} at "
                   f"delta = {args.delta:g} (at most {n_features} features: every vocabulary "
                   "level kept)")
+        if centring is None:
+            print(f"note: {PLAN_WITHOUT_BOUNDS_NOTE}")
         from noisygd.schema.plans import format_plan_rows
 
         print("\n".join(format_plan_rows(rows)))
     return out
+
+
+#: What ``noisygd plan --features`` (no schema, no declared bounds) does not plan: the
+#: estimators' paid conditioning before the run (docs/estimators.md).
+PLAN_WITHOUT_BOUNDS_NOTE = (
+    "no bounds declared (--features): these plans give the run the whole budget, rows within "
+    "--row-norm-bound around 0; an estimator fitted without feature_bounds first pays for its "
+    "private conditioning (feature range, centre, per-feature scale: conditioning_share, "
+    "feature_scale_share, feature_range_share, docs/estimators.md) from the same budget, so its "
+    "run gets less of it and works in the released coordinates; declare the bounds (--schema) "
+    "to plan the fit exactly")
 
 
 # --------------------------------------------------------------------------- reproduce

@@ -285,3 +285,67 @@ def test_dp_ftrl_rows_state_their_leaf_size_law():
             assert "<= b = 256" in law and len(row.other_bounds) == 1
         else:  # assigned at random: the Binomial law, and no high-probability form
             assert "Binomial(n, 1/T_e)" in law and row.other_bounds == ()
+
+
+@pytest.mark.parametrize(("n", "relation", "method"), [
+    (2000, "add_remove", "noisy_gd"), (20000, "add_remove", "newton"),
+    (20000, "replace_one", "noisy_gd"),
+])
+def test_plan_says_what_the_default_runs_as_the_fit_does(n, relation, method):
+    """The noisy_gd row's default_choice is the fit's own method_choice (same public facts),
+    word for word: NoisyGD at n = 2000, Newton at n = 20 000 under add/remove (NoisyGD's
+    compute budget binds), NoisyGD under replace-one (sensitivity 2: noise-limited)."""
+    from noisygd.estimators import DPLogisticRegression
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.random(n), "b": rng.choice(list("xyz"), n)})
+    X, y = SchemaTransformer(SCHEMA).fit_transform(frame), (frame["a"] > 0.5).astype(int)
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=[0, 1], n_samples_public=n,
+                               neighbouring=relation, random_state=0,
+                               feature_bounds=public_centring(SCHEMA)).fit(X, y)
+    rows = plan_table(model="logistic", n_samples=n, n_features=X.shape[1], epsilon=1.0,
+                      delta=1e-5, relations=(relation,), centring=public_centring(SCHEMA))
+    row = next(r for r in rows if r.method == "noisy_gd")
+    assert row.default_choice == {k: est.fit_info_["method_choice"][k] for k in ("method", "rule")}
+    assert row.default_choice["method"] == method
+    assert est.fit_info_["method"] == row.default_choice["method"]
+    # only the noisy_gd row carries it, and the text output prints it
+    assert all(r.default_choice is None for r in rows if r.method != "noisy_gd")
+    from noisygd.schema.plans import format_plan_rows
+
+    line = f"default (method='auto', {relation}): runs {row.default_choice['method']}: "
+    assert any(s.startswith(line) for s in format_plan_rows(rows))
+
+
+def test_plan_default_is_noisy_gd_where_auto_does_not_choose():
+    """A regressor's method='auto' is NoisyGD; so is a classifier's with max_iter (its steps
+    fixed) or NoisyGD's own method_options."""
+    kw = {"n_samples": 20000, "n_features": 4, "epsilon": 1.0, "delta": 1e-5,
+          "relations": ("add_remove",), "centring": public_centring(SCHEMA)}
+    for extra in ({"model": "linear", "target_range": (0.0, 1.0)},
+                  {"model": "logistic", "max_iter": 50},
+                  {"model": "logistic", "method_options": {"momentum": 0.5}}):
+        rows = plan_table(**kw, **extra)
+        row = next(r for r in rows if r.method == "noisy_gd")
+        assert row.default_choice["method"] == "noisy_gd", extra
+        assert "NoisyGD: " in row.default_choice["rule"]
+
+
+def test_cli_plan_without_declared_bounds_says_the_fit_pays_for_its_conditioning(
+        capsys, tmp_path):
+    """--features (no bounds) carries the note on the estimators' paid conditioning; a schema
+    (public bounds: no conditioning release) does not; the JSON rows carry default_choice."""
+    from noisygd.cli import PLAN_WITHOUT_BOUNDS_NOTE
+
+    assert main(["plan", "--features", "3", "--n-samples", "5000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["note"] == PLAN_WITHOUT_BOUNDS_NOTE
+    gd = [p for p in out["plans"] if p["method"] == "noisy_gd"]
+    assert gd and all(p["default_choice"]["method"] in ("noisy_gd", "newton") for p in gd)
+    assert main(["plan", "--features", "3", "--n-samples", "5000"]) == 0
+    assert f"note: {PLAN_WITHOUT_BOUNDS_NOTE}" in capsys.readouterr().out
+    sch = tmp_path / "s.toml"
+    sch.write_text('[target]\nname = "y"\nlabels = ["a", "b"]\n'
+                   '[columns.a]\nkind = "numeric"\nbounds = [0, 1]\n')
+    assert main(["plan", "--schema", str(sch), "--n-samples", "5000", "--json"]) == 0
+    assert "note" not in json.loads(capsys.readouterr().out)

@@ -26,6 +26,13 @@ derived one): rows with equal :meth:`~noisygd.bounds.Bound.comparison_key` form 
 order of their first method's name, never by their values. A row's further bounds (a
 high-probability form, online-to-batch, an alternative schedule) are listed in
 ``PlanRow.other_bounds`` and not ranked.
+
+**What the default runs.** The estimators' ``method="auto"`` is NoisyGD for the regressors;
+a classifier's (binary or one-vs-rest, no ``max_iter``, ``method_options`` at most the
+distance's and the sharp clip's) runs NoisyGD or private Newton by the public rule of
+:func:`noisygd.solvers.auto.choose_method`. The ``noisy_gd`` rows carry that choice
+(``PlanRow.default_choice``: the method and the rule's reason, as the fit's
+``fit_info_["method_choice"]``), made on the same public facts as the row's own plan.
 """
 
 from __future__ import annotations
@@ -74,6 +81,10 @@ class PlanRow:
     group_size: int | None = None
     #: Further bounds of the same plan (dicts of :meth:`noisygd.bounds.Bound.to_dict`).
     other_bounds: tuple[dict[str, Any], ...] = ()
+    #: On the ``noisy_gd`` rows of a classifier: what the estimators' default
+    #: ``method="auto"`` runs under this relation and why (``{"method", "rule"}``, the
+    #: ``fit_info_["method_choice"]`` of the fit with the same settings; module doc).
+    default_choice: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain types (JSON)."""
@@ -241,10 +252,11 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     from noisygd.accounting.gdp import gdp_epsilon, split_gaussian_budget
     from noisygd.objectives.centred import CentredGLM
     from noisygd.planning import DEFAULT_INIT_DISTANCE
-    from noisygd.solvers import Budget, PublicFacts
+    from noisygd.solvers import DEFAULT_SOLVER, Budget, PublicFacts
     from noisygd.solvers.output_perturbation import choose_l2
 
     estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
+    user = dict(options)  # the caller's method_options, before the estimator's own
     note = ""
     l2_used = L2_DEFAULTS[model] if l2 is None else float(l2)
     if (model in ("logistic", "linear") and solver.plans_ridge and l2 is None
@@ -308,6 +320,13 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         budget = Budget(epsilon, delta)
     plan = solver.plan(facts, budget)
     event = solver.planned_event(plan)
+    choice = None
+    if solver.name == DEFAULT_SOLVER:
+        choice = (_default_choice(facts, budget) if _chooses_method(estimator, max_iter, user)
+                  else {"method": DEFAULT_SOLVER, "rule": (
+                      "NoisyGD: max_iter or method_options fix NoisyGD's run"
+                      if getattr(estimator, "_CHOOSES_METHOD", False)
+                      else f"NoisyGD: {estimator.__name__}'s method='auto'")})
     result = best(event, delta)
     described = _describe(solver.name, plan)
     context = _Context(facts=facts, l2=l2_used, centred=conditioned, model=model,
@@ -324,8 +343,38 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     row = PlanRow(method=solver.name, relation=relation, epsilon=float(result.epsilon),
                   accountant=result.accountant,
                   theorem=result.theorems.get(result.accountant, ""),
-                  note="; ".join(x for x in (note, extra) if x), **described)
+                  note="; ".join(x for x in (note, extra) if x), default_choice=choice,
+                  **described)
     return row, primary
+
+
+#: The ``method_options`` with which a classifier's ``method="auto"`` still chooses
+#: (``_DPLinearModel._chooses_method``): the distance's and the sharp clip's.
+CHOOSING_OPTIONS = frozenset({"optimum_norm_bound", "distance_pilot", "sharp_clip"})
+
+
+def _chooses_method(estimator: Any, max_iter: int | None, options: dict[str, Any]) -> bool:
+    """Whether ``estimator``'s ``method="auto"`` would choose between NoisyGD and Newton with
+    these public settings (as :meth:`noisygd.estimators._base._DPLinearModel._chooses_method`
+    for a binary fit: no ``max_iter``, ``method_options`` within :data:`CHOOSING_OPTIONS`)."""
+    return (bool(getattr(estimator, "_CHOOSES_METHOD", False)) and max_iter is None
+            and set(options) <= CHOOSING_OPTIONS)
+
+
+def _default_choice(facts: Any, budget: Any) -> dict[str, str]:
+    """``{"method", "rule"}``: what :class:`noisygd.solvers.auto.ChoosingSolver` runs on
+    these public facts and budget, and why (its plan is NoisyGD's, whose budget warning the
+    ``noisy_gd`` row's own plan has already given)."""
+    import warnings
+
+    from noisygd.solvers.auto import ChoosingSolver, SecondOrderPlan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = ChoosingSolver().plan(facts, budget)
+    choice = (plan.choice if isinstance(plan, SecondOrderPlan)
+              else plan[0].details["method_choice"])
+    return {"method": str(choice["method"]), "rule": str(choice["rule"])}
 
 
 def _ridge_status(plan: Any) -> str:
@@ -623,6 +672,10 @@ def format_plan_rows(rows: list[PlanRow]) -> list[str]:
     lines.append("rank k/m Gi: position among the m rows of group Gi, the rows whose bounds have "
                  "the same quantity, comparator, guarantee and assumptions; rows of different "
                  "groups are not ranked against each other")
+    for r in rows:
+        if r.refused is None and r.default_choice is not None:
+            lines.append(f"default (method='auto', {r.relation}): runs "
+                         f"{r.default_choice['method']}: {r.default_choice['rule']}")
     for r in rows:
         if r.refused is not None:
             continue
