@@ -97,6 +97,33 @@ def test_fit_writes_model_json(tmp_path, capsys):
     assert json.loads(stdout)["out"] == str(out)
 
 
+def test_fit_says_which_method_ran_and_what_it_released_before_the_run(tmp_path, capsys):
+    """The text output names the method (with method='auto', the rule's reason), every
+    release before the run in order, and the source of n, each as the fitted model's
+    fit_info_ records it; with a schema (declared bounds) nothing is released before the run."""
+    from noisygd.cli import fit_summary_lines
+    from noisygd.estimators import DPLogisticRegression
+
+    data = tmp_path / "train.csv"
+    _write_csv(data, n=1000)
+    argv = ["fit", str(data), "--target", "label", "--classes", "0,1", "--seed", "1"]
+    code, stdout, err = _run(capsys, [*argv, "--out", str(tmp_path / "m.json")])
+    assert code == 0, err
+    frame = pd.read_csv(data)
+    est = DPLogisticRegression(classes=[0, 1], random_state=1).fit(
+        frame[["a", "b", "c"]].to_numpy(), frame["label"].to_numpy())
+    names = [r["name"] for r in est.fit_info_["pre_releases"]]
+    assert names == ["feature_range", "conditioning", "feature_scale"]
+    lines = fit_summary_lines(est)
+    assert lines[0] == f"method: {est.fit_info_['method']} (method='auto': " \
+                       f"{est.fit_info_['method_choice']['rule']})"
+    assert [line.split(":")[1].strip() for line in lines[1:4]] == names
+    assert lines[4] == f"number of rows: {est.fit_info_['n_samples_source']}"
+    assert all(line in stdout.splitlines() for line in lines)
+    # the summary comes before the privacy lines, which name the accountant
+    assert stdout.index(lines[0]) < stdout.index("gdp: eps =")
+
+
 def test_fit_parquet(tmp_path, capsys):
     pytest.importorskip("pyarrow")
     csv = tmp_path / "t.csv"

@@ -77,3 +77,24 @@ def test_regression_defaults_beat_the_constant_predictor_on_uncentred_rows(metho
 @pytest.mark.parametrize("method", ["auto", "noisy_sgd", "dp_ftrl"])
 def test_classifier_defaults_beat_the_constant_predictor_on_uncentred_rows(method):
     assert min(_shares("binary", method)) > 0.5
+
+
+def test_fit_info_names_the_releases_made_before_the_run():
+    """fit_info_["pre_releases"]: the pre-release stages in order, each with its event as
+    composed into privacy_ (the first events of the fit's own event) and its statistic; a
+    declared box releases no conditioning, only the regressor's residual scale."""
+    from noisygd.estimators import DPLinearRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 3)) * [1.0, 10.0, 100.0]
+    y = X @ [1.0, 0.1, 0.01] + rng.normal(0.0, 0.1, 600)
+    est = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), random_state=0).fit(X, y)
+    released = est.fit_info_["pre_releases"]
+    assert [r["name"] for r in released] == ["feature_range", "conditioning",
+                                             "feature_scale", "target_scale"]
+    events = est.privacy_.event.events[:len(released)]
+    assert [r["event"] for r in released] == [e.describe() for e in events]
+    assert all(r["statistic"] for r in released)
+    boxed = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), random_state=0,
+                               feature_bounds=(0.0, [1.0, 10.0, 100.0])).fit(X, y)
+    assert [r["name"] for r in boxed.fit_info_["pre_releases"]] == ["target_scale"]

@@ -418,6 +418,27 @@ def _print_report(written: list[str]) -> None:
         print(f"wrote the report {written[0]} (plots: {', '.join(written[1:])})")
 
 
+def fit_summary_lines(est: Any) -> list[str]:
+    """What ``noisygd fit`` prints about the fit before its privacy: the method that ran
+    (with ``method="auto"``, the public rule's reason, ``fit_info_["method_choice"]``), the
+    releases the fit made before its run, in order (``fit_info_["pre_releases"]``: the private
+    feature range, centre, per-feature scale, a regressor's residual scale; none with declared
+    bounds), and where ``n`` came from (``fit_info_["n_samples_source"]``)."""
+    info = getattr(est, "fit_info_", None) or {}
+    lines = []
+    method = info.get("method")
+    if method is not None:
+        choice = info.get("method_choice")
+        why = f" (method='auto': {choice['rule']})" if choice else ""
+        lines.append(f"method: {method}{why}")
+    for release in info.get("pre_releases", ()):
+        lines.append(f"released before the run: {release['name']}: {release['statistic']}; "
+                     f"{release['event']}")
+    if info.get("n_samples_source"):
+        lines.append(f"number of rows: {info['n_samples_source']}")
+    return lines
+
+
 def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[str, Any]:
     """``noisygd fit DATA --schema FILE``: encode by the schema, fit, write the model file;
     with a Dask session (``--scheduler``/``--local-workers``), DATA is read and encoded
@@ -486,6 +507,7 @@ def cmd_fit_schema(args: argparse.Namespace, dask_session: Any = None) -> dict[s
         for line in (payload["report"].get("paid_for", []) if "paid" in payload else []):
             if not line.startswith("the number of rows"):
                 print(line)
+        print("\n".join(fit_summary_lines(est)))
         print(est.privacy_)
         _print_report(written)
     return {"out": str(out_path), **payload, **({"report_files": written} if written else {})}
@@ -582,6 +604,7 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     result = {"out": str(out_path), **payload}
     if not args.json:
         print(f"wrote {out_path}")
+        print("\n".join(fit_summary_lines(model)))
         print(model.privacy_)
         _print_report(written)
     if written:

@@ -99,6 +99,9 @@ what every private fit needs besides the algorithm:
    gives the oracles and the clip of the next stage or of the runs.
    ``DPLinearRegression``'s private centre and residual scale and ``DPLogisticRegression``'s
    private conditioning are such stages, so every release of every estimator takes this one path.
+   ``info["pre_releases"]`` names them in order (``name``, ``event``: its description, and
+   ``statistic``: the sums released), so that a report or the command line can say what was
+   paid for before the run.
 9. **Failures** (docs/ledger.md, "A fit that fails"). If the fit raises before returning its
    model, its ledger records are withdrawn *only* when it failed before its first noise draw
    on the data (the pre-release's, the count's, or the runs', which start right after the
@@ -1138,6 +1141,9 @@ def fit_private(
     event, privacy = _released(setup, _compose([*setup.prior, *own_parts]),
                                [*count.events, *[r.event for r in results]])
     info["n_samples_source"] = count.source
+    if stages:
+        info["pre_releases"] = [{"name": stage.name, "event": stage.event.describe(),
+                                 "statistic": stage.description} for stage in stages]
     if setup.prior:
         info["prior_events"] = [e.describe() for e in setup.prior]
     info["plans"] = [r.info for r in results]
