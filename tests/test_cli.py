@@ -740,7 +740,11 @@ def test_fit_report_without_schema(tmp_path, capsys):
     code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
                                  "--out", str(tmp_path / "m.json"), "--report", str(page)])
     assert code == 0, err
-    assert "features used as given" in page.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    # the default fit without a schema pays for its conditioning: the report says so
+    assert "features without declared bounds" in text
+    assert "the private centre and row scale" in text
+    assert "features used as given" not in text
 
 
 def test_fit_report_bad_path_exit_2_before_fitting(tmp_path, capsys):

@@ -945,9 +945,11 @@ EXAMPLES = {
         "With --schema (docs/schema.md) the raw table is encoded by the schema's public\n"
         "bounds and levels (categorical columns, missing values and string labels allowed);\n"
         "the target's labels select logistic regression, its bounds linear regression.\n"
-        "Without --schema, features must be numeric and are used as given (scale them by\n"
-        "public bounds first); each row is then scaled to norm <= --row-norm-bound, a\n"
-        "per-row step that costs no privacy. Regression needs --target-bound.\n"
+        "Without --schema, features must be numeric and have no declared bounds: the fit\n"
+        "first pays, from its budget, for a private feature range, centre and per-feature\n"
+        "scale (docs/estimators.md), and rows are scaled to norm <= --row-norm-bound (a\n"
+        "per-row step that costs no privacy). Regression needs --target-bound. The output\n"
+        "names the method that ran and every release made before the run.\n"
         "Exit status 2 on bad input (message names the column or option and the fix); the\n"
         "model file is written atomically, never partially.\n"
         "With --ledger/--dataset the fit is recorded as one release of the dataset in the\n"
@@ -1058,7 +1060,9 @@ def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
                    help="default: logistic (with --schema: from the target, labels -> "
                    "logistic, bounds -> linear)")
     p.add_argument("--method", default="auto",
-                   help=f"auto ({DEFAULT_METHOD}), or one of {', '.join(METHOD_NAMES)} "
+                   help=f"auto ({DEFAULT_METHOD}; a binary or one-vs-rest classifier: "
+                   "NoisyGD or private Newton by a public rule, docs/estimators.md), or one of "
+                   f"{', '.join(METHOD_NAMES)} "
                    "(some need --relation replace_one); the names of noisygd.solvers.SOLVERS")
     p.add_argument("--max-iter", type=int, default=None,
                    help="number of steps: NoisyGD runs exactly this many (at most 10**7); "

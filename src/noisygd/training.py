@@ -158,7 +158,7 @@ from noisygd.mechanisms.noise import (
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles._parallel import compute_context
 from noisygd.oracles.base import ROW_SUMS, GradientOracle
-from noisygd.solvers import Budget, PublicFacts, Solver, get_solver
+from noisygd.solvers import SOLVERS, Budget, PublicFacts, Solver, get_solver
 from noisygd.solvers.base import ReleasedFacts
 
 if TYPE_CHECKING:
@@ -388,8 +388,9 @@ def check_secure_method(method: str | Solver, secure: bool) -> Solver:
     if check_bool("secure", secure) and not solver.secure_mode:
         raise ValueError(
             f"method={solver.name!r} has no secure mode (secure=True): its accounting assumes "
-            "continuous Gaussian noise; use noisy_gd, noisy_sgd, dp_ftrl, "
-            "output_perturbation, langevin, rrpsgd or ssp, or secure=False")
+            "continuous Gaussian noise; use one with a secure mode ("
+            f"{', '.join(sorted(n for n, c in SOLVERS.items() if c.secure_mode))}), or "
+            "secure=False")
     return solver
 
 

@@ -263,3 +263,20 @@ def test_accountant_is_exact_only_up_to_mu_exact_max():
     assert math.isfinite(eps) and eps >= ACC.mu(huge) ** 2 / 2
     assert 0.0 < ACC.delta(huge, eps) <= 1e-5 * (1 + 1e-6)
     assert ACC.delta(huge, 1.0) == 1.0
+
+
+def test_a_tree_with_random_leaves_is_an_upper_bound_not_exact():
+    """Rows assigned to leaves at random (add/remove): the release is a mixture over the row's
+    leaf of mu-GDP releases, so mu bounds it and is not claimed exact, wherever the tree sits
+    in a composition; positional leaves (replace-one) stay exact."""
+    from noisygd.accounting import best
+    from noisygd.accounting.events import Composed, Neighbouring, TreeAggregation
+
+    add, rep = Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE
+    random_tree = TreeAggregation(5.0, 64, relation=add, leaves="random")
+    positional = TreeAggregation(5.0, 64, relation=rep)
+    assert ACC.mu(random_tree) == pytest.approx(math.sqrt(math.floor(math.log2(64)) + 1) / 5.0)
+    assert not ACC.is_exact(random_tree)
+    assert not ACC.is_exact(Composed((Gaussian(3.0, 1.0, add), random_tree)))
+    assert ACC.is_exact(positional)
+    assert not best(random_tree, 1e-5).exact and best(positional, 1e-5).exact

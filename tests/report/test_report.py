@@ -163,6 +163,11 @@ def test_budget_parts_give_the_count_its_declared_share(fitted):
     assert run["mu2_share"] == pytest.approx(0.84, rel=1e-9)
     assert r.accounting.epsilon == pytest.approx(fitted.privacy_.epsilon, rel=1e-9)
     assert r.data_handling["paid_for"]
+    # every release before the run is named in the data-handling statements, with its event
+    paid = r.data_handling["paid_for"]
+    for release in fitted.fit_info_["pre_releases"]:
+        assert any(release["statistic"] in s and release["event"] in s for s in paid)
+    assert r.data_handling["features"].startswith("features without declared bounds")
     statuses = {(c.topic, c.status) for c in r.checks}
     assert ("budget", "holds") in statuses
     assert any(c.topic == "accounting" and c.status == "fails" for c in r.checks)

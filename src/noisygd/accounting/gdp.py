@@ -421,13 +421,30 @@ class GaussianAccountant(Accountant):
     def is_exact(self, event: DpEvent) -> bool:
         r"""Whether the answer is exact: the privacy-loss distribution of every event of
         :data:`MU` is Gaussian, and its curve is solved exactly for :math:`\mu \le`
-        :data:`MU_EXACT_MAX` (above it :meth:`epsilon` returns an upper bound)."""
-        return gaussian_mu(event) <= MU_EXACT_MAX
+        :data:`MU_EXACT_MAX` (above it :meth:`epsilon` returns an upper bound). Not for a
+        tree whose rows are assigned to leaves at random (``leaves="random"``): its release
+        is a mixture over the row's leaf of :math:`\mu`-GDP releases, so :math:`\mu` is an
+        upper bound there (:class:`~noisygd.accounting.events.TreeAggregation`), and other
+        accountants are consulted."""
+        return gaussian_mu(event) <= MU_EXACT_MAX and not _has_random_leaves(event)
 
     @staticmethod
     def mu_for(epsilon: float, delta: float) -> float:
         """Largest mu whose mu-GDP guarantee meets ``(epsilon, delta)`` (:func:`gdp_mu`)."""
         return gdp_mu(epsilon, delta)
+
+
+def _has_random_leaves(event: DpEvent) -> bool:
+    """Whether ``event`` holds a :class:`TreeAggregation` with ``leaves="random"`` (at any
+    depth of its compositions, samplings and wrappers)."""
+    if isinstance(event, TreeAggregation):
+        return event.leaves == "random"
+    for name in ("event", "events"):
+        inner = getattr(event, name, None)
+        parts = inner if isinstance(inner, tuple) else (inner,)
+        if any(isinstance(e, DpEvent) and _has_random_leaves(e) for e in parts):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------- budgets in mu

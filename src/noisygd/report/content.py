@@ -321,9 +321,26 @@ def _estimator_statements(est: Any, info: Mapping[str, Any] | None) -> dict[str,
     src = str((info or {}).get("n_samples_source", ""))
     if "paid" in src:
         paid.append("the number of rows: a noisy count paid for from the budget")
-    return {"declared_public": declared, "paid_for": paid,
-            "features": "features used as given (no schema): their bounds are the user's "
-                        "responsibility"}
+    released = (info or {}).get("pre_releases", ())
+    for release in released:  # the releases before the run (noisygd.training, module doc 8)
+        paid.append(f"{PRE_RELEASE_NAMES.get(release['name'], release['name'])}: "
+                    f"{release['statistic']}, released with {release['event']} before the run")
+    conditioned = {r["name"] for r in released} & CONDITIONING_STAGES
+    features = ("features without declared bounds (no schema): rescaled and centred in the "
+                "coordinates the private releases above chose (docs/estimators.md)"
+                if conditioned else
+                "features used as given (no schema): their bounds are the user's "
+                "responsibility")
+    return {"declared_public": declared, "paid_for": paid, "features": features}
+
+
+#: Plain names of the estimators' pre-release stages (``fit_info_["pre_releases"]``).
+PRE_RELEASE_NAMES = {"feature_range": "the private feature range",
+                     "conditioning": "the private centre and row scale",
+                     "feature_scale": "the private per-feature scale",
+                     "target_scale": "the private target and residual scales"}
+#: The stages that change the coordinates of the features.
+CONDITIONING_STAGES = frozenset({"feature_range", "conditioning", "feature_scale"})
 
 
 def _coefficients(coef: Any, intercept: Any, names: Sequence[str] | None,

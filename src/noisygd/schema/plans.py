@@ -252,7 +252,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     from noisygd.accounting.gdp import gdp_epsilon, split_gaussian_budget
     from noisygd.objectives.centred import CentredGLM
     from noisygd.planning import DEFAULT_INIT_DISTANCE
-    from noisygd.solvers import DEFAULT_SOLVER, Budget, PublicFacts
+    from noisygd.solvers import DEFAULT_SOLVER, Budget, PublicFacts, get_solver
     from noisygd.solvers.output_perturbation import choose_l2
 
     estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
@@ -321,7 +321,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     plan = solver.plan(facts, budget)
     event = solver.planned_event(plan)
     choice = None
-    if solver.name == DEFAULT_SOLVER:
+    if type(solver) is type(get_solver("auto")):  # the solver method="auto" falls back to
         choice = (_default_choice(facts, budget) if _chooses_method(estimator, max_iter, user)
                   else {"method": DEFAULT_SOLVER, "rule": (
                       "NoisyGD: max_iter or method_options fix NoisyGD's run"
