@@ -65,7 +65,8 @@ def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
          "noisy count (1% of mu^2); noise calibrated on count + SGD jointly"),
         ("dp_ftrl", "replace_one", DPFTRLSolver.defaults["epochs"],
          "Honaker tree, batch 256, lambda from the slides' regret bound, 4 epochs, restart "
-         "per epoch, averaged; replace-one (the tree needs it), n public"),
+         "per epoch, averaged; replace-one (rows streamed in order; add/remove would assign "
+         "them to leaves at random), n public"),
     ]
     rows = []
     for method, relation, epochs, note in specs:
