@@ -15,7 +15,10 @@ bounds, rows scaled to norm <= 1). Reports, in ``benchmarks/results/adult_noisyg
   one non-private full-gradient evaluation of the same objective (alternating repeats, medians).
 
 Targets (issue 2): accuracy >= 0.840, excess risk <= 0.005, fit time <= 2x scikit-learn,
-per-iteration time <= 1.3x a full gradient.
+per-iteration time <= 1.3x a full gradient. The checks of issue 2 are for the fit at the declared
+``--l2``; the row "default" is the estimator as a user first meets it (``method="auto"``, the
+planned ridge, the private conditioning), checked for accuracy >= 0.840 too (issue 19: "Adult
+unchanged or better").
 
 Run: ``.venv/bin/python benchmarks/bench_adult.py [--data-dir ../shared/data/uci]``.
 """
@@ -53,6 +56,38 @@ def nonprivate_optimum(
 ) -> tuple[np.ndarray, float]:
     """Minimiser of ``F`` at high precision (the reference for excess risk)."""
     return obj.minimize(X, y)
+
+
+def default_row(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> dict:
+    """The estimator as a user first meets it (``DPLogisticRegression(epsilon, delta,
+    classes)``: ``method="auto"``, the planned ridge, the private conditioning), same seeds.
+    Its objective is its own (the planned ridge, in the released coordinates), so its excess
+    risk on ``F`` (``l2 = --l2`` in the data's coordinates) is reported for reference only."""
+    accs, excess, times, eps = [], [], [], []
+    est = None
+    for seed in range(args.seeds):
+        t0 = time.perf_counter()
+        est = DPLogisticRegression(epsilon=args.epsilon, delta=args.delta, classes=[0, 1],
+                                   random_state=seed).fit(X, y01)
+        times.append(time.perf_counter() - t0)
+        accs.append(float(est.score(Xt, yt01)))
+        excess.append(obj.value(np.append(est.coef_, est.intercept_), X, y_pm) - f_star)
+        eps.append(est.privacy_.epsilon)
+    assert est is not None
+    released = ", ".join(r["name"] for r in est.fit_info_.get("pre_releases", ()))
+    return {
+        "method": "noisygd DPLogisticRegression (default: method='auto', l2=None)",
+        "epsilon": max(eps), "delta": args.delta,
+        "accuracy_mean": float(np.mean(accs)), "accuracy_std": float(np.std(accs)),
+        "excess_risk_mean": float(np.mean(excess)),
+        "fit_seconds": statistics.median(times),
+        "seconds_per_epoch": statistics.median(times) / int(np.ravel(est.n_iter_)[0]),
+        "accountant": est.privacy_.accountant,
+        "notes": (f"{args.seeds} seeds; ran {est.fit_info_['method']}, "
+                  f"T={int(np.ravel(est.n_iter_)[0])}, planned l2={est.l2_:.3g}; released "
+                  f"before the run: {released or 'nothing'}; excess risk on F for reference "
+                  "(the fit's ridge is its own)"),
+    }
 
 
 def other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star) -> list[dict]:
@@ -244,9 +279,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"excess max {max(dp_excess):.4f}; l2={args.l2}"),
         },
     ]
+    rows.append(default_row(args, X, y01, Xt, yt01, obj, y_pm, f_star))
     rows.extend(other_method_rows(args, X, y01, Xt, yt01, obj, y_pm, f_star))
     checks = {
         "accuracy_mean>=0.840": rows[1]["accuracy_mean"] >= 0.840,
+        "default_accuracy_mean>=0.840": rows[2]["accuracy_mean"] >= 0.840,
         "excess_risk_mean<=0.005": rows[1]["excess_risk_mean"] <= 0.005,
         "fit_time<=2x_sklearn": dp_fit <= 2 * sk_fit,
         "iteration<=1.3x_full_gradient": per_iter <= 1.3 * per_grad,
