@@ -18,8 +18,9 @@ Methods, all in one run, at each epsilon in ``--epsilons`` and seed in ``range(-
   ``feature_bounds`` = the schema's ``public_centring`` for UCI sets or the public box of the
   scikit-learn sets, ``target_range=(0, 1)`` for regressors; ``delta`` as below; the rows'
   notes show the estimator's ``conditioning_``), then each ``method=`` of
-  :data:`noisygd.solvers.SOLVERS` with all else default (a method that is the default's own
-  solver is not fitted twice; a method that cannot run with defaults, or whose projected cost
+  :data:`noisygd.solvers.SOLVERS` with all else default (``noisy_gd`` reuses the default's
+  fits where ``method="auto"`` ran NoisyGD in every cell; a method that cannot run with
+  defaults, or whose projected cost
   exceeds ``--method-budget`` seconds on a problem, gets a "skipped: reason" row);
 * Opacus 1.6 DP-SGD and diffprivlib 0.6.6 (``benchmarks/peers/run_peer.py``, run in
   ``.venv-peers``; recipes in that file's docstring; "not installed" rows if it is absent);
@@ -325,6 +326,8 @@ def _fit_all(p: Problem, method: str, epsilons: tuple[float, ...], seeds: list[i
                 rec["epsilon_reported"] = float(model.privacy_.epsilon)
                 rec["accountant"] = str(model.privacy_.accountant)
                 rec["n_iter"] = int(np.max(model.n_iter_))
+                rec["method_ran"] = str((getattr(model, "fit_info_", None) or {}).get(
+                    "method", method))
                 if getattr(model, "tuning_", None):
                     rec["notes"] = f"tune=True chose {model.tuning_['candidate']}"
                 cond = getattr(model, "conditioning_", None) or {}
@@ -677,9 +680,11 @@ def main(argv: list[str] | None = None) -> int:
                     recs = run_noisygd(p, method, epsilons, seeds, args.method_budget,
                                        {"tune": True})
                     alias = "tune=True: private selection over the default candidates"
-                elif method == default_solver:
+                elif method == default_solver and all(
+                        r.get("method_ran", method) == method for r in fitted[DEFAULT].values()):
+                    # method='auto' ran this method in every cell: the same fits
                     recs = fitted[DEFAULT]
-                    alias = f"same fits as {DEFAULT} (method='auto' is {default_solver!r})"
+                    alias = f"same fits as {DEFAULT} (method='auto' ran {default_solver!r})"
                 else:
                     recs = run_noisygd(p, method, epsilons, seeds, args.method_budget)
                     fitted[label] = recs

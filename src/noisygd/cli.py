@@ -15,8 +15,10 @@ Every command takes ``--json`` for machine-readable output; every epsilon it
 prints names the accountant (and theorem) behind it. ``noisygd ledger
 show|set-budget|history|export`` manages the privacy ledger
 (:mod:`noisygd.ledger.cli`), and ``noisygd fit ... --ledger L --dataset NAME`` records
-the fit there as one release (refused, before the data is read, when the budget cannot
-admit it). User errors are one line on stderr and exit status 2.
+the fit there: its run as one release, and each private release made before the run
+(paid schema statistics, the private conditioning, ...) as one more (refused, before the data
+is read, when the budget cannot admit them). User errors are one line on stderr and exit
+status 2.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ REPRODUCTIONS: dict[str, tuple[str, str]] = {
 }
 
 #: The names of :data:`noisygd.solvers.SOLVERS`, written out so that ``--help`` does not
-#: import the solvers (tests/test_cli.py checks that the two agree).
+#: import the solvers (tests/solvers/test_registry.py checks that the two agree).
 METHOD_NAMES = ("dp_ftrl", "dynamic", "langevin", "newton", "noisy_gd", "noisy_sgd",
                 "output_perturbation",
                 "rrpsgd", "ssp")
@@ -212,8 +214,12 @@ def build_account_event(args: argparse.Namespace):
             steps=steps_per_epoch,
             epochs=args.epochs,
             restart_every_epoch=args.restart_every_epoch,
-            relation=Neighbouring.REPLACE_ONE if args.relation is None else relation,
+            relation=((Neighbouring.ADD_REMOVE if args.leaves == "random"
+                       else Neighbouring.REPLACE_ONE) if args.relation is None else relation),
+            leaves=args.leaves,
         )
+    if args.leaves != "position":
+        raise CLIError("--leaves applies to --mechanism tree")
     if args.epochs != 1:
         raise CLIError("--epochs applies to --mechanism tree; for Gaussian steps give --steps")
 
@@ -952,9 +958,10 @@ EXAMPLES = {
         "names the method that ran and every release made before the run.\n"
         "Exit status 2 on bad input (message names the column or option and the fix); the\n"
         "model file is written atomically, never partially.\n"
-        "With --ledger/--dataset the fit is recorded as one release of the dataset in the\n"
-        "privacy ledger before the data is read, and refused (exit 2) if the budget set\n"
-        "with 'noisygd ledger set-budget' cannot admit it."
+        "With --ledger/--dataset the fit's run is recorded as one release of the dataset in\n"
+        "the privacy ledger, and each release made before the run as one more\n"
+        "(docs/ledger.md); the fit is refused (exit 2) before the data is read if the\n"
+        "budget set with 'noisygd ledger set-budget' cannot admit it."
     ),
     "account": (
         "examples:\n"
@@ -965,8 +972,12 @@ EXAMPLES = {
         "--population 60000 --delta 1e-5\n"
         "  noisygd account --mechanism tree --noise-multiplier 5 --steps 1024 --epochs 2 "
         "--delta 1e-5\n"
-        "the tree mechanism (DP-FTRL) is accounted under replace-one neighbours; --steps is the\n"
-        "total number of leaves over all epochs.\n"
+        "  noisygd account --mechanism tree --leaves random --noise-multiplier 5 --steps 64 "
+        "--delta 1e-5\n"
+        "the tree mechanism (DP-FTRL) with rows in stream order (--leaves position) is\n"
+        "accounted under replace-one neighbours only; with rows assigned to leaves at random\n"
+        "in each epoch (--leaves random: one epoch or --restart-every-epoch) under add/remove,\n"
+        "where mu only bounds it; --steps is the total number of leaves over all epochs.\n"
         "--sensitivity is the L2 sensitivity in units of the clipping norm: default 1 under\n"
         "add/remove, 2 under replace-one (the noise std is noise-multiplier x clipping norm)."
     ),
@@ -1002,7 +1013,8 @@ EXAMPLES = {
         "  noisygd plan --features 5 --model linear --target-range 0,350 --n-samples 5000\n"
         "For each method and neighbouring relation it is accounted under: the noise, steps\n"
         "and step size the planner picks, the accountant certifying the planned event and\n"
-        "the predicted utility bound (its kind named), sorted by that bound. Reads no data;\n"
+        "the predicted utility bound (its kind named), ranked by that bound among comparable\n"
+        "bounds only (same quantity, comparator, guarantee and premises). Reads no data;\n"
         "n is taken as public (a fit without --n-samples-public pays for a noisy count)."
     ),
     "reproduce": "examples:\n"
@@ -1174,6 +1186,10 @@ def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
                    help="tree: passes over the data (--steps counts all leaves)")
     p.add_argument("--restart-every-epoch", action="store_true",
                    help="tree: a fresh tree for each epoch")
+    p.add_argument("--leaves", choices=["position", "random"], default="position",
+                   help="tree: rows assigned to leaves by their position in the stream "
+                   "(replace-one, the default) or at random in each epoch (add/remove, the "
+                   "default relation then; one epoch or --restart-every-epoch)")
     p.add_argument("--accountant", action="append",
                    help="restrict to this accountant (repeatable)")
 

@@ -146,7 +146,8 @@ schedule, so ``bound_covers_run`` stays False; the rule is the theorem's shape w
 constants.
 
 **The planned ridge** (:func:`ridge_strength`, used by :class:`noisygd.solvers.NoisyGDSolver`
-with ``method_options={"l2": "auto"}``, i.e. ``DPLogisticRegression(l2=None)``). The ridge
+and :class:`noisygd.solvers.NewtonSolver` with ``method_options={"l2": "auto"}``, i.e.
+``DPLogisticRegression(l2=None)`` and ``DPLinearRegression(l2=None)``). The ridge
 balances its bias against a comparator of public radius :math:`D_0 = \sqrt{2nF_0}`
 (:func:`comparator_radius`: the MAP model under a standard Gaussian prior) with the
 stationary noise of NoisyGD at the horizon :math:`\kappa = \beta_F/\lambda` the ridge
@@ -154,7 +155,8 @@ gives it: :math:`\lambda^* = \sqrt d\,C\Delta/(\mu n^{3/2}\sqrt{2F_0})`. The pla
 made for the regularised objective, with :math:`D = \sqrt{2F_0/\lambda^*}`.
 
 **The ridge's horizon** (:func:`ridge_horizon_steps`, ``method_options={"horizon": "ridge"}``
-of :class:`noisygd.solvers.NoisyGDSolver`, asked for by multinomial ``DPLogisticRegression`` fits):
+of :class:`noisygd.solvers.NoisyGDSolver`, asked for by multinomial ``DPLogisticRegression``
+fits and by ``DPLinearRegression`` with the planned ridge):
 :math:`\lambda^*` is derived for a run of :math:`\kappa = \beta_F/\lambda^*` plain steps, so
 that plan runs :math:`\min(T_{\max}, \max(T, \lceil(1 - m)\kappa\rceil))` steps at its
 momentum ``m`` with the suffix average (digits10 accuracy at epsilon 0.5 / 1 / 2 / 8, with the
@@ -648,7 +650,8 @@ def released_ridge_strength(*, n: float, n_params: int, clip: float, mu: float,
     dv)/(\bar h + \lambda)^2` is least at :math:`\lambda = 2dv/(D_0^2\bar h)` above (its
     derivative vanishes where :math:`\lambda\bar hD_0^2/2 = dv`): the Bayes ridge of a
     Gaussian prior of variance :math:`D_0^2/d` per coordinate. :func:`ridge_strength`
-    is the same balance at the curvature :math:`\bar h = \lambda` of its worst direction.
+    is the same balance, up to a factor :math:`\sqrt2`, at the curvature
+    :math:`\bar h = \lambda` of its worst direction.
     **Status: a heuristic balance**, like :func:`ridge_strength`: the isotropic model and
     :math:`D_0` are assumptions about the rows, not facts, and no theorem covers the run.
     """

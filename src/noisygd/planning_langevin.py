@@ -29,9 +29,10 @@ guarantee tighter, never weaker, and are re-checked by the accountant:
   :math:`\varepsilon' = \varepsilon/2`.
 
 ``step_rule="theorem4"`` uses :math:`\eta = \lambda/(2\beta^2)` exactly. The
-default ``"auto"`` keeps it unless :math:`K^*` would exceed ``max_steps``, in which
-case it raises :math:`\eta` (never beyond :math:`0.9/\beta < 1/\beta`, which
-Corollary 1 requires) so that :math:`K^*(\eta) \le` ``max_steps``.
+default ``"auto"`` keeps it unless :math:`K^*` would exceed ``horizon`` (default
+``max_steps``), in which case it raises :math:`\eta` (never beyond
+:math:`0.9/\beta < 1/\beta`, which Corollary 1 requires) so that
+:math:`K^*(\eta) \le` ``horizon``.
 
 Lemma 6's excess-risk bound is reported (``excess_risk_bound``) only where the lemma
 holds: a Lipschitz constant over a bounded ball :math:`\mathcal C` (the regularised
@@ -198,7 +199,7 @@ def plan_langevin(
     epsilon, delta, rdp_order, rdp_epsilon : float
     step_rule : {"auto", "theorem4"} or float
         :math:`\eta = \lambda/(2\beta^2)` (``"theorem4"``), that raised towards
-        :math:`0.9/\beta` only as needed to keep :math:`K^* \le` ``max_steps``
+        :math:`0.9/\beta` only as needed to keep :math:`K^* \le` ``horizon``
         (``"auto"``), or an explicit :math:`\eta < 1/\beta`.
     max_steps : int
         Cap on ``K``; any ``K`` is private since :math:`\sigma` is set for the ``K`` used.

@@ -68,7 +68,8 @@ what every private fit needs besides the algorithm:
    The ledger's reservation for a Gaussian solver is then
    ``DiscreteGaussianNoise(Gaussian(1/mu_total), 1)``, i.e. exactly :math:`\rho`-zCDP, which
    dominates the fit under both accountants that read it. Methods without a secure form
-   (``Solver.secure_mode`` false: none of the built-in ones) are refused before any data is read.
+   (``Solver.secure_mode`` false: of the built-in ones, the dynamic schedules) are refused
+   before any data is read.
 7. **Prior releases** (``prior_events``): releases already made on the same rows before the
    call, e.g. schema bounds and levels paid for privately
    (:mod:`noisygd.mechanisms.private_statistics`). They are the first parts of the fit's
@@ -90,15 +91,17 @@ what every private fit needs besides the algorithm:
    the fit makes before the count, on the oracle: the Gaussian mechanism on ``k`` of the
    oracle's bounded row sums
    (:meth:`~noisygd.oracles.base.GradientOracle.bounded_row_sums`; each row adds at most
-   1 in norm to each, so the stacked sums have sensitivity :math:`\sqrt k\,\Delta`).
+   1 in norm to each, so the stacked sums have sensitivity :math:`\sqrt k\,\Delta`), or on
+   a statistic of the rows (``PreRelease.statistic``, e.g. the feature range's histogram).
    Its event enters the budget split as a prior event does (the runs get what remains) and
    the fit's event after them, ``Composed((*prior_events, *pres, count, *runs))``; with a
    ledger each is recorded as its own release (``"<estimator>/<name>"``), after checking
    that the ledger admits it composed with every later stage and the first record of the
    rest of the fit, before its sums are read. Its post-processing (``then``, public)
    gives the oracles and the clip of the next stage or of the runs.
-   ``DPLinearRegression``'s private centre and residual scale and ``DPLogisticRegression``'s
-   private conditioning are such stages, so every release of every estimator takes this one path.
+   The estimators' private feature range, conditioning (centre) and per-feature scale and
+   ``DPLinearRegression``'s residual scale are such stages, so every release an estimator
+   makes before its run takes this one path.
    ``info["pre_releases"]`` names them in order (``name``, ``event``: its description, and
    ``statistic``: the sums released), so that a report or the command line can say what was
    paid for before the run.
@@ -279,7 +282,8 @@ class _Setup:
     mu_count: float
     mu_k: float
     secure: bool = False
-    #: Events already performed on the same rows (``prior_events``; module doc, 7).
+    #: Events already performed on the same rows (``prior_events``, then the pre-release
+    #: stages' events; module doc, 7 and 8).
     prior: tuple[DpEvent, ...] = ()
     #: Their share of the budget in Gaussian-DP units, :math:`\mu_{\rm prior}` (secure mode:
     #: :math:`\sqrt{2\rho_{\rm prior}}`); 0 without prior events.
@@ -373,6 +377,13 @@ class _Setup:
                       prior_event=(_compose(before) if before and
                                    self.solver.accepts_prior_event else None),
                       secure=self.secure)
+
+
+def _composing_methods() -> list[str]:
+    """The built-in methods that calibrate their noise jointly with prior releases (Gaussian
+    compositions, and those that accept a prior event), sorted."""
+    return sorted(name for name, cls in SOLVERS.items()
+                  if cls.gaussian or cls.accepts_prior_event)
 
 
 def check_secure_method(method: str | Solver, secure: bool) -> Solver:
@@ -469,8 +480,7 @@ def _setup(method: str | Solver, epsilon: float, delta: float, relation: Neighbo
     if prior and not solver.gaussian and not solver.accepts_prior_event:
         raise ValueError(
             f"method {solver.name!r} cannot calibrate its noise jointly with prior releases "
-            "(prior_events): use a Gaussian method (noisy_gd, dp_ftrl, output_perturbation) "
-            "or noisy_sgd")
+            f"(prior_events): use one that can ({', '.join(_composing_methods())})")
     k = n_problems if solver.gaussian else 1
     f = count_budget_fraction if need_count else 0.0
     if secure:

@@ -88,6 +88,20 @@ def test_dp_ftrl_option_checks(options, exc):
         DPFTRLSolver().plan(_facts(LogisticLoss(l2=1e-4), options=options), Budget(1.0, 1e-5))
 
 
+def test_dp_ftrl_refuses_max_iter_it_would_not_honour():
+    """Its steps are ceil(n / batch_size) x epochs; a max_iter was silently ignored before
+    (the estimators document max_iter as a cap): it is refused, naming the options to set."""
+    with pytest.raises(ValueError, match=r"batch_size.*epochs"):
+        DPFTRLSolver().plan(_facts(LogisticLoss(l2=1e-4), max_iter=5), Budget(1.0, 1e-5))
+    from noisygd.estimators import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    with pytest.raises(ValueError, match="leave max_iter=None"):
+        DPLogisticRegression(method="dp_ftrl", max_iter=5, classes=[0, 1]).fit(X, y)
+
+
 def test_dp_ftrl_regret_is_per_gradient_term_when_b_does_not_divide_n():
     # n = 30000, b = 256: T_e = 118 leaves, the last of 48 rows, so T b = 120832 > E n = 120000
     # gradient terms; sum ||g_t||^2 <= b E n G^2 and sum ||g_t|| ||Z_t|| <= b G T Z_bar

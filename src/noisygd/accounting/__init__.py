@@ -10,9 +10,9 @@ Layout (shaped like dp_accounting):
   :mod:`~noisygd.accounting.dp_accounting_bridge`, dp_accounting imported lazily),
   :mod:`~noisygd.accounting.subsampling`, :mod:`~noisygd.accounting.langevin`,
   :mod:`~noisygd.accounting.output_perturbation`;
-* :mod:`~noisygd.accounting.registry`: the explicit list of accountants and the
-  ``SUPPORT`` view (accountant name -> event types);
-* :mod:`~noisygd.accounting.base`: the interface, :func:`best`, the budget
+* :mod:`~noisygd.accounting.registry`: the explicit list of accountants, :func:`best` and
+  the ``SUPPORT`` view (accountant name -> event types);
+* :mod:`~noisygd.accounting.base`: the interface, the dispatch helper, the budget
   tolerance; :mod:`~noisygd.accounting.calibration`: noise calibration.
 
 Only the events are imported with the package; every other name below is

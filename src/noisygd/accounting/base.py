@@ -1,4 +1,4 @@
-"""Accountant interface, dispatch tables, the ``best`` selector and the budget tolerance.
+"""Accountant interface, dispatch tables, the accountants' kinds and the budget tolerance.
 
 An accountant maps an event and a ``delta`` to an ``epsilon`` (and back) or
 raises :class:`UnsupportedEventError`. It never guesses: an event that its
@@ -13,7 +13,7 @@ attribute :attr:`Accountant.DISPATCH`; :func:`dispatch` looks an event's type up
 in such a table. :data:`noisygd.accounting.registry.SUPPORT` collects them all.
 
 Every accountant declares its **kind**: :data:`GENERAL` (a sound accountant for
-every event of its table, consulted by :func:`best` by default) or :data:`PAPER`
+every event of its table, consulted by :func:`~noisygd.accounting.best` by default) or :data:`PAPER`
 (a paper's own argument or a baseline, consulted only on request).
 """
 
@@ -135,8 +135,8 @@ class Accountant(ABC):
       when its parts are);
     * ``kind``: :data:`GENERAL` or :data:`PAPER`;
     * ``expensive``: True for an accountant whose evaluation costs far more than
-      a closed form (PLD); :func:`best` consults it last and calibration
-      refines with it only after bracketing with the cheap ones.
+      a closed form (PLD); :func:`~noisygd.accounting.best` consults it last and
+      calibration refines with it only after bracketing with the cheap ones.
     """
 
     name: ClassVar[str] = "abstract"
@@ -214,9 +214,9 @@ class Accountant(ABC):
         """Whether this accountant's epsilon for ``event`` is the exact one.
 
         Exact means no sound accountant can certify a smaller epsilon (up to the
-        accountant's rounding, which errs upwards), so :func:`best` need not ask
-        any other. Only meaningful for an event the accountant supports; False
-        by default.
+        accountant's rounding, which errs upwards), so :func:`~noisygd.accounting.best`
+        need not ask any other. Only meaningful for an event the accountant supports;
+        False by default.
         """
         return False
 

@@ -30,7 +30,8 @@ Translations:
   (all queries see the same subsample);
 * ``TreeAggregation`` -> ``GaussianDpEvent(2 / mu)`` under ``REPLACE_ONE``,
   ``GaussianDpEvent(1 / mu)`` under ``ADD_OR_REMOVE_ONE`` (random leaves; the tree is
-  exactly mu-GDP, see the event);
+  mu-GDP, exactly with leaves by position, as a mixture bounded by mu with random leaves:
+  see the event);
 * ``OutputPerturbation`` with Gaussian noise -> its Gaussian; the L2-Laplace
   (K-norm) noise has no dp_accounting counterpart and is refused;
 * ``SampledWithoutReplacement`` of Gaussians ->

@@ -690,7 +690,8 @@ class TreeAggregation(DpEvent):
 
     @property
     def mu(self) -> float:
-        """Exact Gaussian-DP parameter of the release (class docstring)."""
+        """Gaussian-DP parameter of the release (class docstring): exact with
+        ``leaves="position"``, an upper bound on the mixture with ``leaves="random"``."""
         if math.isinf(self.noise_multiplier):
             return 0.0
         per_leaf = self.relation.clipped_sum_sensitivity

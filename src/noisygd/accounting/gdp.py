@@ -15,7 +15,10 @@ and :math:`\mu`-GDP holds for exactly the :math:`(\varepsilon, \delta)` pairs
 
 The accountant is exact, so it is only used for events that are *pure*
 Gaussian compositions: :func:`gaussian_mu` refuses everything else
-(sub-sampled, pure-DP and unknown events). For the lecture notes' NoisyGD
+(sub-sampled, pure-DP and unknown events). One event it reads is a mixture rather than a
+Gaussian composition: a :class:`TreeAggregation` whose rows are assigned to leaves at random
+(``leaves="random"``) is :math:`\mu`-GDP but not exactly, so its epsilon is an upper bound
+(:meth:`GaussianAccountant.is_exact`). For the lecture notes' NoisyGD
 (seed 000, Section 12.1.2: a composition of T Gaussian mechanisms of
 sensitivity L and noise sigma) it gives :math:`\mu = \sqrt{T} L / \sigma`.
 
@@ -93,7 +96,8 @@ def gaussian_mu(event: DpEvent) -> float:
     Returns
     -------
     float
-        :math:`\mu \ge 0` such that the event is exactly :math:`\mu`-GDP.
+        :math:`\mu \ge 0` such that the event is exactly :math:`\mu`-GDP (only
+        :math:`\mu`-GDP, an upper bound, for a tree with ``leaves="random"``).
 
     Raises
     ------
@@ -378,12 +382,12 @@ class GaussianAccountant(Accountant):
     Balle and Wang 2018, Theorem 8). Exact, hence the tightest possible, but
     only for the events of :data:`MU` (pure Gaussian compositions): every other
     event is refused with :class:`~noisygd.accounting.base.UnsupportedEventError`.
-    Because it is exact for every event it reads, :func:`~noisygd.accounting.best`
-    stops as soon as it has answered.
+    Where it is exact (:meth:`is_exact`: not above :data:`MU_EXACT_MAX`, nor for a tree with
+    random leaves), :func:`~noisygd.accounting.best` stops as soon as it has answered.
     """
 
     name = "gdp"
-    theorem = "exact Gaussian DP (Dong-Roth-Su 2022, Cor. 2.13 and 3.3)"
+    theorem = "Gaussian DP (Dong-Roth-Su 2022, Cor. 2.13 and 3.3)"
     kind = GENERAL
     DISPATCH = MU
 

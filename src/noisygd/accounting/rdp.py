@@ -341,7 +341,6 @@ def _curve_discrete(event: DiscreteGaussianNoise, orders: np.ndarray) -> np.ndar
     return _discrete_curve(event.event, event.sensitivity_inflation, orders)
 
 
-#: Event type -> RDP curve at given orders: the events the ``rdp`` accountant reads.
 def _curve_selection(event: RandomStoppingSelection, orders: np.ndarray) -> np.ndarray:
     """Private selection by random stopping (Papernot and Steinke 2022):
     :func:`noisygd.accounting.selection.selection_curve` with this module's curves."""
@@ -349,6 +348,7 @@ def _curve_selection(event: RandomStoppingSelection, orders: np.ndarray) -> np.n
                            to_delta=rdp_to_delta)
 
 
+#: Event type -> RDP curve at given orders: the events the ``rdp`` accountant reads.
 CURVE: dict[type[DpEvent], Callable[[Any, np.ndarray], np.ndarray]] = {
     Gaussian: _curve_gaussian,
     SelfComposed: _curve_self_composed,

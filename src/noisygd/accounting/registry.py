@@ -157,7 +157,7 @@ def best(
     accountants : iterable of Accountant, optional
         The accountants to consult. Default: every :data:`GENERAL` accountant
         (exact GDP, zCDP, RDP, PLD, pure DP, the subsampling lemma, the
-        last-iterate Langevin bound), plus the :data:`PAPER` ones when
+        last-iterate Langevin bound), plus the :data:`~noisygd.accounting.base.PAPER` ones when
         ``include_paper`` is True.
     include_paper : bool, default=False
         Also consult the paper-specific accountants (``paper_thm``,

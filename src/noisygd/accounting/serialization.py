@@ -26,9 +26,9 @@ it is re-accounted. :func:`event_from_dict` refuses an unknown ``type`` or ``ver
 unknown or missing fields, with :class:`ValueError`; the rebuilt event runs its own
 ``__post_init__`` checks.
 
-The classes known are every subclass of :class:`DpEvent` defined once
-:mod:`noisygd.accounting` is imported (which imports every accountant module and so every
-event class).
+The classes known are the subclasses of :class:`DpEvent` defined in
+:mod:`noisygd.accounting.events`, the one module that holds them (:func:`event_classes`);
+an event class defined elsewhere is refused.
 """
 
 from __future__ import annotations

@@ -107,7 +107,8 @@ __all__ = [
     "subsampled_epsilon_delta",
 ]
 
-_MAX_FRAC_TERMS = 1000  # as dp_accounting: a fractional order not converged by then is dropped
+# as dp_accounting; an order not converged by then gets a tail bound (dp_accounting drops it)
+_MAX_FRAC_TERMS = 1000
 _WOR_EXACT_MAX_ORDER = 256  # WBK19 Theorem 27 up to here, Theorem 9 above (as dp_accounting)
 
 
@@ -297,7 +298,7 @@ def _sampled_gaussian_curve(q: float, sigma: float, orders: np.ndarray, log_a: L
     the subsampled mechanism is :math:`(\alpha, \alpha/(2\sigma^2))`-RDP, and the minimum
     of two upper bounds is an upper bound. (Without the cap, WBK19's bound at
     :math:`m/N = 103/200` and MTZ19's fractional series at rates near 1 exceeded the
-    unsampled value: requests-fuzz.md R7.)
+    unsampled value: found by fuzzing, tests/accounting/test_properties.py.)
     """
     q, sigma = _check_q_sigma(q, sigma)
     a = _check_orders(orders)
@@ -336,7 +337,8 @@ def rdp_poisson_sampled_gaussian(q: float, sigma: float, orders: np.ndarray) -> 
     Returns
     -------
     ndarray
-        RDP values (``inf`` where the fractional series did not converge).
+        RDP values, each at most the unsampled Gaussian's :math:`\alpha/(2\sigma^2)` (a
+        fractional order whose series did not converge gets its tail bound, or that cap).
     """
     def log_a(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
         out = np.empty_like(alphas)
@@ -366,7 +368,7 @@ def _forward_differences_at(sigma: float, n: int, prec: int) -> list[float]:
 
     Every operation goes through the local context ``ctx`` (``ctx.copy_abs``, not the
     built-in ``abs``, which rounds in the thread's default context, whose exponent limit
-    of 999999 overflowed for noise below about 0.2: requests-fuzz.md R9). Raises
+    of 999999 overflowed for noise below about 0.2: tests/hostile/test_hostile_cli.py). Raises
     :class:`decimal.Overflow` only when :math:`e^{n(n-1)/(2\sigma^2)}` exceeds
     ``decimal.MAX_EMAX`` (:math:`\sigma` below about :math:`10^{-7}`).
     """

@@ -45,10 +45,11 @@ argument, a mixture over the row's leaf, is in
 
 Where it is read. The event :class:`~noisygd.accounting.events.TreeAggregation`
 (defined with every other event in :mod:`noisygd.accounting.events`, and
-re-exported here) is in the dispatch tables of ``gdp`` (exact, by the
-statement above), ``zcdp`` (:math:`\mu^2/2`), ``rdp`` (:math:`\alpha\mu^2/2`)
-and ``pld`` (a ``GaussianDpEvent`` with the same shift, under ``REPLACE_ONE``,
-in :mod:`~noisygd.accounting.dp_accounting_bridge`). This module keeps the
+re-exported here) is in the dispatch tables of ``gdp`` (exact by the statement above for
+``leaves="position"``; for ``leaves="random"`` an upper bound, the release being a mixture),
+``zcdp`` (:math:`\mu^2/2`), ``rdp`` (:math:`\alpha\mu^2/2`) and ``pld`` (a
+``GaussianDpEvent`` with the same shift, under ``REPLACE_ONE`` or ``ADD_OR_REMOVE_ONE``, in
+:mod:`~noisygd.accounting.dp_accounting_bridge`). This module keeps the
 helper :func:`tree_event` that builds the event of a DP-FTRL run.
 """
 

@@ -799,9 +799,9 @@ def plan_newton(
                 / (n * check_positive("curvature_clip", curvature_clip) / p))
     details = {"hessian_noise_ratio": achieved, "hessian_ratio_target": ratio,
                "constant_hessian": bool(constant_hessian),
-               "rule": "T steps; tail ceil(T/3) averaged with weights mu_t^2; curvature at "
-                       "step 0 and every other approach step; curvature mu from "
-                       "tau <= r n C_H / p, at most hessian_max_share of mu^2"}
+               "rule": (f"T steps; tail ceil(T/3) averaged with weights mu_t^2; curvature at "
+                        f"steps {sorted(h_steps)}; curvature mu from tau <= r n C_H / p, at "
+                        "most hessian_max_share of mu^2")}
     return NewtonPlan(
         relation=relation, n_params=p, n_samples=check_positive("n_step", n_step),
         clip=check_positive("clip", clip), curvature_clip=float(curvature_clip),

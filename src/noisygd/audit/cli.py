@@ -35,7 +35,8 @@ EXAMPLES = (
     "worst-case canary (noise calibrated to --epsilon at --delta), and reports a lower bound\n"
     "on epsilon that holds with probability --confidence: Clopper-Pearson rates in the DP\n"
     "test inequality, and the Gaussian-DP trade-off bound (the headline for the methods whose\n"
-    "statistic is exactly Gaussian). Exit status 1 when the lower bound exceeds the\n"
+    "statistic is exactly Gaussian; for a sampled run whose statistic is a known mixture of\n"
+    "Gaussians, that family's trade-off bound). Exit status 1 when the lower bound exceeds the\n"
     "accountant's epsilon. Method and measured results: docs/audit.md."
 )
 

@@ -99,7 +99,7 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
 
     Parameters
     ----------
-    estimator : DPLogisticRegression, DPLinearRegression, DPHuberRegression, ...
+    estimator : DPLogisticRegression, DPLinearRegression, DPHuberRegressor
         Classifiers need their label set declared (``classes=[...]``): it is not read from
         the data. ``tune=True`` is not supported here.
     X : dask array of shape (n, d) or dask DataFrame

@@ -1,9 +1,11 @@
 """Row-wise and bound-based preprocessing, plus the data-dependent scalers that warn.
 
-Privacy accounting in noisygd covers the training algorithm only. A preprocessing step is free
-(costs no privacy budget) when it is a fixed function applied to each row separately, with all of
-its constants chosen without looking at the private data: clipping a row to a norm ball, mapping a
-feature through public bounds, one-hot encoding against a documented category list, ``log1p``.
+Privacy accounting in noisygd covers the releases a fit makes (the training run, and the
+statistics it pays for before it: a private count, conditioning, schema bounds), not the steps
+applied to the data before the fit. Such a step is free (costs no privacy budget) when it is a
+fixed function applied to each row separately, with all of its constants chosen without looking at
+the private data: clipping a row to a norm ball, mapping a feature through public bounds, one-hot
+encoding against a documented category list, ``log1p``.
 Such a map ``x_i -> f(x_i)`` turns neighbouring datasets into neighbouring datasets, so any
 (epsilon, delta) guarantee of the algorithm run on ``f(D)`` holds for ``D`` unchanged.
 

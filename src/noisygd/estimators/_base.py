@@ -55,16 +55,18 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
 
     #: ``l2`` when ``l2=None`` and the method has no planned choice (a public constant).
     _L2_DEFAULT = 1e-4
-    #: Whether ``l2=None`` with NoisyGD asks the solver for the planned ridge
-    #: (:func:`noisygd.planning.ridge_strength`; ``DPLogisticRegression``).
+    #: Whether ``l2=None`` with NoisyGD or Newton (``Solver.plans_ridge``) asks the solver for
+    #: the planned ridge (:func:`noisygd.planning.ridge_strength`; ``DPLogisticRegression``,
+    #: ``DPLinearRegression``).
     _PLANS_RIDGE: ClassVar[bool] = False
     #: Whether a fit with the planned ridge runs to the ridge's horizon
     #: (``method_options["horizon"] = "ridge"`` unless given; ``DPLinearRegression``).
     _RUNS_TO_RIDGE_HORIZON: ClassVar[bool] = False
 
     def _plans_ridge(self) -> bool:
-        """Whether this fit's ridge is NoisyGD's planned one (``l2=None``, ``method`` NoisyGD,
-        no projection ball, no ``method_options["l2"]``): the solver chooses it after the
+        """Whether this fit's ridge is the planned one (``l2=None``, a method that plans it,
+        ``Solver.plans_ridge``: NoisyGD or Newton, no projection ball, no
+        ``method_options["l2"]``): the solver chooses it after the
         private count, from public quantities only (docs/estimators.md, "Default l2")."""
         return (self._PLANS_RIDGE and self.l2 is None
                 and getattr(self._solver, "plans_ridge", False)
@@ -72,15 +74,17 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
                 and "l2" not in (self.method_options or {}))
 
     #: Whether ``method="auto"`` chooses between NoisyGD and Newton by the public rule of
-    #: :func:`noisygd.solvers.auto.choose_method` (binary ``DPLogisticRegression``).
+    #: :func:`noisygd.solvers.auto.choose_method` (binary and one-vs-rest
+    #: ``DPLogisticRegression``).
     _CHOOSES_METHOD: ClassVar[bool] = False
 
     def _chooses_method(self) -> bool:
-        """``method="auto"`` (the default), a class that chooses, one problem of one margin,
-        no ``max_iter``, no tuning, no ``method_options`` (which are NoisyGD's) but the
-        distance's (``optimum_norm_bound``, ``distance_pilot``:
-        :mod:`noisygd.solvers.distance`) and the sharp clip's (``sharp_clip``): the solver
-        then picks NoisyGD or Newton by public facts (``fit_info_["method_choice"]``)."""
+        """``method="auto"`` (the default), a class that chooses, problems of one margin
+        (binary or one-vs-rest, not multinomial), no ``max_iter``, no tuning, no
+        ``method_options`` (which are NoisyGD's) but the distance's (``optimum_norm_bound``,
+        ``distance_pilot``: :mod:`noisygd.solvers.distance`) and the sharp clip's
+        (``sharp_clip``): the solver then picks NoisyGD or Newton by public facts
+        (``fit_info_["method_choice"]``)."""
         return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
                 and self.max_iter is None and not self.tune
                 and set(self.method_options or {}) <= {"optimum_norm_bound", "distance_pilot",
@@ -220,7 +224,8 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
 
     def _feature_scale_used(self, n_features: int) -> np.ndarray | None:
         """The per-feature scale :math:`f` of this fit: the released one (the private
-        per-feature scale), else the declared box's (:func:`box_feature_scale`), else None."""
+        per-feature scale), else the declared box's (:func:`box_feature_scale`), else None;
+        times the released feature range's :math:`g` when that was released."""
         private = self.__dict__.get("_private_feature_scale")
         g = self._range_scale()
         if private is not None:
@@ -364,8 +369,9 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         :class:`~numpy.random.SeedSequence`, a list or array of ints) the fit's own stream is
         that of the root :class:`~numpy.random.SeedSequence` ``S`` (``default_rng`` builds
         it from the seed; a given ``SeedSequence`` is ``S`` itself), and a release's stream is
-        ``S``'s spawned child number ``child`` (0: the scale or the classifier's
-        conditioning, 1: the regressor's centre), from a copy of ``S`` so that the caller's
+        ``S``'s spawned child number ``child`` (0: the regressor's residual scale or the
+        classifier's conditioning, 1: the regressor's centre, 2 and 3: their per-feature
+        scales, 4 and 5: their feature ranges), from a copy of ``S`` so that the caller's
         sequence is not advanced: distinct spawn keys, hence streams independent of the
         fit's and of each other (NumPy's SeedSequence design). A
         :class:`~numpy.random.Generator` or ``BitGenerator`` gives a new spawned child on
@@ -629,20 +635,24 @@ _COMMON_DOC = """
         Must be in (0, 1); should be well below 1/n (a warning says so, comparing with
         a public n only: the declared one, or the released noisy count).
     method : str or Solver, default="auto"
-        Training algorithm: a name in :data:`noisygd.solvers.SOLVERS` ("auto" is
-        "noisy_gd": NoisyGD with exact Gaussian-DP accounting), or a
+        Training algorithm: a name in :data:`noisygd.solvers.SOLVERS` ("auto": NoisyGD with
+        exact Gaussian-DP accounting; a binary or one-vs-rest ``DPLogisticRegression`` fit
+        without ``max_iter`` or tuning chooses NoisyGD or private Newton by a public rule,
+        :mod:`noisygd.solvers.auto`, ``fit_info_["method_choice"]``), or a
         :class:`noisygd.solvers.Solver` instance.
     l2 : float or None, default=None
         L2 regularisation ``l2/2 ||v||^2`` of the coordinates optimised (intercept
-        included; see "Conditioning" below). ``None``: with NoisyGD (the default method)
-        the planned ridge :func:`noisygd.planning.ridge_strength`,
+        included; see "Conditioning" below). ``None``: with NoisyGD (the default method) or
+        Newton, for ``DPLogisticRegression`` and ``DPLinearRegression``, the planned ridge
+        :func:`noisygd.planning.ridge_strength`,
         :math:`\\sqrt d\\,C\\Delta/(\\mu n^{3/2}\\sqrt{2F_0})`, chosen after the private count
         (the ridge's bias against a comparator of norm :math:`\\sqrt{2nF_0}` balanced with
-        NoisyGD's stationary noise; a theorem's choice, docs/estimators.md); with
+        NoisyGD's stationary noise; a heuristic balance, docs/estimators.md); with
         ``output_perturbation``, the strength minimising Theorems 2-3's bound on the
         unregularised excess risk (:func:`noisygd.solvers.output_perturbation.choose_l2`;
-        a theorem's choice); with the other methods the public constant ``1e-4``
-        (``1e-3`` for ``DPLinearRegression``). The value used is ``l2_``.
+        a theorem's choice); with the other methods (``DPHuberRegressor``: every method but
+        ``output_perturbation``) the public constant ``1e-4`` (``1e-3`` for
+        ``DPLinearRegression``, 0 with its ``ssp``). The value used is ``l2_``.
     fit_intercept : bool, default=True
     row_norm_bound : float, default=1.0
         Each row is scaled to norm <= this bound (a per-row factor applied inside
@@ -653,16 +663,20 @@ _COMMON_DOC = """
         constant, so clipping never changes a gradient (``DPLinearRegression``: Huber's
         clip ``1.345 h sqrt(R^2 + s^2)``, see its "Default clip"). ``DPLogisticRegression``:
         with the private conditioning its released scale (below); a multinomial fit's sharp
-        clip. A binary logistic or a linear regression NoisyGD run scales its default clip
-        by its public noise regime, from 1 (optimisation-limited) to the loss's sharp ratio
+        clip. A binary logistic or a linear regression run of a method that takes the sharp
+        clip (``Solver.sharp_clip_losses``: NoisyGD and NoisySGD; for the logistic loss also
+        DP-FTRL and the dynamic schedules) scales its default clip by its public noise
+        regime, from 1 (optimisation-limited) to the loss's sharp ratio
         (noise-limited: 1/2, the logistic residual's bound on a correctly classified row;
         0.6745/1.345 for least squares, the median residual over Huber's threshold),
         ``fit_info_["plans"][k]["plan"]["clip_rule"]`` (docs/noisygd.md, "The sharp clip of
         a noise-limited run").
     max_iter : int, optional
-        Number of noisy steps: NoisyGD (``"noisy_gd"``) runs exactly ``max_iter`` steps;
-        the other methods take it as a cap. Default: the planner's choice (for NoisyGD the
-        minimiser of the accelerated bound, docs/noisygd.md).
+        Number of noisy steps: NoisyGD (``"noisy_gd"``) and ``output_perturbation`` run
+        exactly ``max_iter`` steps (``rrpsgd``: its horizon ``T``); ``ssp`` takes no steps
+        and ``dp_ftrl`` plans its own from ``batch_size`` and ``epochs``: both refuse it;
+        the other methods take it as a cap. Default: the planner's choice
+        (for NoisyGD the minimiser of the accelerated bound, docs/noisygd.md).
     neighbouring : {"add_remove", "replace_one"}, default="add_remove"
     n_samples_public : int, optional
         Declare the number of training rows public. Otherwise, under
@@ -676,9 +690,10 @@ _COMMON_DOC = """
     ledger : str, path-like or Ledger, optional
         Privacy ledger: an SQLite file path, an SQLAlchemy URL (PostgreSQL) or an open
         :class:`noisygd.ledger.Ledger`. Each fit is recorded there as one release of
-        ``dataset`` before any data is read (DPLinearRegression's private target scale,
-        when used, is a second release recorded first), and a fit the dataset's budget cannot admit
-        raises :class:`noisygd.exceptions.BudgetExceededError` before reading the data.
+        ``dataset`` before any data is read (each private release made before the run,
+        ``fit_info_["pre_releases"]``, is recorded first as a release of its own), and a fit
+        the dataset's budget cannot admit raises
+        :class:`noisygd.exceptions.BudgetExceededError` before reading the data.
         Give a path or URL (not a ``Ledger`` object) to ``clone``, pickle or run the
         estimator in other processes.
     dataset : str, optional
@@ -693,7 +708,8 @@ _COMMON_DOC = """
         :class:`noisygd.data.PublicCentring` gives ``c`` and a tighter ``R_c`` from a schema.
     intercept_scale : float, optional
         The constant column ``s`` of the conditioned rows ``[x - c, s]`` (default ``R``,
-        the row bound, or a ``PublicCentring``'s own ``intercept_scale``).
+        the row bound (``DPLinearRegression``: ``R/sqrt(d)``), a ``PublicCentring``'s own
+        ``intercept_scale``, or with the private conditioning its released scale).
     tune : bool, default=False
         Private hyperparameter selection (docs/tuning.md, "Estimators"): random stopping
         (Papernot and Steinke 2022) over ``tune_candidates``, each run a fit of this
@@ -722,8 +738,8 @@ _COMMON_DOC = """
         discrete Gaussian, on a rounding grid whose effect is accounted; not seedable
         (``random_state`` must be None); accounted by zCDP/RDP (``privacy_.event`` is a
         :class:`~noisygd.accounting.events.DiscreteGaussianNoise` composition). Methods
-        ``noisy_gd``, ``noisy_sgd``, ``dp_ftrl``, ``output_perturbation`` and ``ssp``
-        (Gaussian noise); ``langevin`` is planned and accounted by composition of its
+        ``noisy_gd``, ``noisy_sgd``, ``dp_ftrl``, ``newton``, ``output_perturbation`` and
+        ``ssp`` (Gaussian noise); ``langevin`` is planned and accounted by composition of its
         discrete Gaussian steps (docs/secure_noise.md); ``rrpsgd`` calibrates its noise by RDP
         for the secure worst-case event (docs/rrpsgd.md). With
         ``tune=True`` the whole selection is secure (split, runs, scores). Needs the
@@ -735,8 +751,11 @@ _COMMON_DOC = """
     in the coordinates ``v`` of :class:`noisygd.objectives.centred.CentredGLM`:
     rows ``[x - c, s]`` (``c = 0`` without ``feature_bounds``), margin
     ``<v_w, x - c> + s v_b`` (the same model: ``w = v_w``, ``b = s v_b - <c, w>``), and
-    objective ``mean loss + l2/2 ||v||^2`` (the penalty is on ``v``). The default
-    ``s = R`` minimises the accelerated plan's error factor ``D C`` for the largest
+    objective ``mean loss + l2/2 ||v||^2`` (the penalty is on ``v``). Without
+    ``feature_bounds`` the default fit first releases a private centre and scales
+    (``conditioning_share``) and runs in those coordinates. The default
+    ``s = R`` (``DPLinearRegression``: ``R/sqrt(d)``, its class doc) minimises the
+    accelerated plan's error factor ``D C`` for the largest
     intercept the margins allow (``|b*| <= R ||w*||``; docs/estimators.md), and with
     ``feature_bounds`` the row bound ``R`` is the box's radius around its centre, so the
     intercept column no longer dominates the clipping norm ``sqrt(R^2 + s^2)`` nor the

@@ -54,14 +54,14 @@ class EstimatorPrivacy(AccountingResult):
                        **kwargs)
 
 
-#: check_estimator checks that a differentially private estimator cannot pass,
-#: with the reason (also in docs/estimators.md).
+#: check_estimator checks that a differentially private estimator cannot pass, with the
+#: reason: none (every check passes; docs/estimators.md, "scikit-learn's check_estimator").
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 
 #: The share of the Gaussian-DP budget ``mu^2`` the private conditioning is measured with
 #: (a declared budget split, like ``scale_share``'s 0.1).
 CONDITIONING_SHARE = 0.1
-#: :class:`DPLogisticRegression`'s default ``conditioning_share``: ``"auto"``, the declared
+#: The estimators' default ``conditioning_share``: ``"auto"``, the declared
 #: split :data:`CONDITIONING_SHARE` wherever the budget pays for it and the fit (class doc,
 #: "Private conditioning", with the measurements the default was decided on).
 DEFAULT_CONDITIONING_SHARE = "auto"
@@ -75,7 +75,8 @@ FEATURE_SCALE_SHARE = 0.05
 DEFAULT_FEATURE_SCALE_SHARE = "auto"
 #: The default ``feature_range_share``: ``"auto"``, the private feature range's declared share
 #: (:data:`noisygd.mechanisms.feature_range.FEATURE_RANGE_SHARE`) wherever the private
-#: conditioning is released on rows in memory and the budget pays for it with the rest of the fit.
+#: conditioning is released (rows in memory or a Dask collection) and the budget pays for it
+#: with the rest of the fit.
 DEFAULT_FEATURE_RANGE_SHARE = "auto"
 #: :class:`DPLinearRegression`'s default ``scale_share``: the declared share of the Gaussian-DP
 #: budget ``mu^2`` spent on the private target scale (a budget split, like the count's 0.01).

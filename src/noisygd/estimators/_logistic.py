@@ -89,8 +89,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
     ``clip``, with an intercept, a method that clips and composes with a prior release
-    (NoisyGD, Newton through ``"auto"``, NoisySGD, DP-FTRL), not tuned, not secure and not
-    multinomial, the fit first releases, with a share :math:`f` of its budget
+    (NoisyGD and ``"auto"``, Newton, NoisySGD, DP-FTRL, the dynamic schedules), not tuned,
+    not secure and not multinomial, the fit first releases, with a share :math:`f` of its budget
     (:math:`\\mu_c = \\sqrt f\\,\\mu`), :math:`\\sum_i(\\tilde x_i/R,\\ u_i,\\ 1) +
     \\mathcal N(0, \\sigma^2 I_{p+2})`, :math:`\\tilde x_i` the row projected onto the ball of
     radius :math:`R` (``row_norm_bound``), :math:`u_i = \\lVert\\tilde x_i\\rVert^2/R^2`,
@@ -120,8 +120,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_
-    privacy_ : AccountingResult
-        Event and epsilon at ``delta`` under each accountant; tightest named.
+    privacy_ : EstimatorPrivacy
+        Event and epsilon at ``delta`` under each accountant consulted (an
+        :class:`~noisygd.accounting.base.AccountingResult`); tightest named.
     n_iter_ : ndarray
         Noisy steps per problem.
     ledger_release_ : noisygd.ledger.Release or None
@@ -130,7 +131,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         The public conditioning used: ``centre`` (None: not centred), ``row_norm_bound``,
         ``intercept_scale``, ``feature_scale`` (None: not rescaled), and with the private
         conditioning ``release`` (its share, ``row_scale`` = :math:`\\sqrt{\\hat U_c}`, the
-        clip and the event); with the private per-feature scale ``feature_scale_release``.
+        clip and the event); with the private per-feature scale ``feature_scale_release``;
+        with the private feature range ``feature_range_release``.
     tuning_ : dict
         With ``tune=True``: the released run's ``candidate`` (and index ``chosen``), its
         noisy ``score``, ``n_runs`` and ``runs_per_candidate`` (drawn independently of the
@@ -231,8 +233,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _pre_release_stage(self, X: Any, targets: list[Any]
                            ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
-        """The private conditioning (class doc) as the fit's pre-release stage
-        (:meth:`_conditioning_stage`)."""
+        """The private conditioning (class doc) as the fit's pre-release stages, with the
+        feature range and per-feature scale when released (:meth:`_conditioning_stages`)."""
         if not self._uses_private_conditioning():
             return None
         stages, raw, _ = self._conditioning_stages(X, targets, child=0)

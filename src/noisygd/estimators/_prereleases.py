@@ -167,13 +167,15 @@ class _PrivatePreReleases:
         released magnitudes (None: not released)."""
         if released is None:
             return
+        from noisygd.mechanisms.feature_range import FALSE_OCCUPANCY
+
         release = fit.info.get("feature_range_release")
         report = {
             "share": self._share_of_feature_range(),
             "rule": ("per feature, the upper edge 2^(k+1) of the highest binary-exponent bin "
-                     "whose noisy count reaches z sigma (z: at most 0.05 chance that any "
-                     "empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k)), k the released "
-                     "mean number of nonzero features per row"),
+                     f"whose noisy count reaches z sigma (z: at most {FALSE_OCCUPANCY:g} chance "
+                     "that any empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k)), k "
+                     "the released mean number of nonzero features per row"),
             "event": self._feature_range_event()[1].describe(),
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
@@ -340,9 +342,10 @@ class _PrivatePreReleases:
     def _conditioning_stages(self, X: Any, targets: list[Any], child: int
                              ) -> tuple[list[PreRelease], list[Any], list[Any]]:
         """The private conditioning's stage (:meth:`_conditioning_stage`, on the release
-        stream ``child``) and, when released, the per-feature scale's
-        (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the first
-        reads and the list the last one's post-processing fills."""
+        stream ``child``) and, when released, the private feature range's before it
+        (:meth:`_feature_range_stage`, on stream ``child + 4``) and the per-feature scale's
+        after it (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the
+        first reads and the list the last one's post-processing fills."""
         scaled = self._uses_feature_scale()
         ranged = self._uses_feature_range()
         stage, conditioning_reads, built = self._conditioning_stage(

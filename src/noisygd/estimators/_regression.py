@@ -231,8 +231,9 @@ class DPHuberRegressor(_DPRegressor):
         with an intercept and a method that clips and composes with a prior release, not
         tuned and not secure, the fit first releases the rows' mean and mean squared norm
         (:func:`private_conditioning`, share 0.1 of :math:`\mu^2` with ``"auto"`` where
-        the budget pays for it) and fits centred at the released mean. Recorded first in
-        the ledger (``DPHuberRegressor/conditioning``); ``conditioning_["release"]``
+        the budget pays for it) and fits centred at the released mean. Recorded in the
+        ledger before the fit's own release (``DPHuberRegressor/conditioning``, after the
+        feature range's when that is released); ``conditioning_["release"]``
         reports it; 0 turns it off (and the two releases below with it).
     feature_scale_share : float in [0, 0.5] or "auto", default="auto"
         The private per-feature scale released after the private centre, as
@@ -379,7 +380,9 @@ class DPLinearRegression(_DPRegressor):
     **Private residual scale** (``scale_share=f``, default 0.1; the factors used are
     ``target_scale_`` and ``row_scale_``). Huber's constant is in units of the residuals'
     scale, and :math:`h` is only its worst case; :math:`R` is only the largest row norm. With
-    NoisyGD and the default clip the fit first releases, with a share :math:`f` of its
+    a method that clips and composes with a prior release (NoisyGD, Newton, NoisySGD,
+    DP-FTRL, the dynamic schedules) and the default clip the fit releases before its run
+    (after the private centre, when that is released), with a share :math:`f` of its
     Gaussian-DP budget (:math:`\mu_s = \sqrt f\,\mu`), the noisy sums
     :math:`\sum_i (1, t_i, t_i^2, u_i) + \mathcal N(0, \sigma^2 I_4)`, :math:`t_i = (y_i - m)/h
     \in [-1, 1]` (targets clipped to the range), :math:`u_i = \min(\lVert x_i - c\rVert, R)^2/R^2
@@ -417,9 +420,10 @@ class DPLinearRegression(_DPRegressor):
     ``ledger=`` the release is recorded as its own release of ``dataset`` before the rows and
     targets are read, once the ledger admits it composed with the rest of the fit (checked
     before ``X`` is validated, so a refused fit spends nothing); the fit's own release follows,
-    and the ledger composes the two to ``privacy_.epsilon``. The model does not depend on
+    and the ledger composes the releases to ``privacy_.epsilon``. The model does not depend on
     whether a ledger is attached. It is skipped (``target_scale_ = row_scale_ = 1``, nothing
-    spent) with ``scale_share=0``, a given ``clip``, a method other than NoisyGD, and
+    spent) with ``scale_share=0``, a given ``clip``, a method that does not clip
+    (``output_perturbation``, ``rrpsgd``, ``langevin``, ``ssp``), and
     ``tune=True``: a tuned fit is another procedure, a private selection whose default grid
     scales the clip itself (``clip_factor``), and its runs use the public-bound clip.
 
@@ -474,7 +478,9 @@ class DPLinearRegression(_DPRegressor):
     (a heuristic balance of the ridge's bias against NoisyGD's stationary noise, from public
     quantities and the count's lower bound). With ``method="ssp"`` (AdaSSP, Wang 2018,
     docs/ssp.md) 0: the algorithm's own adaptive ridge, chosen from a private
-    :math:`\lambda_{\min}`, is the regulariser. Other methods: ``1e-3``.
+    :math:`\lambda_{\min}`, is the regulariser. With ``method="newton"`` the same planned
+    ridge (at the :math:`\mu` of its tail's gradients); with ``output_perturbation``
+    Theorems 2-3's choice (``l2`` below). Other methods: ``1e-3``.
 
     Parameters
     ----------"""
@@ -497,11 +503,13 @@ class DPLinearRegression(_DPRegressor):
         one Gaussian release at :math:`\\sqrt f\\,\\mu`) and fits centred at the released
         mean :math:`c`, with intercept scale :math:`R\\sqrt{\\hat U_c}/\\sqrt d` (the public
         rule with the released trace); the residual scale is then released in those
-        coordinates. Recorded first in the ledger (``DPLinearRegression/conditioning``),
-        composed first into ``privacy_``; ``conditioning_["release"]`` reports it. ``"auto"``
-        is :data:`CONDITIONING_SHARE` (0.1) where the budget pays for it, the residual scale's
-        release and the fit together, else 0; 0 turns it off. Why: uncentred rows make the intercept
-        and the mean row nearly collinear, so a noisy run with few steps leaves the prediction's
+        coordinates. Recorded in the ledger before the residual scale and the fit's own
+        release (``DPLinearRegression/conditioning``, after the feature range's when that is
+        released), composed in that order into ``privacy_``; ``conditioning_["release"]``
+        reports it. ``"auto"`` is :data:`CONDITIONING_SHARE` (0.1) where the budget pays for
+        it, the residual scale's release and the fit together, else 0; 0 turns it off. Why:
+        uncentred rows make the intercept and the mean row nearly collinear, so a noisy run
+        with few steps leaves the prediction's
         mean where the coefficients' noise puts it; on seven of ``bench_conditioning``'s off-centre
         problems (500 x 5, 500 x 20, 2000 x 5/20/100, 10 000 x 5/100; epsilon 0.5, 1, 8; 2 seeds)
         the centre raised DP-FTRL's mean share of the non-private R^2 from -10.6..0.88 to
@@ -515,7 +523,7 @@ class DPLinearRegression(_DPRegressor):
         With the private centre released (rows in memory or Dask): the share of
         :math:`\\mu^2` spent first on the **private feature range**, as for
         :class:`DPLogisticRegression` (:mod:`noisygd.mechanisms.feature_range`: the fit runs
-        on :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{\bar k})` from each feature's released
+        on :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{\\bar k})` from each feature's released
         robust maximum); ``"auto"`` is 0.05 where the budget pays for it, 0 turns it off.
 
     Attributes
@@ -705,10 +713,10 @@ class DPLinearRegression(_DPRegressor):
 
     def _uses_private_scale(self) -> bool:
         """Whether this fit releases the private residual scale (class doc): a method that
-        clips and composes with a prior release (NoisyGD, DP-FTRL, NoisySGD), the default
-        clip, ``scale_share > 0``, not tuned (a run of a private selection carries
-        ``_clip_factor``). With or without a ledger, secure or not: the model does not
-        depend on whether a ledger is attached."""
+        clips and composes with a prior release (NoisyGD, Newton, NoisySGD, DP-FTRL, the
+        dynamic schedules), the default clip, ``scale_share > 0``, not tuned (a run of a
+        private selection carries ``_clip_factor``). With or without a ledger, secure or
+        not: the model does not depend on whether a ledger is attached."""
         solver = self._solver
         return (float(self.scale_share) > 0.0 and self.clip is None
                 and solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)

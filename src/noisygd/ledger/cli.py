@@ -40,7 +40,7 @@ EXAMPLES = """examples:
   noisygd ledger export --ledger ledger.db --dataset adult --out adult-ledger.json
   noisygd ledger show --ledger postgresql+psycopg://user@db.example/ledger
 spent_epsilon is the composition of every release at the budget's delta by the tightest
-accountant (exact Gaussian DP or PLD), never a sum of epsilons."""
+accountant that bounds it (exact Gaussian DP, PLD, RDP, zCDP, ...), never a sum of epsilons."""
 
 
 def add_ledger_commands(subparsers: Any) -> argparse.ArgumentParser:

@@ -242,7 +242,8 @@ def create_schema(engine: Engine, *, timeout: float) -> None:
     Raises
     ------
     ValueError
-        If the ledger was written with another schema version.
+        If the ledger was written with another schema version, or is an SQLite file holding
+        another application's tables.
     """
     with transaction(engine, write=True, timeout=timeout) as conn:
         if is_postgresql(engine):

@@ -237,7 +237,7 @@ class PrivateFeatureRange:
     noise_std : float
         :math:`\sigma` of each released count.
     row_features : float
-        :math:`\bar k`, the released mean number of occupied features per row (module doc).
+        :math:`\bar k`, the released mean number of nonzero features per row (module doc).
     """
 
     scale: np.ndarray
@@ -250,10 +250,12 @@ class PrivateFeatureRange:
 
 def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float = 1.0,
                                failure: float = FALSE_OCCUPANCY) -> PrivateFeatureRange:
-    r"""The released scale :math:`g` from the noisy histogram ``noisy`` (shape ``(p, 2, K)``
-    or flat; module doc): the magnitude :math:`m_j = 2^{k+1}` of feature ``j``'s highest
-    occupied bin, :math:`g_j = R/(m_j\sqrt{k_{\rm occ}})`, the smallest such :math:`g_j` for
-    a feature with no occupied bin, and all ones when no feature has one."""
+    r"""The released scale :math:`g` from the noisy release ``noisy`` (the flat
+    :func:`range_statistic` vector plus noise: ``p * 2 * K`` counts, then the row count;
+    module doc): the magnitude :math:`m_j = 2^{k+1}` of feature ``j``'s highest occupied bin,
+    :math:`g_j = R/(m_j\sqrt{\bar k})` with :math:`\bar k` the released mean number of
+    nonzero features per row, the smallest such :math:`g_j` for a feature with no occupied
+    bin, and all ones when no feature has one."""
     R = check_positive("row_norm_bound", row_norm_bound)
     K = _bins()
     flat = np.asarray(noisy, dtype=np.float64).ravel()

@@ -10,8 +10,8 @@ The hot path, for a loss with a :class:`~noisygd.objectives.base.MarginModel`
 (:math:`z = \langle w, \tilde x - c\rangle + \kappa v`,
 :math:`\nabla\ell = \phi'(z, y)[\tilde x - c, \kappa]`, with the mapped row
 :math:`\tilde x_i - c = s_i(x_i - c)`), reads ``X`` **once** per call. For each block
-``b`` of consecutive rows (2 to 4 MiB of ``X``, :func:`~noisygd.oracles.rows.block_rows`, a
-fixed partition), while the block is in cache:
+``b`` of consecutive rows (2 to 4 MiB of a dense ``X``, 1 MiB of a CSR one,
+:func:`~noisygd.oracles.rows.block_rows`, a fixed partition), while the block is in cache:
 
 .. math::
 

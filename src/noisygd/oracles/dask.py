@@ -19,9 +19,9 @@ One reduction per step, in a fixed order
     its partial sum
     :math:`g_k = \sum_{i \in S \cap P_k}\mathrm{clip}_C(\nabla\ell(\theta; \tilde x_i, y_i))`,
     which the client gathers (one round trip) and adds **in partition order**,
-    :math:`((g_1 + g_2) + g_3) + \dots`. Persisted partitions are built spread over the
-    workers (each on the worker then holding the fewest rows) and a call submits **one task
-    per worker**, which returns the partial sums of that worker's partitions; re-read
+    :math:`((g_1 + g_2) + g_3) + \dots`. Persisted partitions are built wherever Dask
+    schedules them (no worker restriction) and a call submits **one task per worker**
+    holding them, which returns the partial sums of that worker's partitions; re-read
     partitions (``persist=False``) run one task each. Either way the sums are added on the
     client in partition order:
     the result does not depend on which worker ran what, or when. It equals the in-memory
@@ -30,7 +30,8 @@ One reduction per step, in a fixed order
 
 Row selections
     ``rows`` may be NumPy indices or a :class:`~noisygd.oracles.selection.RowSelection`.
-    A :class:`~noisygd.oracles.selection.PoissonRows` batch is resolved on each partition
+    A :class:`~noisygd.oracles.selection.PoissonRows` batch (or a
+    :class:`~noisygd.oracles.selection.RandomLeaf` leaf) is resolved on each partition
     from its global position (no list of rows crosses the network, no shuffle); indices and
     ranges are split on the client and only the partitions they touch run a task (DP-FTRL's
     consecutive batches stream the partitions in order).
@@ -562,7 +563,7 @@ class DaskOracle(ObjectiveOracle):
         ``tasks`` (one batch of tasks), the results combined in partition order.
 
         Persisted partitions run as **one task per worker** (:func:`_run_group`: the
-        partitions that :meth:`_place` put on it, each evaluated in partition order, their
+        partitions held on it, :meth:`_locate`, each evaluated in partition order, their
         results returned as a list): Dask's fixed cost per task is then paid once per
         worker, not once per partition. Re-read partitions run one task each, wherever Dask
         builds them."""

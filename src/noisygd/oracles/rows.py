@@ -19,7 +19,7 @@ leaves :math:`[10^{-290}, 10^{290}]` are recomputed after dividing by the row's 
 :math:`m_i`: :math:`\lVert x_i\rVert = m_i\lVert x_i/m_i\rVert` and
 :math:`s_i = \min(1, (B/m_i)/\lVert x_i/m_i\rVert)`, finite and positive for every finite row
 (a norm above the largest float is reported as ``inf``; its scale factor stays finite).
-Each function reads ``X`` once, in row blocks of 2 to 4 MiB (:func:`block_rows`).
+Each function reads ``X`` once, in row blocks of 2 to 4 MiB (1 MiB for CSR: :func:`block_rows`).
 """
 
 from __future__ import annotations

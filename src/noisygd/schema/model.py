@@ -586,8 +586,8 @@ class TableSchema(_Strict):
             raise SchemaError(
                 f"{what} needs public bounds and levels, but the schema pays for those of "
                 f"{', '.join(map(repr, paid))} (\"private\"): fit with 'noisygd fit --schema' "
-                "(or noisygd.schema.fit_table), which releases them privately and writes them "
-                "into the model's schema, or declare them")
+                "(or noisygd.schema.fitting.fit_table), which releases them privately and "
+                "writes them into the model's schema, or declare them")
 
     @property
     def features(self) -> dict[str, NumericColumn | CategoricalColumn | OrdinalColumn]:

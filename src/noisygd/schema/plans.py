@@ -161,7 +161,8 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                max_iter: int | None = None, radius: float | None = None,
                method_options: dict[str, Any] | None = None,
                scale_share: float | None = None) -> list[PlanRow]:
-    """Plan every applicable method (module doc); rows sorted by predicted bound.
+    """Plan every applicable method (module doc); rows ranked by predicted bound within
+    groups of comparable bounds (:func:`rank_rows`).
 
     Parameters
     ----------

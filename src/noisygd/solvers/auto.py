@@ -8,7 +8,8 @@ costs no privacy; the event is the chosen plan's, known before any row is read (
 records it). ``fit_info_["method"]`` names the method that ran and
 ``fit_info_["method_choice"]`` says why (:func:`noisygd.training.fit_private`).
 ``DPLogisticRegression`` uses it for ``method="auto"`` (binary and one-vs-rest fits, no
-``max_iter``, ``method_options`` or tuning); ``method="noisy_gd"`` always runs NoisyGD.
+``max_iter`` or tuning, no ``method_options`` but the distance's and the sharp clip's);
+``method="noisy_gd"`` always runs NoisyGD.
 """
 
 from __future__ import annotations

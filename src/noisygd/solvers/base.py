@@ -402,8 +402,8 @@ class Solver(ABC):
     clips_gradients : bool
         Whether the method clips per-example gradients (and so takes ``clip=``). Methods
         whose sensitivity lemma is about the unclipped gradient (output perturbation,
-        RRPSGD, last-iterate Langevin) use the objective's declared constants instead, and
-        an estimator's *default* clipping norm is not passed to them.
+        RRPSGD, last-iterate Langevin, AdaSSP) use the objective's declared constants
+        instead, and an estimator's *default* clipping norm is not passed to them.
     secure_mode : bool
         Whether :meth:`plan` honours ``Budget.secure`` (its run accepts a
         :class:`~noisygd.mechanisms.secure.SecureRandom` and its planned event is then the
@@ -412,7 +412,7 @@ class Solver(ABC):
     plans_ridge : bool
         Whether it can plan its own ridge (``method_options={"l2": "auto"}``) when the user
         gives ``l2=None``: the estimators then fit an unregularised objective and the solver
-        adds the ridge it plans from public quantities (NoisyGD).
+        adds the ridge it plans from public quantities (NoisyGD, Newton).
     chooses_l2 : bool
         Whether ``l2=None`` is resolved by the method's theorems before planning
         (:func:`noisygd.solvers.output_perturbation.choose_l2`: output perturbation).

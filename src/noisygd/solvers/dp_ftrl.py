@@ -42,8 +42,9 @@ the expected average regret is at most
 with :math:`A` and :math:`B` the coefficients of :math:`\lambda` and :math:`1/\lambda`.
 
 Every quantity is public: ``n``, ``b``, ``E``, ``p``, ``C``, ``z`` (from the budget) and
-``D``: the objective's ``optimum_norm_bound()`` (e.g. :math:`\sqrt{2F(0)/\mu}` for a
-regularised GLM), else its radius, else ``method_options={"optimum_norm_bound": D}``.
+``D``: ``method_options={"optimum_norm_bound": D}`` when given, else the objective's
+``optimum_norm_bound()`` (e.g. :math:`\sqrt{2F(0)/\mu}` for a regularised GLM), else its
+radius.
 The plan reports ``regret_bound`` (the value above) and ``bound_covers_run``: true when the
 bound is a guarantee for this run's iterates (convex loss, clipping at or above ``L``, and
 no L2 term or a radius); with one epoch and the averaged output it also bounds the excess
@@ -51,13 +52,13 @@ population risk of the output for i.i.d. data (online-to-batch, ``online_to_batc
 An explicit ``l2_ftrl`` in ``method_options`` overrides :math:`\lambda^*`.
 
 Random leaves. The terms above assume fixed leaf sizes :math:`|B_t| \le b` (rows streamed in
-order, ``settings["leaves"] == "position"``, the default). When every row is assigned to one
+order, ``settings["leaves"] == "position"``: replace-one). When every row is assigned to one
 of the :math:`T_e` leaves of an epoch uniformly at random (``settings["leaves"] ==
-"random"``), :math:`|B_t| \sim \mathrm{Binomial}(n, 1/T_e)` with mean :math:`m = n/T_e` and
-:math:`E|B_t|^2 = m^2 + m(1 - 1/T_e)`, which exceeds :math:`bm`. Per row of the :math:`En`
-the run processes, :math:`\lVert g_t\rVert \le |B_t|G` (the L2 term linearised with the
-public :math:`n_{lo}/T_e \le m` stays within it) and the tree's noise independent of the
-assignment give the expected average regret
+"random"``: add/remove), :math:`|B_t| \sim \mathrm{Binomial}(n, 1/T_e)` with mean
+:math:`m = n/T_e` and :math:`E|B_t|^2 = m^2 + m(1 - 1/T_e)`, which exceeds :math:`bm`. Per
+row of the :math:`En` the run processes, :math:`\lVert g_t\rVert \le |B_t|G` (the L2 term
+linearised with the public :math:`n_{lo}/T_e \le m` stays within it) and the tree's noise
+independent of the assignment give the expected average regret
 :math:`\frac{D^2}{2En}\lambda + \big(\frac{G^2}{2}(m + 1 - \frac1{T_e}) + G\bar Z\big)
 \frac1\lambda`, evaluated at :math:`n_{lo}` in the first term and :math:`n_{hi}` in
 :math:`m` (a private count's confidence bounds; equal for a public ``n``). With random
@@ -205,7 +206,7 @@ class DPFTRLPlan:
     distance_source: str | None = None
     #: The public ``n`` the leaves were planned for (random leaves: the expected leaf size).
     n_samples: float | None = None
-    #: The sharp clip's record (:func:`noisygd.solvers.sharp_clip.regime_clip`), or empty.
+    #: The sharp clip's record (:func:`noisygd.solvers.noisy_gd.regime_clip`), or empty.
     clip_rule: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -244,10 +245,15 @@ class DPFTRLSolver(Solver):
     def plan(self, facts: PublicFacts, budget: Budget) -> DPFTRLPlan:
         """``z`` from the budget's mu; ``lambda`` minimising the regret bound; with
         ``"sharp_clip"``, at the clip of the problem's noise regime
-        (:func:`noisygd.solvers.sharp_clip.regime_clip`)."""
+        (:func:`noisygd.solvers.noisy_gd.regime_clip`)."""
         import dataclasses
 
         self.check_options(facts.options)  # also when planned alone (``noisygd plan``)
+        if facts.max_iter is not None:  # a cap it would not honour is refused, not ignored
+            raise ValueError(
+                "method 'dp_ftrl' plans its steps from the batch size and the epochs "
+                "(ceil(n / batch_size) leaves per epoch): leave max_iter=None and set "
+                "method_options={'batch_size': b, 'epochs': E}")
 
         if "sharp_clip" in facts.options:
             from noisygd.solvers.noisy_gd import regime_clip

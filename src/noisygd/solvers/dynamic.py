@@ -68,7 +68,8 @@ objective) and, with momentum, :math:`\zeta \le 0`. ``details`` names each premi
 
 ``method_options``: ``momentum`` (:math:`\beta \in [0, 1)`, Algorithm 2), ``learning_rate``
 (:math:`\eta`, default :math:`1/M`), ``loss_gap`` (a public :math:`F_0`), ``steps`` (a fixed
-``T``), ``theta0``.
+``T``), ``theta0``, ``sharp_clip`` (the clip scaled by NoisyGD's noise regime of the same
+facts: :func:`noisygd.solvers.noisy_gd.regime_clip`).
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ Options (``method_options``): ``steps`` (``T``, default
 ``momentum``, ``nnz_share`` (:func:`~noisygd.algorithms.newton.plan_newton`), NoisyGD's
 ``optimum_norm_bound`` and
 ``distance_pilot`` (accepted and unused: Newton's steps do not depend on the initial
-distance, :mod:`noisygd.solvers.distance`), and ``l2``: a ridge added to the
+distance, :mod:`noisygd.solvers.distance`), NoisyGD's ``horizon`` (accepted and unused:
+Newton's steps are its own), and ``l2``: a ridge added to the
 objective's for this run, a number or ``"auto"`` (times ``l2_factor``, default 1, as for
 NoisyGD), :func:`noisygd.planning.ridge_strength`
 at the :math:`\mu` of the tail's gradients (the output's error is

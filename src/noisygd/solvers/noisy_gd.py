@@ -26,8 +26,8 @@ that ridge); any other key (``averaging``, ``momentum``, ``schedule``, ``theta0`
 overrides the run. The plan's ``details["bound_covers_run"]`` is recomputed for the run
 actually made (:meth:`noisygd.planning.NoisyGDPlan.covers`).
 
-The planned ridge (``"l2": "auto"``, what ``DPLogisticRegression(l2=None)`` asks for)
-------------------------------------------------------------------------------------
+The planned ridge (``"l2": "auto"``, what ``l2=None`` of the estimators asks for)
+--------------------------------------------------------------------------------
 The ridge is chosen here, after the private count, because the heuristic balance needs the
 public ``n``: :math:`\lambda^* = \sqrt d\,C\Delta/(\mu n^{3/2}\sqrt{2F_0})`
 (:func:`noisygd.planning.ridge_strength`: the bias :math:`\frac\lambda2D_0^2` against the
@@ -74,8 +74,9 @@ calibrated for :math:`T_h` (the event is exactly the budget's :math:`\mu`-GDP, w
 and the suffix average of the last half released (post-processing). Without it the plan's ``T``
 is the accelerated bound's, which stops before the horizon when the noise ratio turns momentum
 off. ``DPLogisticRegression`` asks for it for multinomial fits (docs/noisygd.md, "The
-multinomial problem"); binary and regression fits do not (a planner-wide switch moved their
-benchmark results, so it is left to a measured decision).
+multinomial problem") and ``DPLinearRegression`` for every fit with the planned ridge
+(docs/estimators.md, "Intercept scale"); binary fits do not (a planner-wide switch moved
+their benchmark results, so it is left to a measured decision).
 
 The noise dimension (``"noise_dimension"``)
 -------------------------------------------

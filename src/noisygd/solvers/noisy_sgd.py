@@ -3,7 +3,8 @@ r"""NoisySGD with Poisson sampling (Lecture 12, eqs. 12.2-12.3): ``method="noisy
 Plan: expected batch ``b``, ``E`` epochs, sampling rate :math:`q = \min(1, b/n)` with the
 public ``n``, :math:`T = \max(1, \mathrm{round}(E/q))` steps (capped by ``max_iter``), and
 the smallest noise multiplier ``z`` for which ``Composed((prior_event, T x
-PoissonSampled(q, Gaussian(z))))`` meets the budget, to a relative 2e-3, under the tightest
+PoissonSampled(q, Gaussian(z))))`` meets the budget, to a relative 1e-2
+(:data:`CALIBRATION_RTOL`), under the tightest
 general accountant (:func:`noisygd.accounting.calibration.calibrate_noise_multiplier` with
 its default certifier: cheap accountants bracket ``z``, PLD refines and certifies it).
 Poisson sampling is accounted under add/remove neighbours only. ``accepts_prior_event``: the
@@ -39,8 +40,9 @@ noise, of variance at most :math:`C^2/b` per step. Hence
 ``mu`` here is the exact Gaussian-DP parameter of the budget (after the count's share); the
 noise itself is then calibrated exactly (PLD/RDP), so the approximation only chooses ``b`` and
 ``T``, never the privacy. ``method_options`` override (``expected_batch_size``, ``epochs``,
-``learning_rate``, ``momentum``) and pass any other keyword of
-:func:`noisygd.algorithms.noisy_sgd.noisy_sgd`; without a smoothness constant the former public
+``learning_rate``, ``momentum``), set the compute budget (``step_budget``) and pass
+``averaging`` and ``theta0`` to :func:`noisygd.algorithms.noisy_sgd.noisy_sgd` (no other
+key is accepted); without a smoothness constant the former public
 defaults (batch 512, 10 epochs, step 0.5, momentum 0.9) are used. ``"sharp_clip": s``
 scales the clip by the same ratio's noise regime, as NoisyGD's (:mod:`noisygd.solvers.noisy_gd`,
 "The sharp clip"; :meth:`NoisySGDSolver._plan_sharp`): the estimators pass their loss's ratio.
@@ -98,8 +100,9 @@ def plan_batch_and_steps(*, n: float, d: int, mu: float, clip: float, smoothness
     ``T = min(T_max, max(T_min, ceil(T*)))`` with :math:`T^*` of
     :func:`noisygd.planning.accelerated_t_star` (add/remove: :math:`\Delta = 1`), the
     NoisyGD plan's floor and its compute budget ``T_max`` (``step_budget``, default
-    :data:`~noisygd.planning.MAX_STEPS_ACCELERATED`; :func:`unconstrained_sgd_steps` is the
-    ``T`` wanted without it); with ``max_steps``, ``T = min(max(1, round(T*)), max_steps)``.
+    :data:`~noisygd.planning.MAX_STEPS_ACCELERATED`; the plan records the ``T`` wanted
+    without it as ``unconstrained_steps``); with ``max_steps``,
+    ``T = min(max(1, round(T*)), max_steps)``.
     """
     from noisygd.planning import (
         MAX_STEPS_ACCELERATED,

@@ -10,7 +10,8 @@ the other's module to plan it): no ridge without the option, the number given, o
 times the public factor :math:`f` = ``method_options["l2_factor"]`` (default 1), with
 :math:`\Delta` the relation's clipped-sum sensitivity and the comparator radius of a release
 made before the run where the facts carry one (``facts.released``,
-:class:`~noisygd.solvers.base.ReleasedFacts`).
+:class:`~noisygd.solvers.base.ReleasedFacts`); where the release also gives the rows' mean
+curvature, :func:`noisygd.planning.released_ridge_strength` instead.
 """
 
 from __future__ import annotations
