@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import numpy as np
@@ -870,3 +871,21 @@ def test_fit_secure_refuses_a_seed_and_writes_nothing(tmp_path, capsys):
                                  "--out", str(out), "--secure", "--seed", "3"])
     assert code == 2 and "--seed" in err and "--secure" in err
     assert not out.exists()
+
+
+def test_account_tree_with_random_leaves_is_add_remove_and_a_bound(capsys):
+    """--leaves random: DP-FTRL's add/remove tree (Delta = 1), mu = sqrt(floor(log2 T)+1)/z,
+    reported as a bound (not exact); --leaves on a Gaussian step is refused."""
+    from noisygd.accounting.gdp import gdp_epsilon
+
+    code, out, _ = _run(capsys, ["account", "--mechanism", "tree", "--leaves", "random",
+                                 "--noise-multiplier", "5", "--steps", "64", "--delta", "1e-5",
+                                 "--json"])
+    assert code == 0
+    payload = json.loads(out)
+    mu = math.sqrt(math.floor(math.log2(64)) + 1) / 5.0
+    assert payload["epsilon"] == pytest.approx(gdp_epsilon(mu, 1e-5), rel=1e-9)
+    assert payload["exact"] is False
+    code, _, err = _run(capsys, ["account", "--leaves", "random", "--noise-multiplier", "5",
+                                 "--steps", "64", "--delta", "1e-5"])
+    assert code == 2 and "--leaves applies to --mechanism tree" in err
