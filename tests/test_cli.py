@@ -36,6 +36,12 @@ def test_account_json_schema_and_value(capsys):
     assert payload["accountant"] == expected.accountant
     assert payload["epsilon"] == min(payload["by_accountant"].values())
     assert payload["delta"] == 1e-5
+    # 500 Gaussian steps at z = 4 are one Gaussian of noise 4 / sqrt(500): its exact epsilon
+    # by dp_accounting's analytic Gaussian (Balle and Wang 2018), an independent library
+    import dp_accounting
+
+    peer = dp_accounting.get_epsilon_gaussian(4.0 / math.sqrt(500), 1e-5)
+    assert payload["epsilon"] == pytest.approx(peer, rel=1e-6)
 
 
 def test_account_sensitivity_scales_mu(capsys):

@@ -220,11 +220,11 @@ def test_release_of_the_wrong_length_is_refused():
 
 
 def test_false_occupancy_rate_is_at_most_its_level():
-    # pure noise (no row): the chance that any bin of the whole histogram passes is at most
-    # FALSE_OCCUPANCY (Bonferroni); checked at the level 0.05 (400 draws, fixed seed: the
-    # count of draws with a false bin is Binomial(400, <= 0.05), P(> 35) < 1e-3, the
-    # false-failure rate of this test) and at the default 1e-3 (4000 draws: Binomial(4000,
-    # <= 1e-3), P(> 13) < 1e-3)
+    # pure noise (no row): the chance that the release reads any bin of the whole histogram
+    # as occupied is at most FALSE_OCCUPANCY (Bonferroni); checked on the released feature
+    # range itself at the level 0.05 (400 draws, fixed seed: the count of draws with an
+    # occupied feature is Binomial(400, <= 0.05), P(> 35) < 1e-3, the false-failure rate of
+    # this test) and at the default 1e-3 (4000 draws: Binomial(4000, <= 1e-3), P(> 13) < 1e-3)
     from noisygd.mechanisms.feature_range import FALSE_OCCUPANCY
 
     rng = np.random.default_rng(3)
@@ -232,8 +232,13 @@ def test_false_occupancy_rate_is_at_most_its_level():
     for level, draws, most in ((0.05, 400, 35), (FALSE_OCCUPANCY, 4000, 13)):
         threshold = occupancy_threshold(p, sigma, level)
         assert threshold == pytest.approx(norm.isf(level / (2 * p * K)) * sigma)
-        false = sum(bool(np.any(rng.normal(0.0, sigma, p * 2 * K) >= threshold))
-                    for _ in range(draws))
+        false = 0
+        for _ in range(draws):
+            noise = rng.normal(0.0, sigma, p * 2 * K)
+            released = feature_range_from_release(np.append(noise, 0.0), sigma, failure=level)
+            assert released.threshold == threshold
+            assert (released.occupied > 0) == bool(np.any(noise >= threshold))
+            false += released.occupied > 0
         assert false <= most, (level, false)
     assert FALSE_OCCUPANCY == 1e-3
 

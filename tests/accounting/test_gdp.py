@@ -250,6 +250,19 @@ def test_huge_mu_answers_with_the_tail_bound_not_exact(mu):
     assert eps == gdp_epsilon_tail(mu, 1e-5)
     assert eps > mu * mu / 2 or math.isinf(eps)
     assert mu > MU_EXACT_MAX
+    # the accountant on an event of that mu: the same bound, not claimed exact, and its
+    # delta at that epsilon is the tail probability Phi(-eps/mu + mu/2) (scipy, written out)
+    event = Gaussian(1.0 / mu) if math.isfinite(mu) else Gaussian(5e-324)
+    m = ACC.mu(event)
+    assert m > MU_EXACT_MAX and not ACC.is_exact(event)
+    e = ACC.epsilon(event, 1e-5)
+    assert e == gdp_epsilon_tail(m, 1e-5)
+    if math.isfinite(e):
+        tail = float(norm.cdf(-e / m + m / 2))
+        assert ACC.delta(event, e) == pytest.approx(tail, rel=1e-6, abs=1e-300)
+        assert ACC.delta(event, e) <= 1e-5 * (1 + 1e-6)
+    else:  # the bound overflowed (mu above ~1.3e154, or inf): nothing below 1 is certified
+        assert ACC.delta(event, 1.0) == 1.0
 
 
 def test_accountant_is_exact_only_up_to_mu_exact_max():

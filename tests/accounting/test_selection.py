@@ -130,6 +130,8 @@ def test_against_dp_accounting_repeat_and_select(shape: float, eta: float | None
         > math.log(1 / ours.event.gamma) for a in DEFAULT_ORDERS)
     if not lambda_hat_one_active:
         assert ours.epsilon == pytest.approx(theirs, rel=1e-8)
+    else:  # Theorem 2's lambda-hat = 1 term is the smaller one: strictly below theirs
+        assert ours.epsilon < theirs * (1 - 1e-3)
 
 
 @pytest.mark.parametrize(("dist", "eta"), [(TNB, 1.0), (TNB, 0.0), (TNB, -0.5), ("poisson", None)])

@@ -150,7 +150,11 @@ def test_one_step_profile_is_the_two_part_bound(q: float, sigma: float) -> None:
                                           (0.99, 0.3), (1.0, 1.0)])
 def test_mass_at_zero_is_a_valid_pair(q: float, sigma: float) -> None:
     # the discretised symmetric PLD is a probability distribution with z >= 0, close to the
-    # exact z = (1 - q)(2 Phi(1 / (2 sigma)) - 1)
+    # exact z = (1 - q)(2 Phi(1 / (2 sigma)) - 1): never below it (pessimistic rounding moves
+    # the losses in (-h, 0] onto the atom and rounds the positive ones up, shrinking their
+    # mirrored mass) and above it by about one bucket's continuous mass (h = 1e-3: measured
+    # 3e-5 to 0.02, at most 2.3% of z), so the atom's presence is resolved even where z is
+    # small (q = 0.99: z = 0.009)
     pld = _symmetrised(q, sigma, 1e-3)
     dense = pld._pmf_remove.to_dense_pmf()
     probs = np.asarray(dense._probs)
@@ -159,7 +163,8 @@ def test_mass_at_zero_is_a_valid_pair(q: float, sigma: float) -> None:
     assert math.fsum(probs) + dense._infinity_mass == pytest.approx(1.0, abs=1e-9)
     exact = (1 - q) * (2 * stats.norm.cdf(1 / (2 * sigma)) - 1)
     assert symmetric_mass_at_zero(q, sigma) == pytest.approx(exact, abs=1e-12)
-    assert zero == pytest.approx(exact, abs=0.05)
+    assert zero >= exact - 1e-12
+    assert zero == pytest.approx(exact, rel=0.03, abs=1e-3)
 
 
 @pytest.mark.parametrize(("q", "z", "steps"), [(0.01, 0.8, 1000), (0.01, 1.0, 1000),

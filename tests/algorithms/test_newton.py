@@ -114,9 +114,12 @@ def test_symmetric_noise_is_isometric_gaussian():
     # sqrt(2/k) (<= 0.011 here): 5 of them bound a false failure by about 1e-6
     assert np.var(diag) / sd**2 == pytest.approx(1.0, abs=5 * math.sqrt(2 / diag.size))
     assert np.var(off) / (sd**2 / 2) == pytest.approx(1.0, abs=5 * math.sqrt(2 / off.size))
-    # Frobenius norm^2 / sd^2 is chi-square with p(p+1)/2 degrees of freedom
+    # Frobenius norm^2 / sd^2 is chi-square with k = p(p+1)/2 degrees of freedom (each
+    # off-diagonal pair counts twice at variance sd^2 / 2): mean k, variance 2k. Its mean over
+    # the draws within 5 standard errors sqrt(2k / draws) (false failure about 6e-7)
+    k = p * (p + 1) / 2
     frob = np.mean(np.sum(Z**2, axis=(1, 2))) / sd**2
-    assert frob == pytest.approx(p * (p + 1) / 2, rel=0.05)
+    assert frob == pytest.approx(k, abs=5 * math.sqrt(2 * k / draws))
 
 
 @pytest.mark.parametrize("hessian", ["full", "diagonal"])
@@ -347,14 +350,37 @@ def test_every_release_is_one_gaussian_in_release_order():
 
 # ----------------------------------------------------------------- the empirical audit
 @pytest.mark.parametrize("relation", [ADD, REPLACE])
-def test_audit_canary_is_the_worst_case(relation):
-    from noisygd.audit.problems import newton_problem
+def test_audit_canary_is_the_worst_case(relation, monkeypatch):
+    """The audit's datasets D, D' (the oracles its runs read, recorded as newton is called):
+    their clipped gradient sums differ by exactly the gradient release's sensitivity times
+    the clip (1 C add/remove, 2 C replace-one) along e_0 at every theta; their curvature sums
+    by exactly the curvature release's sensitivity times C_H = 1 under add/remove, and not at
+    all under replace-one (phi'' of the squared loss does not see the canary's target, so
+    that release is not audited at its worst case there: newton_problem's docstring)."""
+    from noisygd.audit import problems
 
-    p = newton_problem(epsilon=1.0, relation=relation)
-    # the canary's clipped gradient and curvature, from the datasets' own sums
+    real, seen = problems.newton, []
+
+    def recording(oracle, plan, rng):
+        seen.append((oracle, plan))
+        return real(oracle, plan, rng)
+
+    monkeypatch.setattr(problems, "newton", recording)
+    p = problems.newton_problem(epsilon=1.0, relation=relation)
     runs = [p.run(k, np.random.default_rng(0)) for k in (0, 1)]
     assert runs[0].event == runs[1].event
     assert best(runs[0].event, 1e-5).epsilon == pytest.approx(1.0, rel=1e-6)
+    (d0, plan), (d1, _) = seen
+    grad_sens = 1.0 if relation is ADD else 2.0  # stated from the lemmas, not the plan
+    assert {e.sensitivity for e in plan.event.events} == {
+        grad_sens, curvature_sensitivity(relation)}
+    for theta in (np.zeros(2), np.array([0.3, -2.0]), np.array([-5.0, 7.0])):
+        dg = d1.clipped_gradient_sum(theta, 1.0) - d0.clipped_gradient_sum(theta, 1.0)
+        np.testing.assert_allclose(dg, [-grad_sens, 0.0], rtol=0, atol=1e-12)
+        dh = d1.clipped_curvature_sum(theta, 1.0) - d0.clipped_curvature_sum(theta, 1.0)
+        # Frobenius norm 1 = curvature_sensitivity(ADD) * C_H under add/remove
+        want = np.diag([1.0, 0.0]) if relation is ADD else np.zeros((2, 2))
+        np.testing.assert_allclose(dh, want, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("relation", [ADD, REPLACE])

@@ -236,11 +236,22 @@ def test_family_bound_needs_its_family_and_is_close_to_gdp_on_gaussians() -> Non
 
 
 def test_simulated_power_matches_a_direct_bound() -> None:
-    from noisygd.audit.power import simulate_lower_bounds
+    """Each simulated audit is the GDP bound (the audit's own, same split, confidence and
+    delta) on N(0, 1) against N(mu, 1) draws at the problem's mu = sqrt(T)/z = 1, computed
+    here directly from the sampler seeded as documented (first_seed + i); every value is a
+    positive lower bound on the true epsilon of 1-GDP."""
+    from noisygd.accounting.gdp import gdp_epsilon
+    from noisygd.audit.bounds import ShiftFamily
+    from noisygd.audit.power import sample_statistic, simulate_lower_bounds
     from noisygd.audit.problems import noisy_gd_problem
 
     p = noisy_gd_problem(noise_multiplier=2.0, steps=4)  # mu = sqrt(4) / 2 = 1
-    low = simulate_lower_bounds(p, runs=2000, seeds=3, split=0.2)
-    from noisygd.accounting.gdp import gdp_epsilon
-
+    assert p.nu == pytest.approx(1.0, rel=1e-12) and p.family is None and p.gaussian_output
+    low = simulate_lower_bounds(p, runs=2000, seeds=3, split=0.2, first_seed=5)
+    direct = []
+    for seed in (5, 6, 7):
+        s0, s1 = sample_statistic(ShiftFamily.gaussian(), 1.0, 2000, np.random.default_rng(seed))
+        direct.append(empirical_epsilon(s0, s1, delta=1e-5, confidence=0.95, bound="gdp",
+                                        split=0.2).epsilon)
+    np.testing.assert_array_equal(low, direct)
     assert np.all((low > 0) & (low < gdp_epsilon(1.0, 1e-5)))

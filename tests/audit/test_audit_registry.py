@@ -102,6 +102,10 @@ def test_linear_regression_white_box_statistic_shift_is_the_runs_mu() -> None:
 
 
 def test_multinomial_white_box_run_keeps_the_canary_at_the_clip() -> None:
+    """The canary at the clip in every step is checked inside the run: the white-box
+    statistic calls at_clip on each recorded step's canary gradient and raises RuntimeError
+    otherwise (test_white_box_refuses_a_canary_below_the_clip), so these runs completing is
+    that check; the rest: each run's event meets the budget, finite statistics, the run's mu."""
     p = make_problem("multinomial", epsilon=2.0, n_ordinary=150)
     r0, r1 = p.run(0, np.random.default_rng(2)), p.run(1, np.random.default_rng(2))
     # the plan follows the released count, so the events may differ; each meets the budget

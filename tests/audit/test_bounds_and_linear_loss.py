@@ -307,21 +307,29 @@ def test_linear_loss_reads_logistic_labels() -> None:
         obj.check_targets(np.array([0.5, 1.0]))
 
 
-def test_linear_loss_at_zero_bound_bounds_the_loss_at_zero() -> None:
-    """loss_at_zero_bound is a data-independent upper bound on F(0) (= 1 here)."""
+def test_linear_loss_at_zero_bound_is_the_loss_at_zero_on_every_dataset() -> None:
+    """loss_at_zero_bound is the data-independent F(0) = 1 - y 0 = 1, attained on any data
+    (an upper bound that is exact)."""
     obj = LinearLoss()
-    X = np.array([[0.3, -0.2], [1.0, 0.0]])
-    assert obj.value(np.zeros(3), X, np.array([1.0, -1.0])) == 1.0
-    bound = obj.loss_at_zero_bound()
-    assert bound is None or bound >= 1.0
+    assert obj.loss_at_zero_bound() == 1.0
+    rng = np.random.default_rng(6)
+    for n in (1, 2, 17):
+        X = rng.normal(size=(n, 2))
+        y = rng.choice([-1.0, 1.0], size=n)
+        assert obj.value(np.zeros(3), X, y) == obj.loss_at_zero_bound()
 
 
-def test_linear_optimum_norm_bound_bounds_the_minimiser() -> None:
-    """optimum_norm_bound bounds ||theta*||; theta* = mean(y x~)/l2 in closed form."""
+def test_linear_optimum_norm_bound_is_the_radius_or_none() -> None:
+    """theta* = mean(y x~)/l2 in closed form (the gradient -mean(y x) + l2 theta = 0); the
+    logistic loss's sqrt(2 F0 / l2), which LinearLoss would inherit, is below its norm here
+    (the data term 1 - yz is not non-negative), so without a projection ball no bound is
+    stated (None, as the method's docstring says); with one, the radius."""
     l2 = 0.01
     obj = LinearLoss(l2=l2, fit_intercept=False)
     X, y = np.array([[1.0]]), np.array([1.0])
-    theta_star = (y[:, None] * X).mean(axis=0) / l2  # the gradient -mean(y x) + l2 theta = 0
+    theta_star = (y[:, None] * X).mean(axis=0) / l2
     np.testing.assert_allclose(obj.gradient(theta_star, X, y), 0.0, atol=1e-12)
-    bound = obj.optimum_norm_bound()
-    assert bound is None or bound >= float(np.linalg.norm(theta_star))
+    # the formula a non-negative data term would give is below this optimum's norm (100)
+    assert math.sqrt(2 * obj.loss_at_zero_bound() / l2) < float(np.linalg.norm(theta_star))
+    assert obj.optimum_norm_bound() is None
+    assert LinearLoss(l2=l2, fit_intercept=False, radius=3.0).optimum_norm_bound() == 3.0

@@ -157,12 +157,11 @@ def test_dataframe_input_and_progress(client, data) -> None:
     dk.close()
 
 
-def test_persisted_partitions_lie_once_each_spread_over_the_workers(client, data) -> None:
+def test_persisted_partitions_lie_once_each_on_a_worker_of_the_cluster(client, data) -> None:
     """Building persisted partitions copies none of them (each is held by exactly one
-    worker: counting their rows runs where they lie), the oracle knows where each lies (one
-    task per worker groups them), and the sums are still the in-memory ones."""
-    from collections import Counter
-
+    worker: counting their rows runs where they lie), each on a live worker of the cluster
+    (which worker is the scheduler's choice: no spread is asserted), the oracle knows where
+    each lies (one task per worker groups them), and the sums are still the in-memory ones."""
     client.wait_for_workers(2, timeout=60)
     X, y = data
     obj = LogisticLoss()
@@ -170,7 +169,7 @@ def test_persisted_partitions_lie_once_each_spread_over_the_workers(client, data
     who = client.who_has(dk._parts)
     holders = [tuple(who[part.key]) for part in dk._parts]
     assert len(holders) == 7 and all(len(h) == 1 for h in holders)
-    assert sum(Counter(h[0] for h in holders).values()) == 7
+    assert {h[0] for h in holders} <= set(client.scheduler_info()["workers"])
     assert dk._where == [h[0] for h in holders]
     theta = np.linspace(-1, 1, dk.n_params)
     mem = ArrayOracle(obj, X, y, row_norm_bound=B)

@@ -136,16 +136,32 @@ def test_encoding_is_row_local(tmp_path: Path) -> None:
     assert not np.array_equal(base[1], changed[1])
 
 
+def _positions(root: Path, split: tuple[np.ndarray, ...]) -> list[list[int]]:
+    """The file position (red rows, then white) of every row of each array of ``split``,
+    found by matching it against the encoding of all rows in file order."""
+    from noisygd.data.uci import read_parts, uci_schema
+    from noisygd.schema import SchemaTransformer
+
+    encoder = SchemaTransformer(uci_schema("wine"))
+    every = np.vstack([encoder.fit_transform(p.frame) for p in read_parts("wine", root)])
+    return [[int(np.flatnonzero(np.all(every == row, axis=1))[0]) for row in part]
+            for part in split]
+
+
 def test_split_does_not_depend_on_values(tmp_path: Path) -> None:
     """Same n and seed, different values: the same positions go to train and to test."""
-    a = load_uci("wine", _write_wine(tmp_path / "a", seed=0), split_seed=5)
-    b = load_uci("wine", _write_wine(tmp_path / "b", seed=1), split_seed=5)
-    # is_red is the last feature and is a function of the row's position only.
-    np.testing.assert_array_equal(a[0][:, -1], b[0][:, -1])
-    np.testing.assert_array_equal(a[2][:, -1], b[2][:, -1])
+    root_a, root_b = _write_wine(tmp_path / "a", seed=0), _write_wine(tmp_path / "b", seed=1)
+    a = load_uci("wine", root_a, split_seed=5)
+    b = load_uci("wine", root_b, split_seed=5)
     assert not np.array_equal(a[0], b[0])
     n = 15
     assert a[0].shape[0] == n - math.ceil(0.2 * n) and a[2].shape[0] == math.ceil(0.2 * n)
+    train_a, test_a = _positions(root_a, (a[0], a[2]))
+    train_b, test_b = _positions(root_b, (b[0], b[2]))
+    assert sorted(train_a + test_a) == list(range(n))  # every row once: a split
+    assert (train_a, test_a) == (train_b, test_b)
+    # is_red, the last feature, follows the position (rows 0-5 are the red file's)
+    np.testing.assert_array_equal(a[0][:, -1] > 0, np.array(train_a) < 6)
 
 
 def test_wine_target_is_quality_over_ten(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ hostile values; each raised under an internal name or a bare OverflowError befor
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -62,8 +64,11 @@ def test_the_edges_themselves_are_accepted():
 
 def test_the_largest_inverted_epsilon_is_where_mu_is_unbounded_anyway():
     # below the limit a finite mu is found; above it the search's end (mu = e^50) already
-    # meets every delta, which the "unbounded" answer says
-    assert 1e20 < gdp_mu(1e40, 1e-5) < 1e21
+    # meets every delta, which the "unbounded" answer says. At eps = 1e40, delta(eps; mu) =
+    # Phi(mu/2 - eps/mu) - e^eps Phi(-eps/mu - mu/2) (DRS22 Cor. 2.13; the second term is
+    # below 1e-20 there) equals 1e-5 at mu/2 - eps/mu = Phi^-1(1e-5) = -4.26, i.e.
+    # mu = sqrt(4.26^2 + 2 eps) - 4.26 = sqrt(2e40) (1 - 3e-20): sqrt(2e40) in double precision
+    assert gdp_mu(1e40, 1e-5) == pytest.approx(math.sqrt(2e40), rel=1e-12)
     for eps in (MAX_BOUNDED_EPSILON * 2, 1e308):
         with pytest.raises(ValueError, match="unbounded"):
             gdp_mu(eps, 1e-5)

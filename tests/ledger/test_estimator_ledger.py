@@ -23,6 +23,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from untouchable import Untouchable
@@ -42,6 +43,15 @@ from noisygd.training import fit_private
 DELTA = 1e-5
 #: A classifier fit that makes one release (no private conditioning before its run).
 ONE_RELEASE = {"conditioning_share": 0.0}
+
+
+def _gdp_epsilon(mu, delta):
+    """Epsilon of mu-GDP at delta (Dong, Roth and Su 2022, Cor. 2.13), by scipy alone."""
+    def gap(eps):
+        return (stats.norm.cdf(-eps / mu + mu / 2)
+                - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2) - delta)
+
+    return optimize.brentq(gap, 0.0, 100.0, xtol=1e-14, rtol=1e-13)
 
 
 def _data(n=600, d=3, seed=0):
@@ -305,8 +315,13 @@ def test_cross_val_score_records_one_release_per_fold(sqlite_path):
     events = [r.event for r in releases]
     composed = best(Composed(tuple(events)), DELTA)
     with Ledger(sqlite_path) as ledger:
-        assert ledger.show("d")["spent_epsilon"] == pytest.approx(composed.epsilon, rel=1e-12)
+        spent = ledger.show("d")["spent_epsilon"]
+    assert spent == pytest.approx(composed.epsilon, rel=1e-12)
     assert 1.0 < composed.epsilon < 5.0
+    # independently: each fold is mu-GDP with epsilon(mu) = 1, and mu-GDP releases compose
+    # to sqrt(5) mu (Dong, Roth and Su 2022, Cor. 2.13 and 3.3), solved here with scipy
+    mu = optimize.brentq(lambda m: _gdp_epsilon(m, DELTA) - 1.0, 0.01, 10.0, xtol=1e-14)
+    assert spent == pytest.approx(_gdp_epsilon(math.sqrt(5) * mu, DELTA), rel=1e-7)
 
 
 def test_grid_search_records_one_release_per_setting_and_fold(sqlite_path):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 
 import pytest
+from scipy import optimize, stats
 
 from noisygd.accounting import Composed, Gaussian, best
 from noisygd.accounting.serialization import event_from_dict
@@ -14,6 +16,15 @@ from noisygd.ledger import Ledger
 from noisygd.ledger.cli import add_ledger_commands, cmd_ledger, main
 
 DELTA = 1e-5
+
+
+def gdp_epsilon_closed_form(mu: float, delta: float) -> float:
+    """Epsilon of mu-GDP at delta (Dong, Roth and Su 2022, Cor. 2.13), by scipy alone."""
+    def gap(eps: float) -> float:
+        return (stats.norm.cdf(-eps / mu + mu / 2)
+                - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2) - delta)
+
+    return optimize.brentq(gap, 0.0, 100.0, xtol=1e-14, rtol=1e-13)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -35,6 +46,9 @@ def test_set_budget_then_show_json(capsys, ledger_url):
     assert shown["budget_epsilon"] == 3.0 and shown["budget_delta"] == DELTA
     assert shown["spent_epsilon"] == best(Composed((Gaussian(2.0), Gaussian(3.0))),
                                           DELTA).epsilon
+    # Gaussian(z) is (1/z)-GDP; mu^2 adds (DRS22 Cor. 3.3): mu = sqrt(1/4 + 1/9)
+    assert shown["spent_epsilon"] == pytest.approx(
+        gdp_epsilon_closed_form(math.sqrt(1 / 4 + 1 / 9), DELTA), rel=1e-7)
     assert [r["algorithm"] for r in shown["releases"]] == ["fit", "fit"]
 
 
@@ -72,6 +86,11 @@ def test_history_lists_releases_oldest_first(capsys, sqlite_path):
     assert [r["algorithm"] for r in releases] == ["first", "second"]
     assert releases[1]["spent_epsilon"] == best(Composed((Gaussian(3.0), Gaussian(4.0))),
                                                 DELTA).epsilon
+    # mu = sqrt(1/9 + 1/16) = 5/12 (DRS22 Cor. 3.3); the first release alone: mu = 1/3
+    assert releases[1]["spent_epsilon"] == pytest.approx(
+        gdp_epsilon_closed_form(5 / 12, DELTA), rel=1e-7)
+    assert releases[0]["spent_epsilon"] == pytest.approx(
+        gdp_epsilon_closed_form(1 / 3, DELTA), rel=1e-7)
 
 
 def test_export_to_stdout_and_to_a_file(capsys, tmp_path, sqlite_path):

@@ -45,15 +45,25 @@ def test_norm_is_gamma_ks_small():
 
 
 def test_density_ratio_bounded_by_exp_epsilon():
-    # The privacy argument: p(x - a)/p(x - a') <= exp(||a - a'||/b) (triangle inequality).
+    """The privacy argument for the scale b = Delta/eps that l2_laplace_scale returns: with
+    the density p(z) ~ exp(-||z||/b) written out here (its law is checked by the Gamma KS test
+    above and tests/statistical/test_l2_laplace_sampler.py), log p(x - a) - log p(x - a') =
+    (||x - a'|| - ||x - a||)/b <= ||a - a'||/b = eps for ||a - a'|| = Delta (triangle
+    inequality), with equality on the ray through a, a', so no smaller eps holds at this b."""
     rng = np.random.default_rng(0)
     b = l2_laplace_scale(2.0, 0.5)
     assert b == 4.0
     for _ in range(100):
         x, a = rng.standard_normal(6) * 5, rng.standard_normal(6)
-        a2 = a + 2.0 * sample_unit_sphere(6, rng)
+        u = sample_unit_sphere(6, rng)
+        a2 = a + 2.0 * u
         log_ratio = (np.linalg.norm(x - a2) - np.linalg.norm(x - a)) / b
         assert log_ratio <= 0.5 + 1e-12
+        beyond = a - 3.0 * u  # on the ray from a2 through a: the bound is attained
+        assert (np.linalg.norm(beyond - a2) - np.linalg.norm(beyond - a)) / b == pytest.approx(
+            0.5, rel=1e-12)
+    for sens, eps in ((1.0, 1.0), (0.3, 2.5), (7.0, 0.01)):
+        assert l2_laplace_scale(sens, eps) == pytest.approx(sens / eps, rel=1e-15)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])

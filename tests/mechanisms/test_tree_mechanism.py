@@ -42,6 +42,19 @@ def _dense_plain_matrix(T: int) -> np.ndarray:
     return A
 
 
+def _plain_node_keys(T: int) -> list[tuple[int, int]]:
+    """``(h, start)`` of the columns of :func:`_dense_plain_matrix`, in its column order."""
+    keys: list[tuple[int, int]] = []
+    for t in range(1, T + 1):
+        end = 0
+        for h in reversed(range(t.bit_length())):
+            if (t >> h) & 1:
+                if (h, end) not in keys:
+                    keys.append((h, end))
+                end += 1 << h
+    return keys
+
+
 def test_plain_noise_is_sum_of_dyadic_node_noises() -> None:
     # Same rng stream in the same order: replay the node noises and rebuild Z_t exactly.
     T, sigma = 13, 0.7
@@ -58,8 +71,15 @@ def test_plain_noise_is_sum_of_dyadic_node_noises() -> None:
                 total += draws[end - 1]  # node ending at time `end` was released then
         expected.append(total)
     np.testing.assert_allclose(z, expected, rtol=1e-12)
+    # the same as a linear map: Z = A n, A the 0/1 prefix-by-node matrix (popcount(t) nodes
+    # in row t) and n each node's noise, the draw made at the step that completes it
     A = _dense_plain_matrix(T)
     np.testing.assert_array_equal(A.sum(axis=1), [bin(t).count("1") for t in range(1, T + 1)])
+    keys = _plain_node_keys(T)
+    assert len(keys) == A.shape[1]
+    # node [start + 1, start + 2^h] is completed (and drawn) at step start + 2^h
+    node_noise = np.array([draws[start + (1 << h) - 1] for h, start in keys])
+    np.testing.assert_allclose(A @ node_noise, z, rtol=1e-12)
 
 
 def test_variances() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -88,12 +89,17 @@ def test_clipping_actually_binds():
     np.testing.assert_allclose(g, per.sum(0), rtol=1e-12, atol=1e-15)
 
 
-def test_zero_row_and_declared_defaults():
+def test_a_zero_row_adds_nothing_and_warns_nothing():
     X = np.array([[3.0, 4.0], [0.0, 0.0]])
-    # a zero row without intercept is handled (no division warning, gradient 0)
+    # a zero row without intercept is handled (no division warning, gradient 0): the sum is
+    # the first row's gradient (z - y) x = (7 - 1) [3, 4], of norm 30, clipped to norm 1
     obj = SquaredLoss(fit_intercept=False)
-    g = obj.clipped_gradient_sum(np.ones(2), X, np.array([1.0, 2.0]), 1.0)
-    assert np.all(np.isfinite(g))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = obj.clipped_gradient_sum(np.ones(2), X, np.array([1.0, 2.0]), 1.0)
+        zero = obj.clipped_gradient_sum(np.ones(2), X[1:], np.array([2.0]), 1.0)
+    np.testing.assert_allclose(g, [0.6, 0.8], rtol=1e-15)
+    np.testing.assert_array_equal(zero, [0.0, 0.0])
 
 
 def _random_rows(rng, n, d, B):

@@ -124,13 +124,26 @@ def test_kernel_not_used_where_it_does_not_apply():
     assert multi._kernel is None  # K margins: the matrix path
 
 
-def test_subsets_of_rows_use_the_scipy_path_and_agree():
+def test_subsets_of_rows_use_the_scipy_path_and_agree(monkeypatch):
+    """A call over all rows runs the compiled kernel; the same rows given as ``rows`` never
+    call it (the SciPy path), and the two sums agree."""
     X, yb, _, rng = _problem(seed=5)
     oracle = ArrayOracle(LogisticLoss(), X, yb, row_norm_bound=1.0)
     theta = rng.standard_normal(oracle.n_params)
     rows = np.arange(X.shape[0])
-    _close(oracle.clipped_gradient_sum(theta, 0.1, rows=rows),
-           oracle.clipped_gradient_sum(theta, 0.1))
+    calls = []
+    kernel = array_module._margin_blocks
+
+    def counting(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(array_module, "_margin_blocks", counting)
+    subset = oracle.clipped_gradient_sum(theta, 0.1, rows=rows)
+    assert calls == []
+    whole = oracle.clipped_gradient_sum(theta, 0.1)
+    assert calls  # the compiled kernel ran
+    _close(subset, whole)
 
 
 def test_margin_blocks_refuses_short_buffers():

@@ -148,6 +148,34 @@ def test_step_grid_covers_one_to_total():
 
 
 # ---------------------------------------------------------------------- content
+def test_budget_parts_name_the_releases_made_before_the_run():
+    """A default DPLinearRegression fit without bounds: its four pre-release stages are named
+    parts of the budget, in order, each with its declared share of mu^2 (feature range 0.05,
+    centre 0.1, per-feature scale 0.05, residual scale 0.1), then the count (0.01) and the
+    run (the rest, 0.69); a release passed in as prior_events keeps its generic label."""
+    from noisygd.estimators import DPLinearRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 4))
+    y = X @ np.array([1.0, 2.0, 3.0, 4.0]) / 10
+    model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0).fit(X, y)
+    parts = build_report(model).budget_parts
+    assert [p["part"] for p in parts[:4]] == [
+        "the private feature range (released before the run)",
+        "the private centre and row scale (released before the run)",
+        "the private per-feature scale (released before the run)",
+        "the private target and residual scales (released before the run)"]
+    shares = [p["mu2_share"] for p in parts]
+    assert shares == pytest.approx([0.05, 0.1, 0.05, 0.1, 0.01, 0.69], rel=1e-9)
+    assert parts[4]["part"].startswith("the number of rows")
+    prior = Gaussian(20.0, 1.0)
+    given = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0,
+                               feature_bounds=(0.0, 1.0)).fit(X, y, prior_events=[prior])
+    labels = [p["part"] for p in build_report(given).budget_parts]
+    assert labels[:2] == ["prior release 1 of 1",
+                          "the private target and residual scales (released before the run)"]
+
+
 def test_budget_parts_give_the_count_its_declared_share(fitted):
     r = build_report(fitted)
     conditioning, scale, count, run = r.budget_parts

@@ -50,8 +50,12 @@ def test_plan_rows_are_the_fits_plans(method, relation):
     assert row.refused is None
     assert row.noise == pytest.approx(_noise(info), rel=1e-12)
     assert row.steps == int(np.ravel(est.n_iter_)[0])
-    lr = info.get("learning_rate", info.get("plan", {}).get("learning_rate"))
-    if lr is not None:
+    # the fit's step size (Langevin calls it step_size); DP-FTRL has none (its l2_ftrl)
+    lr = next((where[key] for where in (info, info.get("plan", {}))
+               for key in ("learning_rate", "step_size") if key in where), None)
+    if method == "dp_ftrl":
+        assert lr is None and row.step_size is None
+    else:
         assert row.step_size == pytest.approx(lr, rel=1e-12)
     assert row.epsilon <= 1.0 * (1 + 1e-9)
     assert row.accountant in est.privacy_.by_accountant

@@ -247,6 +247,10 @@ def test_secure_dp_ftrl_and_dynamic_schedule_events() -> None:
     assert isinstance(ev, DiscreteGaussianNoise)
     assert get_accountant("zcdp").rho(ev) == pytest.approx(fit.info["zcdp_rho"], rel=1e-12)
     assert fit.info["zcdp_rho"] > float(np.sum(1 / sig**2)) / 2
+    # closed form: with kappa the event's one inflation factor (the largest step's), step t
+    # is (kappa / sigma_t)^2 / 2-zCDP (clip 1, sensitivity 1), and zCDP adds over the steps
+    assert fit.info["zcdp_rho"] == pytest.approx(
+        ev.sensitivity_inflation**2 * float(np.sum(1 / sig**2)) / 2, rel=1e-12)
 
 
 def test_langevin_and_rrpsgd_run_in_secure_mode_with_their_own_events() -> None:

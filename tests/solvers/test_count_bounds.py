@@ -39,10 +39,16 @@ def test_bounds_hold_with_the_stated_probability():
 
 
 def test_bounds_are_the_gaussian_quantiles():
+    # n_hat -+ sigma Phi^-1(1 - beta) (scipy's normal quantile: 1.95996 at 0.025, 3.09023 at
+    # the default 1e-3), the lower one floored at 1
+    from scipy.stats import norm
+
     lo, hi = count_confidence_bounds(1000.0, 10.0, beta=0.025)
-    assert lo == pytest.approx(1000.0 - 19.599639845, rel=1e-9)
-    assert hi == pytest.approx(1000.0 + 19.599639845, rel=1e-9)
-    assert count_confidence_bounds(3.0, 100.0) == (1.0, pytest.approx(3.0 + 309.0232, rel=1e-6))
+    assert lo == pytest.approx(1000.0 - 10.0 * norm.isf(0.025), rel=1e-12)
+    assert hi == pytest.approx(1000.0 + 10.0 * norm.isf(0.025), rel=1e-12)
+    assert COUNT_CONFIDENCE_BETA == 1e-3
+    assert count_confidence_bounds(3.0, 100.0) == (
+        1.0, pytest.approx(3.0 + 100.0 * norm.isf(1e-3), rel=1e-12))
 
 
 @pytest.mark.parametrize(("args", "exc"), [

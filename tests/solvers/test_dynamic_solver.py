@@ -236,10 +236,19 @@ def test_momentum_bound_covers_the_run_only_below_the_zeta_root(problem):
 @pytest.mark.parametrize(("beta", "zeta_at_limit"), [(0.5, 0.384), (0.7, 6.85), (0.9, 107.5)])
 def test_the_papers_noise_dominates_step_is_not_zeta_le_0(beta, zeta_at_limit):
     # Eq. (17) at M = mu = 1 and Theorem 3.4's "noise dominates" step: zeta > 0 there, so
-    # that step is not the coverage condition; the root of zeta is (and zeta changes sign)
+    # that step is not the coverage condition; the root of zeta is (and zeta changes sign).
+    # Both written out here: eta = c/8 (sqrt(1/4 + 16/c) - 1), c = beta (1 - beta)^3, and
+    # zeta = 4 beta gamma eta^2 / ((gamma - beta)^2 (1 - beta)^3) + eta/2 - 1, gamma = 1 - eta
+    # (the parametrised values are these, rounded: 0.38400, 6.8517, 107.51)
+    c = beta * (1 - beta) ** 3
+    eta = c / 8 * (math.sqrt(0.25 + 16 / c) - 1)
+    gamma = 1 - eta
+    by_hand = 4 * beta * gamma * eta**2 / ((gamma - beta) ** 2 * (1 - beta) ** 3) + eta / 2 - 1
     limit = momentum_step_limit(momentum=beta, smoothness=1.0)
+    assert limit == pytest.approx(eta, rel=1e-12)
     at_limit = momentum_zeta(momentum=beta, gamma=1 - limit, smoothness=1.0, learning_rate=limit)
-    assert at_limit == pytest.approx(zeta_at_limit, rel=2e-3)
+    assert at_limit == pytest.approx(by_hand, rel=1e-10)
+    assert at_limit == pytest.approx(zeta_at_limit, rel=2e-3) and at_limit > 0
     root = momentum_zeta_step(momentum=beta, smoothness=1.0, pl_constant=1.0)
     assert 0 < root < limit < 1 - beta
 

@@ -83,6 +83,8 @@ def test_accuracy_statement_of_the_slides(variant: str, beta: float) -> None:
         means.append(avg)
         exceed += avg > bound
     assert stats.binom.sf(exceed - 1, runs, beta) >= 1e-3
-    # and the typical value sits near sigma sqrt(d * mean popcount), below the bound
+    # and the mean is at most 5% above sigma sqrt(d * mean popcount) (the plain tree's root
+    # mean square, by Jensen an upper bound on its mean norm; Honaker's variances are
+    # smaller), which is itself below the bound
     typical = sigma * math.sqrt(d * np.mean([bin(t).count("1") for t in range(1, T + 1)]))
-    assert np.mean(means) <= 1.05 * typical
+    assert np.mean(means) <= 1.05 * typical < bound

@@ -272,19 +272,34 @@ def test_checkpoint_resume_equals_uninterrupted_run(tmp_path, method, extra):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
 
 
-def test_ledger_records_before_reading_and_refuses_over_budget(tmp_path):
+def test_ledger_records_before_reading_and_refuses_over_budget(tmp_path, monkeypatch):
+    """The planned event is in the ledger when the examples are first read (the trainer's
+    TorchOracle is built on them); a second fit the budget cannot admit is refused before
+    any example is read, and records nothing."""
+    import noisygd.torch.trainer as trainer_module
     from noisygd.exceptions import BudgetExceededError
     from noisygd.ledger import Ledger
 
     path = tmp_path / "ledger.sqlite"
     with Ledger(path) as ledger:
         ledger.set_budget("blobs", epsilon=2.2, delta=1e-5)
+    seen = []
+    real_oracle = trainer_module.TorchOracle
+
+    def watching(*args, **kwargs):  # what the ledger holds when the data is read
+        with Ledger(path) as ledger:
+            seen.append(ledger.releases("blobs"))
+        return real_oracle(*args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "TorchOracle", watching)
     X, y = _blobs()
     net = _mlp()
     kw = dict(epsilon=2.0, delta=1e-5, batch_size=30, steps=5, n_samples_public=len(X),
               ledger=path, dataset="blobs", generator=0)
     first = PrivateTrainer(net, torch.optim.SGD(net.parameters(), lr=0.1), CE, **kw).fit(X, y)
-    assert first.ledger_release_ is not None
+    ((release,),) = seen
+    assert release.id == first.ledger_release_.id
+    assert release.event == first.privacy_.event
 
     class Unreadable:
         def __len__(self):
@@ -296,6 +311,9 @@ def test_ledger_records_before_reading_and_refuses_over_budget(tmp_path):
     with pytest.raises(BudgetExceededError):
         PrivateTrainer(net, torch.optim.SGD(net.parameters(), lr=0.1), CE, **kw).fit(
             Unreadable(), y)
+    assert len(seen) == 1  # no oracle was built on the refused fit's data
+    with Ledger(path) as ledger:
+        assert [r.id for r in ledger.releases("blobs")] == [release.id]
 
 
 @pytest.mark.parametrize("method", sorted(REFUSED))

@@ -253,7 +253,12 @@ def _prior_labels(payload: Mapping[str, Any] | None,
         return [f"{names.get(c['statistic'], c['statistic'])} of column {c['name']!r} "
                 "(paid for privately)" for c in paid["columns"]]
     prior = (info or {}).get("prior_events") or []
-    return [f"prior release {i + 1} of {len(prior)}" for i in range(len(prior))]
+    # the fit's own pre-release stages come last among them, named (noisygd.training, doc 8)
+    stages = (info or {}).get("pre_releases") or []
+    given = max(len(prior) - len(stages), 0)
+    return ([f"prior release {i + 1} of {given}" for i in range(given)]
+            + [f"{PRE_RELEASE_NAMES.get(r['name'], r['name'])} (released before the run)"
+               for r in stages[len(stages) - (len(prior) - given):]])
 
 
 def _accounting_checks(result: AccountingResult, budget: float | None) -> list[Check]:
