@@ -253,6 +253,20 @@ def test_fit_unknown_method_lists_the_solvers(tmp_path, capsys):
     assert "noisy_gd" in err and "rrpsgd" in err
 
 
+def test_demo_text_names_the_method_and_the_releases_before_the_run(capsys):
+    """The text output shows the last model's method and each release it paid for before the
+    run (the same lines as noisygd fit), then its privacy with the accountant named."""
+    code, out, _ = _run(capsys, ["demo", "--seeds", "1"])
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("the last model:")
+    assert lines[start + 1].startswith("method: ")
+    released = [s for s in lines[start + 2:] if s.startswith("released before the run: ")]
+    assert [s.split(":")[1].strip() for s in released] == [
+        "feature_range", "conditioning", "feature_scale"]
+    assert any(s.lstrip().startswith("gdp: eps = ") for s in lines[start:])
+
+
 def test_demo_refuses_zero_seeds(capsys):
     code, _, err = _run(capsys, ["demo", "--seeds", "0"])
     assert code == 2 and "--seeds" in err

@@ -329,7 +329,8 @@ def cmd_demo(args: argparse.Namespace) -> dict[str, Any]:
             f"{out['private_test_accuracy_mean']:.4f} +- {out['private_test_accuracy_std']:.4f} "
             f"over {args.seeds} seeds"
         )
-        print("\nprivacy report of the last model:")
+        print("\nthe last model:")
+        print("\n".join(fit_summary_lines(model)))
         print(model.privacy_)
     return out
 
