@@ -26,8 +26,10 @@ because no accountant can bound such a mixture without extra assumptions.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -954,13 +956,15 @@ class RRPSGDPaperArgument(DpEvent):
         return Neighbouring.REPLACE_ONE
 
 
-def contains(event: DpEvent, kind: type | tuple[type, ...]) -> bool:
+def contains(event: DpEvent, kind: type | tuple[type, ...],
+             where: Callable[[Any], bool] | None = None) -> bool:
     """Whether ``event`` is, or composes (``SelfComposed``, ``Composed``), an event of
-    ``kind``: what an accountant's printed theorem names only when it applies."""
+    ``kind`` (for which ``where``, if given, holds): what an accountant's printed theorem
+    names only when it applies, or what makes its answer a bound rather than exact."""
     if isinstance(event, kind):
-        return True
+        return where is None or bool(where(event))
     if isinstance(event, SelfComposed):
-        return contains(event.event, kind)
+        return contains(event.event, kind, where)
     if isinstance(event, Composed):
-        return any(contains(e, kind) for e in event.events)
+        return any(contains(e, kind, where) for e in event.events)
     return False

@@ -60,6 +60,7 @@ from noisygd.accounting.events import (
     OutputPerturbation,
     SelfComposed,
     TreeAggregation,
+    contains,
 )
 
 _SQRT2 = math.sqrt(2.0)
@@ -430,25 +431,13 @@ class GaussianAccountant(Accountant):
         is a mixture over the row's leaf of :math:`\mu`-GDP releases, so :math:`\mu` is an
         upper bound there (:class:`~noisygd.accounting.events.TreeAggregation`), and other
         accountants are consulted."""
-        return gaussian_mu(event) <= MU_EXACT_MAX and not _has_random_leaves(event)
+        return gaussian_mu(event) <= MU_EXACT_MAX and not contains(
+            event, TreeAggregation, where=lambda tree: tree.leaves == "random")
 
     @staticmethod
     def mu_for(epsilon: float, delta: float) -> float:
         """Largest mu whose mu-GDP guarantee meets ``(epsilon, delta)`` (:func:`gdp_mu`)."""
         return gdp_mu(epsilon, delta)
-
-
-def _has_random_leaves(event: DpEvent) -> bool:
-    """Whether ``event`` holds a :class:`TreeAggregation` with ``leaves="random"`` (at any
-    depth of its compositions, samplings and wrappers)."""
-    if isinstance(event, TreeAggregation):
-        return event.leaves == "random"
-    for name in ("event", "events"):
-        inner = getattr(event, name, None)
-        parts = inner if isinstance(inner, tuple) else (inner,)
-        if any(isinstance(e, DpEvent) and _has_random_leaves(e) for e in parts):
-            return True
-    return False
 
 
 # ----------------------------------------------------------------- budgets in mu

@@ -38,6 +38,7 @@ from noisygd.estimators._prereleases import _PrivatePreReleases
 from noisygd.estimators._tuned import _PrivateTuning
 from noisygd.objectives.base import Objective
 from noisygd.solvers import PublicFacts
+from noisygd.solvers.auto import CHOOSING_OPTIONS
 from noisygd.training import (
     PreviewedFit,
     PrivateFit,
@@ -87,8 +88,7 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         (``fit_info_["method_choice"]``)."""
         return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
                 and self.max_iter is None and not self.tune
-                and set(self.method_options or {}) <= {"optimum_norm_bound", "distance_pilot",
-                                                       "sharp_clip"}
+                and set(self.method_options or {}) <= CHOOSING_OPTIONS
                 and getattr(self, "_l2_factor", None) is None
                 and not getattr(self, "_multinomial", lambda: False)())
 

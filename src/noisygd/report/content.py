@@ -255,10 +255,10 @@ def _prior_labels(payload: Mapping[str, Any] | None,
     prior = (info or {}).get("prior_events") or []
     # the fit's own pre-release stages come last among them, named (noisygd.training, doc 8)
     stages = (info or {}).get("pre_releases") or []
-    given = max(len(prior) - len(stages), 0)
+    given = len(prior) - len(stages)
     return ([f"prior release {i + 1} of {given}" for i in range(given)]
             + [f"{PRE_RELEASE_NAMES.get(r['name'], r['name'])} (released before the run)"
-               for r in stages[len(stages) - (len(prior) - given):]])
+               for r in stages])
 
 
 def _accounting_checks(result: AccountingResult, budget: float | None) -> list[Check]:

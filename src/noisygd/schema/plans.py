@@ -253,7 +253,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     from noisygd.accounting.gdp import gdp_epsilon, split_gaussian_budget
     from noisygd.objectives.centred import CentredGLM
     from noisygd.planning import DEFAULT_INIT_DISTANCE
-    from noisygd.solvers import DEFAULT_SOLVER, Budget, PublicFacts, get_solver
+    from noisygd.solvers import DEFAULT_SOLVER, SOLVERS, Budget, PublicFacts
     from noisygd.solvers.output_perturbation import choose_l2
 
     estimator = _estimator_class(model)  # its public rules: intercept scale, horizon
@@ -322,7 +322,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     plan = solver.plan(facts, budget)
     event = solver.planned_event(plan)
     choice = None
-    if type(solver) is type(get_solver("auto")):  # the solver method="auto" falls back to
+    if type(solver) is SOLVERS[DEFAULT_SOLVER]:  # the solver method="auto" falls back to
         choice = (_default_choice(facts, budget) if _chooses_method(estimator, max_iter, user)
                   else {"method": DEFAULT_SOLVER, "rule": (
                       "NoisyGD: max_iter or method_options fix NoisyGD's run"
@@ -349,15 +349,13 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     return row, primary
 
 
-#: The ``method_options`` with which a classifier's ``method="auto"`` still chooses
-#: (``_DPLinearModel._chooses_method``): the distance's and the sharp clip's.
-CHOOSING_OPTIONS = frozenset({"optimum_norm_bound", "distance_pilot", "sharp_clip"})
-
-
 def _chooses_method(estimator: Any, max_iter: int | None, options: dict[str, Any]) -> bool:
     """Whether ``estimator``'s ``method="auto"`` would choose between NoisyGD and Newton with
     these public settings (as :meth:`noisygd.estimators._base._DPLinearModel._chooses_method`
-    for a binary fit: no ``max_iter``, ``method_options`` within :data:`CHOOSING_OPTIONS`)."""
+    for a binary fit: no ``max_iter``, ``method_options`` within
+    :data:`noisygd.solvers.auto.CHOOSING_OPTIONS`)."""
+    from noisygd.solvers.auto import CHOOSING_OPTIONS
+
     return (bool(getattr(estimator, "_CHOOSES_METHOD", False)) and max_iter is None
             and set(options) <= CHOOSING_OPTIONS)
 

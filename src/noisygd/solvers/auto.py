@@ -28,8 +28,12 @@ from noisygd.solvers.base import Budget, PublicFacts
 from noisygd.solvers.newton import MAX_FULL_PARAMS, NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver, warn_if_budget_binds
 
-__all__ = ["ChoosingSolver", "SecondOrderPlan", "choose_method", "curvature_share",
-           "gradient_share"]
+__all__ = ["CHOOSING_OPTIONS", "ChoosingSolver", "SecondOrderPlan", "choose_method",
+           "curvature_share", "gradient_share"]
+
+#: The ``method_options`` with which an estimator's ``method="auto"`` still chooses (the
+#: distance's and the sharp clip's); any other option is NoisyGD's, and NoisyGD runs.
+CHOOSING_OPTIONS = frozenset({"optimum_norm_bound", "distance_pilot", "sharp_clip"})
 
 
 @dataclasses.dataclass(frozen=True)
