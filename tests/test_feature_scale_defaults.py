@@ -214,3 +214,38 @@ def test_each_stage_reads_its_scan_sums_and_closes_its_oracles(monkeypatch):
     first, second, third = (i for k, i in events if k == "build")
     assert [i for k, i in events if k == "close"] == [first, second]
     assert len({first, second, third}) == 3
+
+
+def test_a_declared_ridge_stays_on_the_coefficients():
+    """With a declared ``l2 > 0`` the auto per-feature scale is not released, so the ridge
+    penalises ``w`` (and the centred intercept), not ``w_j / f_j``: in the non-private limit
+    the fit lands on the minimiser of the ridge on ``w`` and far from that of the ridge on
+    ``w / f``, which a declared share still asks for (and gets). ``l2=0`` (every change of
+    coordinates the same problem) keeps the scale."""
+    X, y = _scaled_binary(3000, seed=1, spread=10.0)
+    lam, kw = 0.01, {"epsilon": 1e5, "classes": [0, 1], "random_state": 0,
+                     "feature_range_share": 0.0}
+    declared = DPLogisticRegression(l2=lam, **kw).fit(X, y)
+    assert declared.conditioning_["feature_scale"] is None
+    assert "feature_scale_release" not in declared.conditioning_
+    assert [r["name"] for r in declared.fit_info_["pre_releases"]] == ["conditioning"]
+    scaled = DPLogisticRegression(l2=lam, feature_scale_share=FEATURE_SCALE_SHARE, **kw).fit(X, y)
+    f = scaled.conditioning_["feature_scale"]
+    assert f is not None and f.max() / f.min() > 5.0  # columns spanning 10x
+    assert DPLogisticRegression(l2=0.0, **kw).fit(X, y).conditioning_["feature_scale"] is not None
+
+    y_pm = LogisticLoss().check_targets(y)
+
+    def optimum(est, scale):
+        cond = est.conditioning_
+        obj = CentredGLM(LogisticLoss(l2=lam), cond["centre"], cond["intercept_scale"],
+                         feature_scale=scale)
+        v, _ = ArrayOracle(obj, X, y_pm, row_norm_bound=cond["row_norm_bound"]).minimize()
+        return obj.to_base(v)
+
+    on_w, on_w_over_f = optimum(declared, None), optimum(scaled, f)
+    got = np.append(declared.coef_, declared.intercept_)
+    assert np.linalg.norm(on_w - on_w_over_f) > 5.0  # the two ridges differ here
+    assert np.linalg.norm(got - on_w) < 0.02 * np.linalg.norm(on_w)
+    got_scaled = np.append(scaled.coef_, scaled.intercept_)
+    assert np.linalg.norm(got_scaled - on_w_over_f) < 0.02 * np.linalg.norm(on_w_over_f)

@@ -66,7 +66,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         stay in your coordinates), with :math:`f_j` the inverse of feature ``j``'s released
         mean absolute deviation, gated toward 1 where the release cannot tell the features
         apart. ``"auto"`` is :data:`FEATURE_SCALE_SHARE` (0.05) where the budget pays for it
-        with the rest of the fit, else 0; 0 turns it off. ``conditioning_["feature_scale"]``
+        with the rest of the fit and no positive ``l2`` is declared (a ridge on ``v`` would act
+        on :math:`w_j/f_j`: a declared ridge stays on the coefficients), else 0; 0 turns it
+        off. ``conditioning_["feature_scale"]``
         is :math:`f` and ``conditioning_["feature_scale_release"]`` (also
         ``fit_info_["feature_scale"]``) its share, rule, event, resolution, spread and
         shrinkage (docs/estimators.md, "Private per-feature scale", with the measurements).

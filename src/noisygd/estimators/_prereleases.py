@@ -204,7 +204,8 @@ class _PrivatePreReleases:
     def _feature_scale_rule(self) -> str:
         """The public rule that released (or not) the per-feature scale, in words."""
         return ("released with the private conditioning when the rows have at least 2 "
-                "columns and the budget pays for it with the rest of the fit "
+                "columns, no positive ridge l2 is declared (it would act on w/f) and the "
+                "budget pays for it with the rest of the fit "
                 "(feature_scale_share='auto'); post-processed toward equal scales where its "
                 f"resolution (z = {FEATURE_SCALE_Z:g} noise sds) cannot tell the features "
                 "apart")
@@ -218,7 +219,8 @@ class _PrivatePreReleases:
         n_columns = self.__dict__.get("_n_columns")
         if (self._share_of_feature_scale() <= 0.0 or n_columns is None or n_columns < 2
                 or getattr(self, "_multinomial", lambda: False)()
-                or not self._uses_private_conditioning()):
+                or not self._uses_private_conditioning()
+                or (isinstance(self.feature_scale_share, str) and self._ridge_declared())):
             return False
         return self._budget_pays("feature_scale_share", (
             self._conditioning_event()[1], self._feature_scale_event()[1],
@@ -228,6 +230,18 @@ class _PrivatePreReleases:
         """Whether this fit releases the private conditioning; none by default (the
         classifier and the least-squares regressor say when)."""
         return False
+
+    def _ridge_declared(self) -> bool:
+        r"""Whether a positive ridge ``l2`` is declared. The ridge :math:`\frac\lambda2
+        \lVert v\rVert^2` acts in the coordinates the fit runs in, and the per-feature scale
+        :math:`f` (a preconditioner: :math:`w = f\odot v_w`) would turn a declared ridge on
+        the coefficients into one on :math:`w_j/f_j`, a different model for every draw of the
+        release; so ``feature_scale_share="auto"`` releases no per-feature scale then
+        (docs/estimators.md, "Private per-feature scale"). ``l2=0`` leaves every change of
+        coordinates the same problem, and ``l2=None`` plans its ridge in the fit's own
+        coordinates."""
+        l2 = getattr(self, "l2", None)
+        return l2 is not None and float(l2) > 0.0
 
     def _conditioning_events(self) -> list[Any]:
         """The events of the private feature range (when released), the private

@@ -237,7 +237,8 @@ class DPHuberRegressor(_DPRegressor):
         reports it; 0 turns it off (and the two releases below with it).
     feature_scale_share : float in [0, 0.5] or "auto", default="auto"
         The private per-feature scale released after the private centre, as
-        :class:`DPLogisticRegression`'s (share 0.05 with ``"auto"``; 0 turns it off).
+        :class:`DPLogisticRegression`'s (share 0.05 with ``"auto"`` unless a positive
+        ``l2`` is declared; 0 turns it off).
     feature_range_share : float in [0, 0.5] or "auto", default="auto"
         With the private centre released: the share of :math:`\mu^2` spent first on the
         **private feature range** (:mod:`noisygd.mechanisms.feature_range`, as for
@@ -517,8 +518,9 @@ class DPLinearRegression(_DPRegressor):
         more than 0.01; 2000 x 100 at epsilon 8: 0.798 -> 0.789).
     feature_scale_share : float in [0, 0.5] or "auto", default="auto"
         The private per-feature scale released after the private centre, as
-        :class:`DPLogisticRegression`'s (share 0.05 of :math:`\\mu^2` with ``"auto"``; 0
-        turns it off); the residual scale is then released in the rescaled coordinates.
+        :class:`DPLogisticRegression`'s (share 0.05 of :math:`\\mu^2` with ``"auto"`` unless
+        a positive ``l2`` is declared; 0 turns it off); the residual scale is then released
+        in the rescaled coordinates.
     feature_range_share : float in [0, 0.5] or "auto", default="auto"
         With the private centre released (rows in memory or Dask): the share of
         :math:`\\mu^2` spent first on the **private feature range**, as for
