@@ -249,3 +249,29 @@ def test_a_declared_ridge_stays_on_the_coefficients():
     assert np.linalg.norm(got - on_w) < 0.02 * np.linalg.norm(on_w)
     got_scaled = np.append(scaled.coef_, scaled.intercept_)
     assert np.linalg.norm(got_scaled - on_w_over_f) < 0.02 * np.linalg.norm(on_w_over_f)
+
+
+def test_a_declared_ridge_is_a_ridge_after_the_released_range():
+    """``DPLinearRegression(l2=lam)`` in the non-private limit is scikit-learn's ``Ridge``
+    (``alpha = n lam``) on the columns in the released feature range's units ``g * x``
+    (``conditioning_["feature_scale"]`` is ``g`` alone: no per-feature scale under a
+    declared ridge), mapped back to the user's coordinates; on columns spanning 100x it is
+    far from the ridge on the raw columns."""
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    n, s = 5000, np.array([1.0, 0.3, 0.1, 0.03, 0.01])
+    X = rng.uniform(-1.0, 1.0, (n, 5)) * s / np.linalg.norm(s)
+    y = np.clip(0.5 + X @ np.array([0.6, 1.5, 3.0, 6.0, 12.0])
+                + rng.normal(0.0, 0.02, n), 0.0, 1.0)
+    lam = 1e-2
+    est = DPLinearRegression(epsilon=1e6, l2=lam, target_range=(0.0, 1.0),
+                             random_state=0).fit(X, y)
+    names = [r["name"] for r in est.fit_info_["pre_releases"]]
+    assert "feature_range" in names and "feature_scale" not in names
+    g = est.conditioning_["feature_scale"]
+    assert g.max() / g.min() > 10.0
+    in_units = Ridge(alpha=n * lam).fit(X * g, y).coef_ * g
+    raw = Ridge(alpha=n * lam).fit(X, y).coef_
+    np.testing.assert_allclose(est.coef_, in_units, rtol=0.02, atol=1e-3)
+    assert np.linalg.norm(in_units - raw) > 0.5 * np.linalg.norm(in_units)

@@ -642,8 +642,12 @@ _COMMON_DOC = """
         :class:`noisygd.solvers.Solver` instance.
     l2 : float or None, default=None
         L2 regularisation ``l2/2 ||v||^2`` of the coordinates optimised (intercept
-        included; see "Conditioning" below). ``None``: with NoisyGD (the default method) or
-        Newton, for ``DPLogisticRegression`` and ``DPLinearRegression``, the planned ridge
+        included; see "Conditioning" below): a declared ``l2 > 0`` acts on the coefficients
+        in the units of the declared box's widths or of the released feature range (as a
+        ridge after a scaler), and keeps the private per-feature scale, a preconditioner,
+        off (docs/estimators.md, "Conditioning, target range and clip"). ``None``: with
+        NoisyGD (the default method) or Newton, for ``DPLogisticRegression`` and
+        ``DPLinearRegression``, the planned ridge
         :func:`noisygd.planning.ridge_strength`,
         :math:`\\sqrt d\\,C\\Delta/(\\mu n^{3/2}\\sqrt{2F_0})`, chosen after the private count
         (the ridge's bias against a comparator of norm :math:`\\sqrt{2nF_0}` balanced with
