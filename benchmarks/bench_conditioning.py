@@ -148,6 +148,13 @@ def family_problem(family: str, n: int, p: int, seed: int = 0) -> dict[str, Any]
             "yt": np.concatenate([y[n:], ye]), "lo": lo, "hi": hi, "task": task}
 
 
+def utility_problem(pr: Any) -> dict[str, Any]:
+    """A ``bench_utility.Problem`` in this module's form (``{"X", "y", "Xt", "yt", "lo",
+    "hi", "task"}``, its declared box as ``lo, hi``)."""
+    return {"X": pr.X, "y": pr.y, "Xt": pr.Xt, "yt": pr.yt, "lo": pr.bounds_lo,
+            "hi": pr.bounds_hi, "task": pr.task}
+
+
 def _metric(task: str, y: np.ndarray, scores: np.ndarray) -> float:
     from sklearn.metrics import r2_score, roc_auc_score
 
@@ -361,10 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in bu.ALL_PROBLEMS:
             if name == "digits10":
                 continue  # multiclass: bench_utility's own checks cover it
-            pr = bu.load_problem(name, root)
-            lo, hi = pr.bounds_lo, pr.bounds_hi
-            prob = {"X": pr.X, "y": pr.y, "Xt": pr.Xt, "yt": pr.yt, "lo": lo, "hi": hi,
-                    "task": pr.task}
+            prob = utility_problem(bu.load_problem(name, root))
             print(f"  {name} ...", flush=True)
             rows += run_problem(name, prob, epsilons, seeds, ("auto",), not args.no_peers)
     found = checks(rows)

@@ -42,14 +42,14 @@ def problems(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """The generated cells (seed 0) and, where the data is present, three UCI tables."""
     from bench_conditioning import family_problem
 
-    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p, 0)) for fam, n, p in CELLS]
+    out: list[tuple[str, dict[str, Any]]] = [
+        (f"{fam}-{n}x{p}", family_problem(fam, n, p, 0)) for fam, n, p in CELLS]
     if data_dir.is_dir():
+        from bench_conditioning import utility_problem
         from bench_utility import load_problem
 
-        for name in ("adult", "bank", "credit"):
-            pr = load_problem(name, data_dir)
-            out.append((name, {"X": pr.X, "y": pr.y, "Xt": pr.Xt, "yt": pr.yt,
-                               "lo": pr.bounds_lo, "hi": pr.bounds_hi, "task": "binary"}))
+        out += [(name, utility_problem(load_problem(name, data_dir)))
+                for name in ("adult", "bank", "credit")]
     return out
 
 

@@ -81,15 +81,15 @@ def problems(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     handful of rows)."""
     from bench_conditioning import family_problem
 
-    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p, 0))
-           for fam in FAMILIES for n in (500, 2000) for p in (20, 100)]
+    out: list[tuple[str, dict[str, Any]]] = [
+        (f"{fam}-{n}x{p}", family_problem(fam, n, p, 0))
+        for fam in FAMILIES for n in (500, 2000) for p in (20, 100)]
     if data_dir.is_dir():
+        from bench_conditioning import utility_problem
         from bench_utility import load_problem
 
-        for name in ("adult", "bank"):
-            pr = load_problem(name, data_dir)
-            out.append((name, {"X": pr.X, "y": pr.y, "Xt": pr.Xt, "yt": pr.yt,
-                               "task": "binary"}))
+        out += [(name, utility_problem(load_problem(name, data_dir)))
+                for name in ("adult", "bank")]
     return out
 
 
