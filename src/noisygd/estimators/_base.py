@@ -86,11 +86,19 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         ``distance_pilot``: :mod:`noisygd.solvers.distance`) and the sharp clip's
         (``sharp_clip``): the solver then picks NoisyGD or Newton by public facts
         (``fit_info_["method_choice"]``)."""
-        return (self._CHOOSES_METHOD and isinstance(self.method, str) and self.method == "auto"
-                and self.max_iter is None and not self.tune
-                and set(self.method_options or {}) <= CHOOSING_OPTIONS
-                and getattr(self, "_l2_factor", None) is None
+        return (isinstance(self.method, str) and self.method == "auto"
+                and self._settings_choose_method(self.max_iter, self.method_options)
+                and not self.tune and getattr(self, "_l2_factor", None) is None
                 and not getattr(self, "_multinomial", lambda: False)())
+
+    @classmethod
+    def _settings_choose_method(cls, max_iter: int | None,
+                                method_options: dict | None) -> bool:
+        """The public settings part of :meth:`_chooses_method` (also read by ``noisygd
+        plan``): a class that chooses, no ``max_iter``, ``method_options`` within
+        :data:`noisygd.solvers.auto.CHOOSING_OPTIONS`."""
+        return (cls._CHOOSES_METHOD and max_iter is None
+                and set(method_options or {}) <= CHOOSING_OPTIONS)
 
     def _method_options(self) -> dict | None:
         """``method_options``, plus ``{"l2": "auto"}`` when :meth:`_plans_ridge` (and a

@@ -323,10 +323,11 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     event = solver.planned_event(plan)
     choice = None
     if type(solver) is SOLVERS[DEFAULT_SOLVER]:  # the solver method="auto" falls back to
-        choice = (_default_choice(facts, budget) if _chooses_method(estimator, max_iter, user)
+        choice = (_default_choice(facts, budget)
+                  if estimator._settings_choose_method(max_iter, user)
                   else {"method": DEFAULT_SOLVER, "rule": (
                       "NoisyGD: max_iter or method_options fix NoisyGD's run"
-                      if getattr(estimator, "_CHOOSES_METHOD", False)
+                      if estimator._CHOOSES_METHOD
                       else f"NoisyGD: {estimator.__name__}'s method='auto'")})
     result = best(event, delta)
     described = _describe(solver.name, plan)
@@ -347,17 +348,6 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
                   note="; ".join(x for x in (note, extra) if x), default_choice=choice,
                   **described)
     return row, primary
-
-
-def _chooses_method(estimator: Any, max_iter: int | None, options: dict[str, Any]) -> bool:
-    """Whether ``estimator``'s ``method="auto"`` would choose between NoisyGD and Newton with
-    these public settings (as :meth:`noisygd.estimators._base._DPLinearModel._chooses_method`
-    for a binary fit: no ``max_iter``, ``method_options`` within
-    :data:`noisygd.solvers.auto.CHOOSING_OPTIONS`)."""
-    from noisygd.solvers.auto import CHOOSING_OPTIONS
-
-    return (bool(getattr(estimator, "_CHOOSES_METHOD", False)) and max_iter is None
-            and set(options) <= CHOOSING_OPTIONS)
 
 
 def _default_choice(facts: Any, budget: Any) -> dict[str, str]:
