@@ -898,7 +898,7 @@ def _box_regression(n=400, d=5, seed=0):
     return X, y, (np.zeros(d), np.full(d, 2 * half))
 
 
-def test_linear_regression_default_intercept_scale_is_r_over_root_d_and_classifiers_keep_r():
+def test_default_intercept_scale_with_a_box_is_r_over_root_d_for_both_models():
     from noisygd.estimators import DPLogisticRegression
 
     X, y, box = _box_regression()
@@ -912,7 +912,7 @@ def test_linear_regression_default_intercept_scale_is_r_over_root_d_and_classifi
     assert given.conditioning_["intercept_scale"] == 0.3
     log = DPLogisticRegression(classes=[0, 1], feature_bounds=box, random_state=0).fit(
         X, (y > 0.4).astype(int))
-    assert log.conditioning_["intercept_scale"] == pytest.approx(r, rel=1e-12)
+    assert log.conditioning_["intercept_scale"] == pytest.approx(r / np.sqrt(d), rel=1e-12)
     # coef_/intercept_ are in the original coordinates whatever s: b = s v_b - <c, w>
     centre = lin.conditioning_["centre"]
     v_b = (lin.intercept_ - 0.5 + lin.coef_ @ centre) / (r / np.sqrt(d))  # targets centred at 1/2
@@ -1049,7 +1049,9 @@ def test_private_conditioning_composes_records_first_and_reports():
     assert plan["clip_rule"]["base_clip"] == pytest.approx(rel["clip"], rel=1e-12)  # the
     clip = rel["clip"] * plan["clip_rule"]["factor"]  # sharp clip's factor (tests/test_sharp_clip)
     assert plan["sigma"] / plan["noise_multiplier"] == pytest.approx(clip, rel=1e-9)
-    assert on.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"])  # R = 1
+    # R = 1; one binary problem: the intercept starts at the released base rate, s / sqrt(d)
+    assert on.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"] / np.sqrt(8))
+    assert rel["base_rate"] == pytest.approx(y.mean(), abs=0.05)
     # predictions are those of the fitted coordinates (centre and scale mapped back)
     np.testing.assert_allclose(on.decision_function(X), X @ on.coef_ + on.intercept_,
                                rtol=1e-9, atol=1e-12)

@@ -270,7 +270,8 @@ def test_estimator_passes_the_noise_dimension_and_horizon_to_noisy_gd():
     # the planned ridge's horizon: T = max(T_plan, ceil((1 - m) beta_F / l2)) <= 1000
     from noisygd.planning import MAX_STEPS_ACCELERATED
 
-    beta_f = plan["l2"] + 0.5 * (1.0 + 1.0)  # B~^2 / 2 with B = kappa = 1 (no bounds)
+    beta_f = plan["l2"] + 0.5 * (1.0 + 1.0)  # B~^2 / 2 with B = kappa = 1 (no bounds:
+    # uncentred rows keep the intercept scale R)
     horizon = math.ceil((1 - plan["momentum"]) * beta_f / plan["l2"])
     assert plan["steps"] == min(MAX_STEPS_ACCELERATED, max(horizon, 100))
     assert plan["averaging"] == "suffix" and plan["steps_rule"].startswith("ridge horizon")

@@ -347,7 +347,7 @@ class NoisyGDPlan:
             "momentum": self.momentum,
         }
         for key in ("bound_covers_run", "clip_covers_lipschitz", "init_distance",
-                    "init_distance_source", "regime_section", "sigma", "rho",
+                    "init_distance_source", "init_distance_start", "regime_section", "sigma", "rho",
                     "accelerated_T", "steps_rule", "n_signal", "n_step", "compute_budget",
                     "unconstrained_steps", "compute_budget_binds", "noise_to_signal",
                     "clip_rule"):

@@ -625,11 +625,17 @@ class PreparedFit:
         Facts of the rows the release gives the planner (a smoothness, a comparator radius:
         :class:`~noisygd.solvers.base.ReleasedFacts`), or None. A later stage's replace an
         earlier one's.
+    start : ndarray or None
+        Where the runs start, in the oracles' coordinates (e.g. the classifier's intercept
+        at the released base rate), or None (the method's own start). Passed to the method
+        as its ``theta0`` option where it takes one and ``options`` holds none; a later
+        stage's replaces an earlier one's.
     """
 
     oracles: Sequence[GradientOracle]
     clip: float | None
     released: ReleasedFacts | None = None
+    start: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -1132,6 +1138,7 @@ def fit_private(
     info: dict[str, Any] = {"method": setup.solver.name, "relation": setup.relation.value}
     with _open_ledger(ledger, dataset) as opened, _LedgerRecords(
             opened, dataset, algorithm, record) as records:
+        start = None  # where the runs start: the last stage's (PreparedFit.start)
         for k, stage in enumerate(stages):  # each reads the previous one's first oracle
             prepared = _run_pre_release(stage, oracles[0], setup, records, info,
                                         pre_events[k + 1:])
@@ -1141,6 +1148,8 @@ def fit_private(
             run["released"] = prepared.released
             if prepared.released is not None:  # public: post-processing of the release
                 info["released_facts"] = record["released_facts"] = asdict(prepared.released)
+            start = prepared.start
+        run["options"] = _with_start(setup.solver, options, start)
         count = _release_count(setup, oracles[0], rng, records)
         plan, own_parts = _plan(setup, oracles[0], count, run, preplanned, n_problems)
         # the method that runs ("auto" chose one): the ledger's label and parameters name it
@@ -1165,6 +1174,17 @@ def fit_private(
         info["ledger_release"] = records.main.id
     return PrivateFit([r.theta for r in results], event, privacy, count.n_samples, results,
                       info, records.main)
+
+
+def _with_start(solver: Any, options: dict[str, Any] | None, start: np.ndarray | None
+                ) -> dict[str, Any] | None:
+    """``options`` with ``theta0 = start`` (a pre-release's post-processing: public) where
+    the method takes ``theta0`` and the caller gave none; else ``options`` as given."""
+    names = solver.option_names
+    if (start is None or (options is not None and "theta0" in options)
+            or (names is not None and "theta0" not in names)):
+        return options
+    return {**(options or {}), "theta0": np.asarray(start, dtype=np.float64).copy()}
 
 
 def _check_declared_count(n_samples_public: int, n_rows: int) -> None:

@@ -237,3 +237,35 @@ def test_a_budget_whose_mu_rounds_to_zero_is_refused_before_any_record():
     with pytest.raises(ValueError, match=r"epsilon=1e-300 at delta=1e-300 is too small"):
         fit_private([_oracle()], method="noisy_gd", epsilon=1e-300, delta=1e-300,
                     rng=np.random.default_rng(0))
+
+
+def test_a_stage_start_is_the_runs_theta0_unless_the_caller_gave_one():
+    """PreparedFit.start (a post-processing of the release) is where the run starts: NoisyGD
+    at a vanishing learning rate returns it (last iterate), and its plan's distance counts
+    it; a theta0 in options wins."""
+    from noisygd.accounting.events import Gaussian, Neighbouring
+    from noisygd.training import PreparedFit, PreRelease
+
+    rel = Neighbouring.ADD_REMOVE
+    mu = calibrate_mu(1.0, 1e-5)
+    start = np.array([0.3, -0.2, 0.1, 0.05])
+
+    def stage(oracle):
+        def then(noisy):
+            return PreparedFit([oracle], None, start=start)
+
+        return PreRelease("s", Gaussian(1.0 / (0.3 * mu), 1.0, rel), ("count",),
+                          1.0 / (0.3 * mu), np.random.default_rng(3), then)
+
+    def fit(options):
+        oracle = _oracle()
+        return fit_private([oracle], method="noisy_gd", epsilon=1.0, delta=1e-5, max_iter=2,
+                           rng=np.random.default_rng(0), pre_release=stage(oracle),
+                           options={"learning_rate": 1e-300, "averaging": "last",
+                                    "momentum": 0.0, **options})
+
+    np.testing.assert_allclose(fit({}).thetas[0], start, atol=1e-12)
+    mine = np.array([1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_allclose(fit({"theta0": mine}).thetas[0], mine, atol=1e-12)
+    plan = fit({}).results[0].info["plan"]
+    assert plan["init_distance_start"]["start_norm"] == pytest.approx(np.linalg.norm(start))

@@ -148,6 +148,7 @@ from noisygd._checks import (
 )
 from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
 from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.noisy_gd import check_theta0
 from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles.base import GradientOracle
@@ -305,6 +306,9 @@ class NewtonPlan:
     adaptive_steps : bool
         With the paid support: ``T`` = :func:`diagonal_steps` of the released :math:`m`
         (the gradients' :math:`\mu^2` unchanged, spread evenly over the ``T`` steps).
+    start : ndarray or None
+        Where the run starts (a public point, e.g. the classifier's intercept at a released
+        base rate); None: 0. The releases and the event do not depend on it.
     details : dict
         Public facts of the planning rule (for reports).
     """
@@ -329,6 +333,7 @@ class NewtonPlan:
     nnz_noise: float | None = None
     nnz_edges: tuple[int, ...] = ()
     adaptive_steps: bool = False
+    start: np.ndarray | None = field(default=None, compare=False)
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -502,7 +507,8 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
     diagonal = plan.hessian == "diagonal"
     T = plan.steps
     first_tail = T - plan.tail
-    theta = oracle.project(np.zeros(p))
+    theta = oracle.project(np.zeros(p) if plan.start is None
+                           else check_theta0(plan.start, p))
     previous = theta
     beta = float(plan.momentum)
     acc = np.zeros(p)

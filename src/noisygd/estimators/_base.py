@@ -206,6 +206,8 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         elif getattr(self.feature_bounds, "intercept_scale", None) is not None:
             s = check_positive("feature_bounds.intercept_scale",
                                self.feature_bounds.intercept_scale)  # the schema's argument
+        elif centre is None:
+            s = self._uncentred_intercept_scale(bound, n_features)
         else:
             s = self._default_intercept_scale(bound, n_features)
         return centre, bound, s
@@ -216,6 +218,12 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         "Intercept scale": the accelerated plan's bound :math:`DC` with :math:`|b^*| \le
         R\lVert w^*\rVert`)."""
         return bound
+
+    @classmethod
+    def _uncentred_intercept_scale(cls, bound: float, n_features: int) -> float:
+        """The intercept scale of uncentred rows without a declared one:
+        :meth:`_default_intercept_scale` unless a model says otherwise."""
+        return cls._default_intercept_scale(bound, n_features)
 
     def _fit_objective(self, n_features: int) -> Objective:
         """The objective optimised: :meth:`_make_objective`, in the conditioned coordinates
@@ -477,18 +485,20 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
             rng = np.random.default_rng(self.random_state)
         self._resolve_l2(X.shape[0], X.shape[1])
         self.l2_ = self._l2()
-        private = ("_private_conditioning", "_private_feature_scale", "_private_feature_range")
+        private = ("_private_conditioning", "_private_feature_scale", "_private_feature_range",
+                   "_private_base_rate")
         for name in private:
             self.__dict__.pop(name, None)
         try:
             fit = self._fit_staged(X, targets, previewed, rng)
             cond = self.__dict__.get("_private_conditioning")
             fscale = self.__dict__.get("_private_feature_scale")
+            base_rate = self.__dict__.get("_private_base_rate")
             frange = self.__dict__.get("_private_feature_range")
         finally:
             for name in private:
                 self.__dict__.pop(name, None)
-        self._report_conditioning(fit, cond, fscale)
+        self._report_conditioning(fit, cond, fscale, base_rate)
         self._report_feature_range(fit, frange)
         if public_n is None:  # the noisy count is released, hence public
             _delta_warning(float(self.delta), fit.n_samples)
@@ -719,9 +729,12 @@ _COMMON_DOC = """
         unchanged; ``row_norm_bound`` is then not used). A
         :class:`noisygd.data.PublicCentring` gives ``c`` and a tighter ``R_c`` from a schema.
     intercept_scale : float, optional
-        The constant column ``s`` of the conditioned rows ``[x - c, s]`` (default ``R``,
-        the row bound (``DPLinearRegression``: ``R/sqrt(d)``), a ``PublicCentring``'s own
-        ``intercept_scale``, or with the private conditioning its released scale).
+        The constant column ``s`` of the conditioned rows ``[x - c, s]`` (default
+        ``R/sqrt(d)`` for rows centred at a declared box (``DPLogisticRegression``: ``R``
+        beyond 1000 parameters), the row bound ``R`` for uncentred rows
+        (``DPLinearRegression``: ``R/sqrt(d)``), a ``PublicCentring``'s own
+        ``intercept_scale``, or with the private conditioning its released scale:
+        docs/estimators.md, "Intercept scale").
     tune : bool, default=False
         Private hyperparameter selection (docs/tuning.md, "Estimators"): random stopping
         (Papernot and Steinke 2022) over ``tune_candidates``, each run a fit of this

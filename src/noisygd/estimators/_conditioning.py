@@ -106,12 +106,15 @@ def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivit
     return conditioning_from_release(noisy, R, sigma)
 
 
-def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: float
-                              ) -> PrivateConditioning:
+def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: float,
+                              n_sums: int = 3) -> PrivateConditioning:
     r"""The post-processing of :func:`private_conditioning`: from the released
     :math:`(\tilde S_x, \tilde S_u, \tilde N)` (``noisy``, length :math:`p + 2`) and its
     noise :math:`\sigma`, the centre :math:`R\hat c` and the row scale
     :math:`\sqrt{\hat U_c}` (formulas there). Public: a function of the release only.
+    ``n_sums``: the number of sums released together (3 here; 4 when the classifier's label
+    sum rides along, :func:`base_rate_from_release`), so that ``noise_multiplier`` is
+    :math:`\sigma/\sqrt{k} = \Delta/\mu`.
 
     Raises
     ------
@@ -133,7 +136,43 @@ def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: f
     u_hat = min(1.0, max(u_hat, sigma / n_t))
     root = math.sqrt(u_hat)
     return PrivateConditioning(R * c_hat, root, R * root, R * math.sqrt(2.0 * u_hat),
-                               sigma / math.sqrt(3.0), n_t)
+                               sigma / math.sqrt(n_sums), n_t)
+
+
+def base_rate_from_release(label_sum: float, count: float) -> tuple[float, float]:
+    r"""The released base rate of a binary classifier's positive class and its logit
+    (post-processing).
+
+    From the noisy sum of the labels in :math:`\{-1, +1\}`, :math:`\tilde T = n_+ - n_-
+    + \mathcal N(0, \sigma^2)`, and the released count :math:`N` (both from the private
+    conditioning's one release), the released positives :math:`P = \mathrm{clip}((N +
+    \tilde T)/2, 0, N)` and Laplace's rule of succession:
+
+    .. math:: \hat p = \frac{P + 1}{N + 2}, \qquad
+              \operatorname{logit}\hat p = \log\frac{P + 1}{N - P + 1},
+
+    inside :math:`(0, 1)` whatever the noise, the logit computed from the counts so that it
+    stays finite where :math:`\hat p` rounds to 0 or 1.
+
+    Parameters
+    ----------
+    label_sum : float
+        :math:`\tilde T`.
+    count : float
+        :math:`N \ge 1` (:attr:`PrivateConditioning.count`).
+
+    Returns
+    -------
+    (float, float)
+        :math:`\hat p` and its logit.
+    """
+    n = check_positive("count", count)
+    t = float(label_sum)
+    if not math.isfinite(t):
+        raise ValueError(f"label_sum must be finite, got {label_sum!r}")
+    positives = min(max(0.5 * (n + t), 0.0), n)
+    return ((positives + 1.0) / (n + 2.0),
+            math.log(positives + 1.0) - math.log(n - positives + 1.0))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -89,6 +89,21 @@ class _PrivatePreReleases:
     #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
     _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
 
+    def _conditioning_sums(self, n_problems: int) -> tuple[str, ...]:
+        """The sums the conditioning release makes for a fit of ``n_problems`` problems:
+        :data:`_CONDITIONING_SUMS` (the classifier adds the label sum for one binary
+        problem)."""
+        return self._CONDITIONING_SUMS
+
+    def _released_labels(self, noisy: np.ndarray) -> None:
+        """Post-process the sums the release made after :data:`_CONDITIONING_SUMS` (none
+        here)."""
+
+    def _start(self, n_features: int) -> np.ndarray | None:
+        """Where the run starts after the releases (:attr:`~noisygd.training.PreparedFit.
+        start`), in the fit's coordinates; None: the method's own start."""
+        return None
+
     def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
                                   range_scale: np.ndarray | None) -> list[Any]:
         r"""The oracles the private conditioning reads: the rows uncentred (in the released
@@ -120,27 +135,38 @@ class _PrivatePreReleases:
         post-processing). ``rng``: a stream of its own."""
         R = float(self.row_norm_bound)
         mu_c, event = self._conditioning_event()
-        sigma = math.sqrt(len(self._CONDITIONING_SUMS)) * Neighbouring(
+        sums = self._conditioning_sums(len(targets))
+        sigma = math.sqrt(len(sums)) * Neighbouring(
             self.neighbouring).clipped_sum_sensitivity / mu_c
         raw = [] if deferred else self._conditioning_raw_oracles(X, targets, None)
         built: list[Any] = []
+        extra = len(sums) - len(self._CONDITIONING_SUMS)  # the label sum, after the others
 
         def then(noisy: np.ndarray) -> PreparedFit:
-            self._private_conditioning = conditioning_from_release(noisy, R, sigma)
+            self._private_conditioning = conditioning_from_release(
+                noisy[:noisy.size - extra], R, sigma, n_sums=len(sums))
+            self._released_labels(noisy[noisy.size - extra:])
             for oracle in raw:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
                 getattr(oracle, "close", lambda: None)()
             built[:] = self._oracles(X, targets, row_sums=next_sums)
-            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]),
+                               start=self._start(X.shape[1]))
 
-        stage = PreRelease("conditioning", event, self._CONDITIONING_SUMS, sigma, rng, then,
-                           description="(x~/R, ||x~||^2/R^2, 1), x~ = x min(1, R/||x||)")
+        labels = ", t" if extra else ""
+        stage = PreRelease("conditioning", event, sums, sigma, rng, then,
+                           target_half_range=1.0 if extra else None,
+                           description=f"(x~/R, ||x~||^2/R^2, 1{labels}), x~ = x min(1, "
+                                       f"R/||x||){', t the label in {-1, +1}' if extra else ''}")
         return stage, raw, built
 
-    def _report_conditioning(self, fit: Any, cond: Any, scale: Any = None) -> None:
+    def _report_conditioning(self, fit: Any, cond: Any, scale: Any = None,
+                             base_rate: Any = None) -> None:
         """``conditioning_["release"]``: the private conditioning's share, scales, event and
-        ledger release (``cond``: its post-processing, None if not released); with the
-        private per-feature scale (``scale``), ``conditioning_["feature_scale_release"]``
-        and ``fit_info_["feature_scale"]`` the same for it."""
+        ledger release (``cond``: its post-processing, None if not released), and with the
+        classifier's label sum its released ``base_rate`` and the rule of the run's start;
+        with the private per-feature scale (``scale``),
+        ``conditioning_["feature_scale_release"]`` and ``fit_info_["feature_scale"]`` the
+        same for it."""
         if cond is None:
             return
         release = fit.info.get("conditioning_release")
@@ -148,6 +174,12 @@ class _PrivatePreReleases:
             "share": self._share_of_conditioning(), "row_scale": cond.row_scale,
             "clip": cond.clip, "event": self._conditioning_event()[1].describe(),
             **({"ledger_release": release} if release is not None else {})}
+        if base_rate is not None:
+            self.conditioning_["release"].update(
+                base_rate=base_rate[0],
+                start=("the run starts at the constant predictor of the released base rate "
+                       "(intercept coordinate logit(base_rate) / intercept_scale), with the "
+                       "intercept scale R sqrt(U_c / d) (R sqrt(U_c) beyond 1000 parameters)"))
         if scale is None:
             return
         release = fit.info.get("feature_scale_release")
@@ -415,7 +447,8 @@ class _PrivatePreReleases:
             for oracle in previous:  # a DaskOracle's partitions, an ArrayOracle's arrays
                 getattr(oracle, "close", lambda: None)()
             built[:] = self._oracles(X, targets)
-            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]),
+                               start=self._start(X.shape[1]))
 
         stage = PreRelease("feature_scale", event, ("absolute_rows",), sigma, rng, then,
                            description="sum_i |a_i|, a_i = (x~_i - c)/R, ||a_i|| <= 1 "

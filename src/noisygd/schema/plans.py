@@ -293,7 +293,7 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
             bound, s = float(centring.radius), float(centring.intercept_scale)
         else:  # the estimator's own default intercept scale
             centre, bound = np.zeros(d), B
-            s = estimator._default_intercept_scale(B, d)
+            s = estimator._uncentred_intercept_scale(B, d)
         objective = CentredGLM(base, centre, s)
     else:
         objective, bound, s = base, B, None

@@ -133,18 +133,19 @@ class ChoosingSolver(NoisyGDSolver):
         # measured with (docs/newton.md); a declared or paid distance (noisygd.solvers.distance)
         # only sets NoisyGD's horizon once NoisyGD is chosen (measured: a declared D = 16 on the
         # dense 1e5 x 50 problem would otherwise trade Newton's 10 steps for NoisyGD's 402 at
-        # an equal AUC)
+        # an equal AUC); a start (theta0, e.g. the classifier's released base rate) likewise
+        # only moves NoisyGD's distance once NoisyGD is chosen
         theorem_facts = dataclasses.replace(facts, options={
             k: v for k, v in facts.options.items()
-            if k not in ("optimum_norm_bound", "distance_pilot")})
+            if k not in ("optimum_norm_bound", "distance_pilot", "theta0")})
         plan = self.plan_quietly(theorem_facts, budget, pilot=False)
         newton_plan, refusal = None, None
         if (facts.radius is None and facts.constants.smoothness
                 and facts.curvature_sums is not False):
             try:  # e.g. the diagonal form without a declared row_nonzeros, extreme constants
                 # NoisyGD's ridge options carry over (Newton plans the same ridge, at its
-                # tail's mu); NoisyGD's other options do not apply to Newton
-                ridge_options = {k: facts.options[k] for k in ("l2", "l2_factor")
+                # tail's mu), and the start; NoisyGD's other options do not apply to Newton
+                ridge_options = {k: facts.options[k] for k in ("l2", "l2_factor", "theta0")
                                  if k in facts.options}
                 newton_plan = NewtonSolver().plan(
                     dataclasses.replace(facts, options=ridge_options), budget)
@@ -160,7 +161,7 @@ class ChoosingSolver(NoisyGDSolver):
                         f"preconditioner, step 1/m with the rows' support bound m {source}")
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
         choice = {"method": "noisy_gd", "rule": why}
-        if theorem_facts.options != facts.options:  # the declared or paid distance
+        if len(theorem_facts.options) != len(facts.options):  # a distance option, a start
             plan = self.plan_quietly(facts, budget)
         plan[0].details["method_choice"] = choice
         if "_pilot" not in plan[1]:

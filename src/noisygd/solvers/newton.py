@@ -61,7 +61,8 @@ Options (``method_options``): ``steps`` (``T``, default
 ``hessian`` (``"auto"``, ``"full"``, ``"diagonal"``), ``eigenvalue_rule`` (``"clip"``,
 ``"add"``), ``curvature_clip``, ``failure_probability``, ``hessian_ratio``,
 ``hessian_max_share``, ``tail_share``, ``damping``, ``hessian_every``, ``row_nonzeros``,
-``momentum``, ``nnz_share`` (:func:`~noisygd.algorithms.newton.plan_newton`), NoisyGD's
+``momentum``, ``nnz_share`` (:func:`~noisygd.algorithms.newton.plan_newton`), ``theta0``
+(the run's start, :attr:`~noisygd.algorithms.newton.NewtonPlan.start`), NoisyGD's
 ``optimum_norm_bound`` and
 ``distance_pilot`` (accepted and unused: Newton's steps do not depend on the initial
 distance, :mod:`noisygd.solvers.distance`), NoisyGD's ``horizon`` (accepted and unused:
@@ -122,6 +123,7 @@ from noisygd.solvers.options import (
     check_positive_int_option,
     check_positive_option,
     check_probability_option,
+    check_start_option,
     optional,
 )
 from noisygd.solvers.ridge import planned_ridge
@@ -141,7 +143,7 @@ _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stat
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
             "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon",
-            "optimum_norm_bound", "distance_pilot", "momentum", "nnz_share")
+            "optimum_norm_bound", "distance_pilot", "momentum", "nnz_share", "theta0")
 
 
 def with_ruled_momentum(plan: NewtonPlan, n_samples: float) -> NewtonPlan:
@@ -182,7 +184,7 @@ class NewtonSolver(Solver):
         "row_nonzeros": optional(check_positive_int_option), "horizon": check_horizon_option,
         "optimum_norm_bound": optional(check_positive_option),
         "distance_pilot": check_pilot_option, "momentum": check_momentum_option,
-        "nnz_share": check_open_share_option}
+        "nnz_share": check_open_share_option, "theta0": check_start_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
         """The releases and their noise from public facts (no data)."""
@@ -195,6 +197,7 @@ class NewtonSolver(Solver):
         # depend on the initial distance
         opts.pop("optimum_norm_bound", None)
         opts.pop("distance_pilot", None)
+        start = opts.pop("theta0", None)
         beta = facts.constants.smoothness
         curvature_clip = opts.pop("curvature_clip", None)
         if curvature_clip is None:
@@ -246,6 +249,8 @@ class NewtonSolver(Solver):
                 plan = with_ruled_momentum(plan, facts.n_samples)
             # NoisyGD's planned ridge (and its l2_factor), at the tail's mu (module doc)
             ridge = planned_ridge(facts, budget, plan.tail_mu(), l2, l2_factor)
+            if start is not None:
+                plan = dataclasses.replace(plan, start=np.asarray(start, dtype=np.float64))
             return dataclasses.replace(plan, ridge=ridge) if ridge else plan
 
         if budget.secure:

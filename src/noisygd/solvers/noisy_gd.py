@@ -23,8 +23,10 @@ budget, :mod:`noisygd.planning`, "The compute budget", with a
 (below); ``"l2"`` adds a ridge to the oracle's own (``"auto"``:
 :func:`noisygd.planning.ridge_strength`, below, times ``"l2_factor"`` if given; a number:
 that ridge); any other key (``averaging``, ``momentum``, ``schedule``, ``theta0``)
-overrides the run. The plan's ``details["bound_covers_run"]`` is recomputed for the run
-actually made (:meth:`noisygd.planning.NoisyGDPlan.covers`).
+overrides the run; with ``theta0`` the plan's ``D`` is :math:`\lVert\theta_0\rVert` plus
+the bound on :math:`\lVert\theta^*\rVert` (the triangle inequality;
+``details["init_distance_start"]``). The plan's ``details["bound_covers_run"]`` is
+recomputed for the run actually made (:meth:`noisygd.planning.NoisyGDPlan.covers`).
 
 The planned ridge (``"l2": "auto"``, what ``l2=None`` of the estimators asks for)
 --------------------------------------------------------------------------------
@@ -274,6 +276,11 @@ class NoisyGDSolver(Solver):
             declared = check_positive("method_options['optimum_norm_bound']", declared)
             if theorem is None or declared < theorem:
                 plan_kwargs["init_distance"], source = declared, DECLARED
+        start = options.get("theta0")
+        start_norm = (0.0 if start is None or "init_distance" not in plan_kwargs
+                      or distance is not None else float(np.linalg.norm(start)))
+        if start_norm > 0.0:  # ||theta_1 - theta*|| <= ||theta_1|| + ||theta*||
+            plan_kwargs["init_distance"] += start_norm
         if distance is not None:  # the paid estimate (run, after the pilot)
             plan_kwargs["init_distance"], source = distance
         if facts.radius is not None:
@@ -306,6 +313,11 @@ class NoisyGDSolver(Solver):
             run_kwargs["_ridge"] = ridge  # for run; not passed to noisy_gd
         if source is not None:
             plan.details["init_distance_source"] = source
+        if start_norm > 0.0:
+            plan.details["init_distance_start"] = {
+                "start_norm": start_norm,
+                "rule": "the run starts at theta0: init_distance = ||theta0|| + the bound on "
+                        "||theta*|| (triangle inequality)"}
         if budget.secure:
             run_kwargs["_secure_dim"] = facts.n_params  # for planned_event; not passed to run
         if pilot and theorem is not None and pilot_applies(
