@@ -100,3 +100,22 @@ def test_newton_starts_where_its_plan_says():
     # the same fit told to start at 0 (the theta0 it was given wins): another model
     zero = DPLogisticRegression(method_options={"theta0": np.zeros(6)}, **kw).fit(X, y)
     assert not np.allclose(zero.intercept_, est.intercept_)
+
+
+def test_a_declared_ridge_keeps_the_row_scale_as_intercept_scale():
+    """A declared ridge penalises the centred intercept as l2 (b + <c, w>)^2 / (2 s^2): the
+    small scale would weigh it d-fold, so with l2 > 0 the scale stays R sqrt(U_c) (plain) and
+    R (box); the start at the released base rate stays."""
+    X, y = _binary(n=3000)
+    d = X.shape[1]
+    kw = {"classes": [0, 1], "feature_range_share": 0.0, "random_state": 0}
+    ridge = DPLogisticRegression(l2=1e-3, **kw).fit(X, y)
+    rel = ridge.conditioning_["release"]
+    assert ridge.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"], rel=1e-12)
+    assert "base_rate" in rel
+    none = DPLogisticRegression(l2=0.0, **kw).fit(X, y)  # l2 = 0: no ridge, the small scale
+    assert none.conditioning_["intercept_scale"] == pytest.approx(
+        none.conditioning_["release"]["row_scale"] / math.sqrt(d), rel=1e-12)
+    box = (np.zeros(d), np.full(d, 1 / np.sqrt(d)))
+    boxed = DPLogisticRegression(l2=1e-3, feature_bounds=box, **kw).fit(X, y)
+    assert boxed.conditioning_["intercept_scale"] == pytest.approx(0.5)

@@ -731,7 +731,8 @@ _COMMON_DOC = """
     intercept_scale : float, optional
         The constant column ``s`` of the conditioned rows ``[x - c, s]`` (default
         ``R/sqrt(d)`` for rows centred at a declared box (``DPLogisticRegression``: ``R``
-        beyond 1000 parameters), the row bound ``R`` for uncentred rows
+        beyond 1000 parameters or with a declared ``l2 > 0``), the row bound ``R`` for
+        uncentred rows
         (``DPLinearRegression``: ``R/sqrt(d)``), a ``PublicCentring``'s own
         ``intercept_scale``, or with the private conditioning its released scale:
         docs/estimators.md, "Intercept scale").

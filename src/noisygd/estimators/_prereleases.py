@@ -179,7 +179,8 @@ class _PrivatePreReleases:
                 base_rate=base_rate[0],
                 start=("the run starts at the constant predictor of the released base rate "
                        "(intercept coordinate logit(base_rate) / intercept_scale), with the "
-                       "intercept scale R sqrt(U_c / d) (R sqrt(U_c) beyond 1000 parameters)"))
+                       "intercept scale R sqrt(U_c / d) (R sqrt(U_c) beyond 1000 parameters "
+                       "or with a declared l2 > 0)"))
         if scale is None:
             return
         release = fit.info.get("feature_scale_release")
