@@ -23,9 +23,11 @@ from noisygd.solvers.distance import (
     PILOT_MIN_DISTANCE,
     PILOT_MIN_STEPS,
     PILOT_SAFETY,
+    RELEASED,
     THEOREM,
     paid_distance,
     pilot_share,
+    released_distance,
 )
 
 DELTA = 1e-5
@@ -246,6 +248,41 @@ def test_no_warning_when_the_budget_does_not_bind(data):
 
 
 # ------------------------------------------------------------------ the rules alone
+def test_released_distance_closed_form():
+    assert released_distance(2.5) == PILOT_SAFETY * 2.5
+    assert released_distance(1e-9) == PILOT_MIN_DISTANCE
+    with pytest.raises(ValueError, match="comparator"):
+        released_distance(0.0)
+
+
+def test_a_regressor_plans_at_its_released_comparator_unless_a_bound_is_declared():
+    """DPLinearRegression's private scales release a comparator radius D0 (for its smoothness
+    and ridge): the plan's distance is safety * D0 where that is below the theorem's bound,
+    labelled a released estimate; a declared bound is used instead (a public fact wins over
+    a heuristic)."""
+    from noisygd.estimators import DPLinearRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.random((5000, 8)) / math.sqrt(8)
+    y = np.clip(0.5 + X @ rng.normal(0, 1, 8) + rng.normal(0, 0.05, 5000), 0, 1)
+    kw = {"target_range": (0.0, 1.0), "random_state": 0, "method": "noisy_gd"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ComputeBudgetWarning)
+        est = DPLinearRegression(**kw).fit(X, y)
+        plan = est.fit_info_["plans"][0]["plan"]
+        d0 = est.fit_info_["released_facts"]["comparator_radius"]
+        assert plan["init_distance_source"] == RELEASED
+        assert plan["init_distance"] == pytest.approx(PILOT_SAFETY * d0, rel=1e-12)
+        declared = DPLinearRegression(method_options={"optimum_norm_bound": 50.0}, **kw).fit(
+            X, y).fit_info_["plans"][0]["plan"]
+        assert declared["init_distance_source"] == DECLARED
+        assert declared["init_distance"] == 50.0
+        loose = DPLinearRegression(method_options={"optimum_norm_bound": 1e12}, **kw).fit(
+            X, y).fit_info_["plans"][0]["plan"]  # a declaration gives way to the theorem only
+        assert loose["init_distance_source"] == THEOREM
+        assert loose["init_distance"] > 10 * plan["init_distance"]
+
+
 def test_paid_distance_closed_form():
     assert paid_distance(3.0, 1000.0) == PILOT_SAFETY * 3.0
     assert paid_distance(3.0, 1.0) == 4.0  # capped at ||theta_p|| + the theorem's bound

@@ -484,7 +484,7 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         p = plan[0]
         det = p.details
         l2_run = float(facts.l2) + float(det.get("l2_planned", 0.0))
-        from noisygd.solvers.distance import DECLARED, GIVEN, PAID
+        from noisygd.solvers.distance import DECLARED, GIVEN, PAID, RELEASED
 
         given = "init_distance" in (facts.options.get("plan") or {})
         src = str(det.get("init_distance_source", ""))
@@ -496,6 +496,9 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         elif src == PAID:
             source, origin = "paid", ("the distance pilot's private estimate (noisygd.solvers."
                                       "distance): the bound holds if the estimate does")
+        elif src == RELEASED:
+            source, origin = "paid", ("4 times the comparator radius the private scales "
+                                      "released: the bound holds if the estimate does")
         elif src.startswith("nominal"):
             source, origin = "nominal", "the planner's DEFAULT_INIT_DISTANCE"
         elif src == "radius" or (facts.radius is not None and det["init_distance"] == facts.radius):

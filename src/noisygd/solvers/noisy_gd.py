@@ -17,8 +17,9 @@ budget, :mod:`noisygd.planning`, "The compute budget", with a
 ``d`` the plan counts and ``"horizon": "ridge"`` runs to the planned ridge's horizon (below);
 ``"optimum_norm_bound"`` declares a public bound on the optimum's norm (the plan's ``D``) and
 ``"distance_pilot"`` pays for an estimate of it (:mod:`noisygd.solvers.distance`: the plan's
-``details["init_distance_source"]`` says which of declared, paid estimate, the theorem's bound
-:math:`\sqrt{2F_0/\lambda}`, given or radius it used);
+``details["init_distance_source"]`` says which of declared, paid estimate, released estimate
+(a regressor's released comparator radius), the theorem's bound :math:`\sqrt{2F_0/\lambda}`,
+given or radius it used);
 ``"sharp_clip"`` (a ratio :math:`s \in (0, 1]`) scales the clip by the run's noise regime
 (below); ``"l2"`` adds a ridge to the oracle's own (``"auto"``:
 :func:`noisygd.planning.ridge_strength`, below, times ``"l2_factor"`` if given; a number:
@@ -142,11 +143,13 @@ from noisygd.solvers.distance import (
     PAID,
     PILOT_MIN_DISTANCE,
     PILOT_SAFETY,
+    RELEASED,
     THEOREM,
     paid_distance,
     pilot_applies,
     pilot_share,
     piloted_event,
+    released_distance,
 )
 from noisygd.solvers.options import (
     OptionCheck,
@@ -276,6 +279,10 @@ class NoisyGDSolver(Solver):
             declared = check_positive("method_options['optimum_norm_bound']", declared)
             if theorem is None or declared < theorem:
                 plan_kwargs["init_distance"], source = declared, DECLARED
+        comparator = None if facts.released is None else facts.released.comparator_radius
+        if (comparator is not None and source == THEOREM and declared is None
+                and distance is None and released_distance(comparator) < theorem):
+            plan_kwargs["init_distance"], source = released_distance(comparator), RELEASED
         start = options.get("theta0")
         start_norm = (0.0 if start is None or "init_distance" not in plan_kwargs
                       or distance is not None else float(np.linalg.norm(start)))
