@@ -148,6 +148,20 @@ def family_problem(family: str, n: int, p: int, seed: int = 0) -> dict[str, Any]
             "yt": np.concatenate([y[n:], ye]), "lo": lo, "hi": hi, "task": task}
 
 
+def named_problems(cells: Any, data_dir: Any,
+                   tables: tuple[str, ...] = ("adult", "bank", "credit")
+                   ) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, problem)`` of the generated ``cells`` (``(family, n, p)``, seed 0, named
+    ``family-nxp``) and, where ``data_dir`` is a directory, of the ``bench_utility`` ``tables``
+    in this module's form (:func:`utility_problem`): the experiments' problem sets."""
+    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p, 0)) for fam, n, p in cells]
+    if Path(data_dir).is_dir():
+        from bench_utility import load_problem
+
+        out += [(name, utility_problem(load_problem(name, data_dir))) for name in tables]
+    return out
+
+
 def utility_problem(pr: Any) -> dict[str, Any]:
     """A ``bench_utility.Problem`` in this module's form (``{"X", "y", "Xt", "yt", "lo",
     "hi", "task"}``, its declared box as ``lo, hi``)."""

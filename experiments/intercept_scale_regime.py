@@ -36,7 +36,6 @@ JSON, merged by ``--merge m``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -48,7 +47,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
-RESULTS = HERE / "results"
+from _experiment import (  # noqa: E402
+    RESULTS,
+    add_part_arguments,
+    experiment_parser,
+    merged,
+    part_items,
+    save_part,
+)
 
 #: ``(a, warm)``: the intercept scale ``s = R d^(-a)`` (0: the default), and the intercept
 #: started at the exact training base rate (``warm``; every warm variant follows its cold one).
@@ -89,16 +95,10 @@ def regime_of(est: Any) -> tuple[float, str]:
 
 
 def problems(sizes: tuple[int, ...], data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
-    from bench_conditioning import family_problem
+    from bench_conditioning import named_problems
 
-    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p, 0))
-           for fam in FAMILIES for n in sizes for p in DIMS]
-    if data_dir.is_dir():
-        from bench_conditioning import utility_problem
-        from bench_utility import load_problem
-
-        out += [(name, utility_problem(load_problem(name, data_dir))) for name in UCI]
-    return out
+    return named_problems([(fam, n, p) for fam in FAMILIES for n in sizes for p in DIMS],
+                          data_dir, UCI)
 
 
 def run_cell(name: str, prob: dict[str, Any], declared: str, eps: float, seeds: int
@@ -168,31 +168,27 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=2)
+    ap = experiment_parser(__doc__, seeds=2)
     ap.add_argument("--sizes", default="500,2000,10000")
-    ap.add_argument("--data-dir", type=Path, default=HERE.parent.parent / "shared/data/uci")
-    ap.add_argument("--part", default="0/1", help="k/m: run every m-th cell from the k-th")
-    ap.add_argument("--merge", type=int, default=0, help="merge this many parts' JSON")
+    add_part_arguments(ap)
     ap.add_argument("--name", default="intercept_scale_regime")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     if args.merge:
-        rows = [row for k in range(args.merge)
-                for row in json.loads((RESULTS / f"{args.name}.part{k}.json").read_text())]
+        rows = merged(args.name, args.merge)
     else:
         _patch()
-        k, m = (int(v) for v in args.part.split("/"))
-        cells = [(name, prob, declared, eps)
-                 for name, prob in problems(tuple(int(v) for v in args.sizes.split(",")),
-                                            args.data_dir)
-                 for declared in ("plain", "box") for eps in EPSILONS]
+        cells, k, m = part_items(
+            [(name, prob, declared, eps)
+             for name, prob in problems(tuple(int(v) for v in args.sizes.split(",")),
+                                        args.data_dir)
+             for declared in ("plain", "box") for eps in EPSILONS], args.part)
         rows = []
-        for name, prob, declared, eps in cells[k::m]:
+        for name, prob, declared, eps in cells:
             rows.append(run_cell(name, prob, declared, eps, args.seeds))
             print(json.dumps(rows[-1]), flush=True)
         if m > 1:
-            (RESULTS / f"{args.name}.part{k}.json").write_text(json.dumps(rows, indent=1))
+            save_part(args.name, k, rows)
             return 0
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(

@@ -18,7 +18,6 @@ writes ``experiments/results/ridge_hindsight.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import warnings
@@ -29,6 +28,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
+from _experiment import experiment_parser  # noqa: E402
 
 #: The public multiples of the planned ridge compared (1: the default).
 FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -40,25 +40,15 @@ CELLS = tuple((fam, 2000, p) for fam in ("onehot", "imbalanced", "scales", "offc
 
 def problems(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """The generated cells (seed 0) and, where the data is present, three UCI tables."""
-    from bench_conditioning import family_problem
+    from bench_conditioning import named_problems
 
-    out: list[tuple[str, dict[str, Any]]] = [
-        (f"{fam}-{n}x{p}", family_problem(fam, n, p, 0)) for fam, n, p in CELLS]
-    if data_dir.is_dir():
-        from bench_conditioning import utility_problem
-        from bench_utility import load_problem
-
-        out += [(name, utility_problem(load_problem(name, data_dir)))
-                for name in ("adult", "bank", "credit")]
-    return out
+    return named_problems(CELLS, data_dir)
 
 
 def main(argv: list[str] | None = None) -> int:
     from bench_conditioning import _share, fit_estimator, nonprivate
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--data-dir", type=Path, default=HERE.parent.parent / "shared/data/uci")
+    ap = experiment_parser(__doc__, seeds=3)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     rows = []

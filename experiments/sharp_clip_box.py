@@ -17,7 +17,6 @@ writes ``experiments/results/sharp_clip_box.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import warnings
@@ -28,7 +27,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
-RESULTS = HERE / "results"
+from _experiment import (  # noqa: E402
+    RESULTS,
+    add_part_arguments,
+    experiment_parser,
+    merged,
+    part_items,
+    save_part,
+)
 
 #: The sharp ratio compared with the default (the logistic loss's 1/2).
 SHARP = 0.25
@@ -38,35 +44,24 @@ EPSILONS = (0.5, 1.0, 8.0)
 
 
 def problems(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
-    from bench_conditioning import family_problem
+    from bench_conditioning import named_problems
 
-    out = [(f"{fam}-{n}x{p}", family_problem(fam, n, p, 0)) for fam, n, p in CELLS]
-    if data_dir.is_dir():
-        from bench_conditioning import utility_problem
-        from bench_utility import load_problem
-
-        out += [(name, utility_problem(load_problem(name, data_dir)))
-                for name in ("adult", "bank", "credit")]
-    return out
+    return named_problems(CELLS, data_dir)
 
 
 def main(argv: list[str] | None = None) -> int:
     from bench_conditioning import _share, fit_estimator, nonprivate
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--data-dir", type=Path, default=HERE.parent.parent / "shared/data/uci")
-    ap.add_argument("--part", default="0/1", help="k/m: run every m-th problem from the k-th")
-    ap.add_argument("--merge", type=int, default=0, help="merge this many parts' JSON")
+    ap = experiment_parser(__doc__, seeds=2)
+    add_part_arguments(ap)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     if args.merge:
-        rows = [r for k in range(args.merge)
-                for r in json.loads((RESULTS / f"sharp_clip_box.part{k}.json").read_text())]
+        rows = merged("sharp_clip_box", args.merge)
     else:
-        k, m = (int(v) for v in args.part.split("/"))
+        items, k, m = part_items(problems(args.data_dir), args.part)
         rows = []
-        for name, prob in problems(args.data_dir)[k::m]:
+        for name, prob in items:
             ceiling = nonprivate(prob)
             for declared in ("plain", "box"):
                 for eps in EPSILONS:
@@ -82,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(row)
                     print(json.dumps(row), flush=True)
         if m > 1:
-            RESULTS.mkdir(exist_ok=True)
-            (RESULTS / f"sharp_clip_box.part{k}.json").write_text(json.dumps(rows, indent=1))
+            save_part("sharp_clip_box", k, rows)
             return 0
     lines = [
         "# A sharper clip for the classifier, plain and with the declared box",

@@ -34,7 +34,6 @@ writes ``experiments/results/unresolved_column_drop.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import warnings
@@ -45,6 +44,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "benchmarks"))
+from _experiment import experiment_parser  # noqa: E402
 
 #: The generated families measured (``bench_conditioning``'s four).
 FAMILIES = ("onehot", "imbalanced", "scales", "offcentre")
@@ -80,18 +80,10 @@ def problems(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """The generated cells (``bench_conditioning.family_problem``, seed 0) and, where the data
     is present, Adult and Bank (``bench_utility.load_problem``; Adult has one-hot levels of a
     handful of rows)."""
-    from bench_conditioning import family_problem
+    from bench_conditioning import named_problems
 
-    out: list[tuple[str, dict[str, Any]]] = [
-        (f"{fam}-{n}x{p}", family_problem(fam, n, p, 0))
-        for fam in FAMILIES for n in (500, 2000) for p in (20, 100)]
-    if data_dir.is_dir():
-        from bench_conditioning import utility_problem
-        from bench_utility import load_problem
-
-        out += [(name, utility_problem(load_problem(name, data_dir)))
-                for name in ("adult", "bank")]
-    return out
+    return named_problems([(fam, n, p) for fam in FAMILIES for n in (500, 2000)
+                           for p in (20, 100)], data_dir, ("adult", "bank"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import noisygd.estimators._prereleases as prereleases
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--data-dir", type=Path, default=HERE.parent.parent / "shared/data/uci")
+    ap = experiment_parser(__doc__, seeds=3)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     variants = [("default", "drop", 0.0)] + [(f"{m} k={k}", m, k) for m in MODES
