@@ -55,6 +55,7 @@ from noisygd.estimators._conditioning import (
     conditioning_from_release,
     feature_scale_from_release,
     private_conditioning,
+    shrunk_centre,
 )
 from noisygd.estimators._logistic import DPLogisticRegression
 from noisygd.estimators._regression import DPHuberRegressor, DPLinearRegression
@@ -103,5 +104,6 @@ __all__ = [
     "private_residual_scales",
     "residual_bound",
     "residual_scales_from_release",
+    "shrunk_centre",
     "target_scale_noise",
 ]

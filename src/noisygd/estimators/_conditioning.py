@@ -43,6 +43,9 @@ class PrivateConditioning:
     count : float
         :math:`N = \max(\tilde N, 1)`, the released count (the per-feature scale's
         post-processing divides by it).
+    centre_shrinkage : float
+        The James-Stein factor :math:`B \in [0, 1]` that pulled the released mean toward
+        its grand mean (:func:`shrunk_centre`); 0 where the centre was not shrunk.
     """
 
     centre: np.ndarray
@@ -51,10 +54,65 @@ class PrivateConditioning:
     clip: float
     noise_multiplier: float
     count: float = 1.0
+    centre_shrinkage: float = 0.0
+
+
+def shrunk_centre(c_hat: np.ndarray, tau: float) -> tuple[np.ndarray, float, float]:
+    r"""The released mean shrunk toward its grand mean (Efron and Morris 1973), its factor
+    and the estimate of its squared error (post-processing of the release).
+
+    The released mean is :math:`\hat c = \bar x + \varepsilon`, :math:`\varepsilon \sim
+    \mathcal N(0, \tau^2 I_p)` with :math:`\tau = \sigma/N` public. The positive-part
+    James-Stein estimator toward the grand mean :math:`\bar m = \frac1p\sum_j\hat c_j`,
+
+    .. math:: c = \bar m\mathbf 1 + (1 - B)(\hat c - \bar m\mathbf 1), \qquad
+        B = \min\Big(1, \frac{(p - 3)\tau^2}{S}\Big), \quad
+        S = \lVert\hat c - \bar m\mathbf 1\rVert^2,
+
+    has a smaller expected squared error :math:`E\lVert c - \bar x\rVert^2` than
+    :math:`\hat c` (whose error is :math:`p\tau^2`) for every :math:`\bar x` when
+    :math:`p \ge 4` (Efron and Morris 1973, JASA 68, 117-130; the positive part only
+    lowers it further: Baranchik 1964); for :math:`p \le 3`, :math:`c = \hat c`. The
+    error estimate is Stein's unbiased risk estimate of the James-Stein rule where
+    :math:`B < 1`, :math:`p\tau^2 - (p - 3)^2\tau^4/S`, and the grand mean's own
+    variance :math:`\tau^2` where :math:`B = 1` (every coordinate pulled to
+    :math:`\bar m`), never below :math:`\tau^2`.
+
+    Parameters
+    ----------
+    c_hat : ndarray of shape (p,)
+        The released mean :math:`\hat c`.
+    tau : float
+        :math:`\tau > 0`, the noise's standard deviation in each coordinate of
+        :math:`\hat c`.
+
+    Returns
+    -------
+    centre : ndarray of shape (p,)
+        :math:`c`.
+    shrinkage : float
+        :math:`B` (0 for :math:`p \le 3`).
+    error : float
+        The estimate of :math:`E\lVert c - \bar x\rVert^2` (:math:`p\tau^2` for
+        :math:`p \le 3`).
+    """
+    c_hat = np.asarray(c_hat, dtype=np.float64)
+    tau2 = check_positive("tau", tau) ** 2
+    p = c_hat.size
+    if p <= 3:
+        return c_hat, 0.0, p * tau2
+    grand = float(c_hat.mean())
+    spread = float(np.sum((c_hat - grand) ** 2))
+    shrinkage = 1.0 if spread <= (p - 3) * tau2 else (p - 3) * tau2 / spread
+    if shrinkage >= 1.0:
+        return np.full(p, grand), 1.0, tau2
+    error = max(tau2, p * tau2 - (p - 3) ** 2 * tau2 * tau2 / spread)
+    return grand + (1.0 - shrinkage) * (c_hat - grand), shrinkage, error
 
 
 def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivity: float,
-                         rng: np.random.Generator) -> PrivateConditioning:
+                         rng: np.random.Generator, shrink_centre: bool = False
+                         ) -> PrivateConditioning:
     r""":class:`DPLogisticRegression`'s private conditioning (class doc): a centre and a row
     scale from one Gaussian release.
 
@@ -85,6 +143,9 @@ def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivit
     mu, sensitivity : float
         Gaussian-DP share of the release and the relation's :math:`\Delta`.
     rng : numpy.random.Generator
+    shrink_centre : bool, default False
+        Shrink the released mean toward its grand mean (:func:`shrunk_centre`;
+        :func:`conditioning_from_release`), as :class:`DPLogisticRegression` does.
 
     Returns
     -------
@@ -103,11 +164,12 @@ def private_conditioning(X: Any, row_norm_bound: float, *, mu: float, sensitivit
     u = np.minimum(norms / R, 1.0) ** 2  # ||x~||^2/R^2 (1 for a row whose norm overflows)
     noisy = add_gaussian_noise(np.concatenate([s_x, [float(u.sum()), float(X.shape[0])]]),
                                sigma, rng)
-    return conditioning_from_release(noisy, R, sigma)
+    return conditioning_from_release(noisy, R, sigma, shrink_centre=shrink_centre)
 
 
 def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: float,
-                              n_sums: int = 3) -> PrivateConditioning:
+                              n_sums: int = 3, *, shrink_centre: bool = False
+                              ) -> PrivateConditioning:
     r"""The post-processing of :func:`private_conditioning`: from the released
     :math:`(\tilde S_x, \tilde S_u, \tilde N)` (``noisy``, length :math:`p + 2`) and its
     noise :math:`\sigma`, the centre :math:`R\hat c` and the row scale
@@ -115,6 +177,17 @@ def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: f
     ``n_sums``: the number of sums released together (3 here; 4 when the classifier's label
     sum rides along, :func:`base_rate_from_release`), so that ``noise_multiplier`` is
     :math:`\sigma/\sqrt{k} = \Delta/\mu`.
+
+    With ``shrink_centre`` the centre is :func:`shrunk_centre`'s James-Stein estimate
+    :math:`c` (``tau`` :math:`= \sigma/N`) and the row scale counts that centre's
+    estimated error :math:`e` in place of :math:`\hat c`'s :math:`p\sigma^2/N^2`:
+
+    .. math:: \hat U_c = \min\Big(1,\ \max\Big(\frac{\tilde S_u}N - \lVert\hat
+        c\rVert^2 + \frac{p\sigma^2}{N^2} + e,\ \frac\sigma N\Big)\Big)
+
+    (the first three terms estimate the rows' spread about their mean,
+    :math:`\overline u - \lVert\bar x\rVert^2`; the last, the squared distance from that
+    mean to the centre).
 
     Raises
     ------
@@ -132,11 +205,14 @@ def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: f
     p = noisy.size - 2
     n_t = max(float(noisy[-1]), 1.0)
     c_hat = noisy[:p] / n_t
-    u_hat = float(noisy[p]) / n_t - float(c_hat @ c_hat) + 2.0 * p * sigma * sigma / n_t**2
+    tau2 = sigma * sigma / n_t**2
+    centre, shrinkage, error = (shrunk_centre(c_hat, sigma / n_t) if shrink_centre
+                                else (c_hat, 0.0, p * tau2))
+    u_hat = float(noisy[p]) / n_t - float(c_hat @ c_hat) + p * tau2 + error
     u_hat = min(1.0, max(u_hat, sigma / n_t))
     root = math.sqrt(u_hat)
-    return PrivateConditioning(R * c_hat, root, R * root, R * math.sqrt(2.0 * u_hat),
-                               sigma / math.sqrt(n_sums), n_t)
+    return PrivateConditioning(R * centre, root, R * root, R * math.sqrt(2.0 * u_hat),
+                               sigma / math.sqrt(n_sums), n_t, shrinkage)
 
 
 def base_rate_from_release(label_sum: float, count: float) -> tuple[float, float]:

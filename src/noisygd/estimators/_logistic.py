@@ -101,7 +101,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     radius :math:`R` (``row_norm_bound``), :math:`u_i = \\lVert\\tilde x_i\\rVert^2/R^2`,
     :math:`\\sigma = \\sqrt3\\,\\Delta/\\mu_c` (each row adds a vector of norm at most
     :math:`\\sqrt3`: exactly :math:`\\mu_c`-GDP; :func:`private_conditioning`). From it (post-
-    processing) the centre :math:`c = R\\hat c`, :math:`\\hat c = \\tilde S_x/\\tilde N`, and the
+    processing) the centre :math:`c = R\\hat c`, :math:`\\hat c` the released mean
+    :math:`\\tilde S_x/\\tilde N` shrunk toward its grand mean by the positive-part
+    James-Stein rule (:func:`shrunk_centre`, smaller expected error for every mean when
+    :math:`p \\ge 4`; docs/estimators.md, "The released centre, shrunk"), and the
     rows' mean squared distance to it :math:`\\hat U_c` (units of :math:`R^2`). The fit runs in
     the coordinates centred at :math:`c` (rows beyond :math:`R` from :math:`c` shrunk onto that
     ball, a per-row map), with the clip :math:`R\\sqrt{2\\hat U_c}`, the root-mean-square
@@ -157,6 +160,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _PLANS_RIDGE: ClassVar[bool] = True  # l2=None with NoisyGD: the planned ridge
     _SHARP_CLIP_LOSS: ClassVar[str | None] = "logistic"  # the sharp clip's (_sharp_clip_ratio)
     _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton (binary, OvR)
+    # the released centre shrunk toward its grand mean (docs/estimators.md, "The released
+    # centre, shrunk"; measured there: the regressors keep the released mean)
+    _SHRINK_CENTRE: ClassVar[bool] = True
 
     _RELEASES_FEATURE_RANGE: ClassVar[bool] = True
 

@@ -88,6 +88,10 @@ class _PrivatePreReleases:
 
     #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
     _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
+    #: Whether the released centre is shrunk toward its grand mean
+    #: (:func:`~noisygd.estimators._conditioning.shrunk_centre`; the classifier's choice,
+    #: docs/estimators.md, "The released centre, shrunk").
+    _SHRINK_CENTRE = False
 
     def _conditioning_sums(self, n_problems: int) -> tuple[str, ...]:
         """The sums the conditioning release makes for a fit of ``n_problems`` problems:
@@ -144,7 +148,8 @@ class _PrivatePreReleases:
 
         def then(noisy: np.ndarray) -> PreparedFit:
             self._private_conditioning = conditioning_from_release(
-                noisy[:noisy.size - extra], R, sigma, n_sums=len(sums))
+                noisy[:noisy.size - extra], R, sigma, n_sums=len(sums),
+                shrink_centre=self._SHRINK_CENTRE)
             self._released_labels(noisy[noisy.size - extra:])
             for oracle in raw:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
                 getattr(oracle, "close", lambda: None)()
@@ -172,7 +177,8 @@ class _PrivatePreReleases:
         release = fit.info.get("conditioning_release")
         self.conditioning_["release"] = {
             "share": self._share_of_conditioning(), "row_scale": cond.row_scale,
-            "clip": cond.clip, "event": self._conditioning_event()[1].describe(),
+            "clip": cond.clip, "centre_shrinkage": cond.centre_shrinkage,
+            "event": self._conditioning_event()[1].describe(),
             **({"ledger_release": release} if release is not None else {})}
         if base_rate is not None:
             self.conditioning_["release"].update(
