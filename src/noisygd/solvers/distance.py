@@ -4,8 +4,8 @@ The accelerated plan's horizon (:func:`noisygd.planning.accelerated_t_star`) gro
 :math:`\sqrt D` with :math:`D \ge \lVert\theta_1 - \theta^*\rVert` (:math:`\theta_1 = 0`).
 Without a declaration the only *proved* public value is the ridge's bound
 :math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\lambda}` (:math:`F_0` the loss at zero), which
-is 10-600x the fitted norm on the tables measured (``benchmarks/bench_horizons.py``): the
-plan then asks for several times the steps the problem needs. Three sources, in order:
+is 2-1300x the fitted norm on the classifiers measured (``benchmarks/bench_horizons.py``):
+the plan then asks for several times the steps the problem needs. Three sources, in order:
 
 * **declared** (``method_options={"optimum_norm_bound": D}``): a public bound on the norm of
   the optimum in the coordinates the fit runs in (for a conditioned fit, the coefficients
@@ -61,12 +61,13 @@ plan then asks for several times the steps the problem needs. Three sources, in 
   below :data:`PILOT_MIN_STEPS` = 400 steps, 4x the floor
   :data:`~noisygd.planning.MIN_STEPS_ACCELERATED`, where a smaller ``D`` can cut few steps).
 
-**Why the pilot is not the default (measured).** ``benchmarks/bench_horizons.py``: the paid
-estimate cuts NoisyGD's steps in 39 of 72 cells, 884 -> 377 on average, wherever the horizon
-was set by the theorem's bound (dense 1e5 x 50 at epsilon 1: 1000 -> 394 at an equal AUC), but
-with ten seeds on the UCI tables the longer run at the theorem's bound is better beyond noise
-in four of twelve cells (paired differences: adult at epsilon 0.5 -0.0008 +- 0.0003, bank at 2
--0.0005 +- 0.0002, credit at 0.5 / 1 -0.0030 / -0.0020 +- 0.001). Those runs are
+**Why the pilot is not the default (measured).** ``benchmarks/bench_horizons.py`` (rerun
+2026-11-30): the paid estimate cuts NoisyGD's steps in 34 of 72 cells, 918 -> 489 on average,
+wherever the horizon was set by the theorem's bound (dense 1e5 x 50 with ``method="noisy_gd"`` at
+epsilon 0.5: 1000 -> 703 at an equal AUC), but with ten seeds on the UCI tables the longer run at
+the theorem's bound is better beyond noise in three of twelve cells (paired differences: adult at
+epsilon 0.5 -0.0009 +- 0.0003, credit at 0.5 / 1 -0.0044 +- 0.0014 / -0.0022 +- 0.0005; bank at 1
+gains +0.0020 +- 0.0005). Those runs are
 optimisation-limited at the plan's constant momentum (momentum 0 at the same ``T``: AUC 0.79
 against 0.91 on bank), so the accelerated bound's :math:`T^*`, which assumes the optimal
 accelerated rate, is optimistic with an honest ``D``; the over-sized ``D`` of the theorem's
