@@ -74,6 +74,13 @@ def test_a_bad_noise_level_is_refused(tau):
         shrunk_centre(np.ones(5), tau)
 
 
+@pytest.mark.parametrize("c_hat", [np.ones((2, 3)), np.array([0.1, np.nan, 0.2, 0.3]),
+                                   np.array([0.0, np.inf, 1.0, 2.0, 3.0])])
+def test_a_bad_release_is_refused(c_hat):
+    with pytest.raises(ValueError, match="c_hat"):
+        shrunk_centre(c_hat, 0.1)
+
+
 @pytest.mark.parametrize(("theta", "tau"), [
     (np.linspace(0.0, 0.3, 20), 0.05),     # spread means: shrinks about 20%
     (np.full(20, 0.2), 0.05),              # equal means: shrinks almost all the way

@@ -95,8 +95,18 @@ def shrunk_centre(c_hat: np.ndarray, tau: float) -> tuple[np.ndarray, float, flo
     error : float
         The estimate of :math:`E\lVert c - \bar x\rVert^2` (:math:`p\tau^2` for
         :math:`p \le 3`).
+
+    Raises
+    ------
+    ValueError
+        If ``c_hat`` is not a one-dimensional array of finite numbers, or ``tau`` is not
+        positive and finite.
     """
     c_hat = np.asarray(c_hat, dtype=np.float64)
+    if c_hat.ndim != 1 or not np.all(np.isfinite(c_hat)):
+        finite = "" if np.all(np.isfinite(c_hat)) else " with non-finite values"
+        raise ValueError("c_hat must be a one-dimensional array of finite numbers, got shape "
+                         f"{c_hat.shape}{finite}")
     tau2 = check_positive("tau", tau) ** 2
     p = c_hat.size
     if p <= 3:
