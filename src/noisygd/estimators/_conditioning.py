@@ -61,8 +61,10 @@ def shrunk_centre(c_hat: np.ndarray, tau: float) -> tuple[np.ndarray, float, flo
     r"""The released mean shrunk toward its grand mean (Efron and Morris 1973), its factor
     and the estimate of its squared error (post-processing of the release).
 
-    The released mean is :math:`\hat c = \bar x + \varepsilon`, :math:`\varepsilon \sim
-    \mathcal N(0, \tau^2 I_p)` with :math:`\tau = \sigma/N` public. The positive-part
+    Given the released count :math:`N`, the released mean is :math:`\hat c = S_x/N +
+    \varepsilon`, :math:`\varepsilon \sim \mathcal N(0, \tau^2 I_p)` with :math:`\tau =
+    \sigma/N` public (:math:`S_x/N` is the rows' mean :math:`\bar x` up to the count's noise,
+    a relative error of order :math:`\sigma/n`). The positive-part
     James-Stein estimator toward the grand mean :math:`\bar m = \frac1p\sum_j\hat c_j`,
 
     .. math:: c = \bar m\mathbf 1 + (1 - B)(\hat c - \bar m\mathbf 1), \qquad
