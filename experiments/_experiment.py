@@ -1,17 +1,24 @@
-"""What the experiments share: their command line (``--seeds``, ``--data-dir``), and running
-their cells in parts (one process per core) and merging the parts: ``--part k/m`` runs every
-``m``-th item from the ``k``-th and writes ``results/<name>.part<k>.json``; ``--merge m`` reads
-the ``m`` parts back, in order."""
+"""What the experiments share: the benchmarks on the import path (they read
+``bench_conditioning``'s problems and fits), their command line (``--seeds``, ``--data-dir``),
+running their cells in parts (one process per core) and merging the parts (``--part k/m`` runs
+every ``m``-th item from the ``k``-th and writes ``results/<name>.part<k>.json``; ``--merge m``
+reads the ``m`` parts back, in order: :func:`rows_in_parts`), and writing their results
+(:func:`write_experiment`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+BENCHMARKS = HERE.parent / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
 
 
 def experiment_parser(doc: str, seeds: int) -> argparse.ArgumentParser:
@@ -45,3 +52,39 @@ def merged(name: str, parts: int) -> list[dict[str, Any]]:
     """The rows of parts ``0 .. parts - 1``, in order."""
     return [row for k in range(parts)
             for row in json.loads((RESULTS / f"{name}.part{k}.json").read_text())]
+
+
+def rows_in_parts(name: str, items: Callable[[], list[Any]], part: str, merge: int,
+                  run_item: Callable[[Any], Iterable[dict[str, Any]]]
+                  ) -> list[dict[str, Any]] | None:
+    """The experiment's rows: with ``merge`` the ``merge`` parts' rows (:func:`merged`;
+    ``items`` is not built); else ``run_item(item)``'s rows, each printed as JSON, for this
+    ``part`` of ``items()`` (:func:`part_items`), saved (:func:`save_part`) and None where
+    there are several parts."""
+    if merge:
+        return merged(name, merge)
+    mine, k, m = part_items(items(), part)
+    rows = []
+    for item in mine:
+        for row in run_item(item):
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if m > 1:
+        save_part(name, k, rows)
+        return None
+    return rows
+
+
+def write_experiment(name: str, data: Any, markdown: str) -> None:
+    """Write ``results/<name>.json`` (``data``) and ``results/<name>.md``."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=1))
+    (RESULTS / f"{name}.md").write_text(markdown)
+
+
+def change_summary(label: str, changes: Iterable[float]) -> str:
+    """``"<label>: mean change +x, higher by > 0.02 in a, lower by > 0.02 in b of n cells"``."""
+    values = [float(v) for v in changes]
+    return (f"{label}: mean change {sum(values) / len(values):+.4f}, higher by > 0.02 in "
+            f"{sum(v > 0.02 for v in values)}, lower by > 0.02 in "
+            f"{sum(v < -0.02 for v in values)} of {len(values)} cells")

@@ -23,16 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "benchmarks"))
-from _experiment import RESULTS, experiment_parser  # noqa: E402
+from _experiment import experiment_parser, write_experiment
 
 NAME = "feature_range_uniformity"
 CELLS = tuple((fam, n, 100) for fam in ("onehot", "imbalanced", "scales") for n in (2000, 10000))
@@ -100,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `python experiments/feature_range_uniformity.py --seeds {args.seeds}`.",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps(rows, indent=1))
-    (RESULTS / f"{NAME}.md").write_text("\n".join(lines) + "\n")
+    write_experiment(NAME, rows, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -36,7 +36,6 @@ JSON, merged by ``--merge m``).
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import warnings
@@ -44,17 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "benchmarks"))
-from _experiment import (  # noqa: E402
-    RESULTS,
-    add_part_arguments,
-    experiment_parser,
-    merged,
-    part_items,
-    save_part,
-)
+from _experiment import add_part_arguments, experiment_parser, rows_in_parts, write_experiment
 
 #: ``(a, warm)``: the intercept scale ``s = R d^(-a)`` (0: the default), and the intercept
 #: started at the exact training base rate (``warm``; every warm variant follows its cold one).
@@ -174,29 +163,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="intercept_scale_regime")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    if args.merge:
-        rows = merged(args.name, args.merge)
-    else:
+
+    def cells() -> list[Any]:
         _patch()
-        cells, k, m = part_items(
-            [(name, prob, declared, eps)
-             for name, prob in problems(tuple(int(v) for v in args.sizes.split(",")),
-                                        args.data_dir)
-             for declared in ("plain", "box") for eps in EPSILONS], args.part)
-        rows = []
-        for name, prob, declared, eps in cells:
-            rows.append(run_cell(name, prob, declared, eps, args.seeds))
-            print(json.dumps(rows[-1]), flush=True)
-        if m > 1:
-            save_part(args.name, k, rows)
-            return 0
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(
-        {"command": "python experiments/intercept_scale_regime.py " + " ".join(
-            sys.argv[1:] if argv is None else argv), "rows": rows}, indent=1))
+        return [(name, prob, declared, eps)
+                for name, prob in problems(tuple(int(v) for v in args.sizes.split(",")),
+                                           args.data_dir)
+                for declared in ("plain", "box") for eps in EPSILONS]
+
+    rows = rows_in_parts(args.name, cells, args.part, args.merge,
+                         lambda cell: [run_cell(*cell, args.seeds)])
+    if rows is None:
+        return 0
     md = table(rows) + f"\nCommand: `python experiments/{Path(__file__).name} " + " ".join(
         sys.argv[1:] if argv is None else argv) + "`\n"
-    (RESULTS / f"{args.name}.md").write_text(md)
+    write_experiment(args.name, {"command": "python experiments/intercept_scale_regime.py "
+                                 + " ".join(sys.argv[1:] if argv is None else argv),
+                                 "rows": rows}, md)
     print(md)
     return 0
 

@@ -17,23 +17,17 @@ writes ``experiments/results/sharp_clip_box.{json,md}``.
 
 from __future__ import annotations
 
-import json
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "benchmarks"))
-from _experiment import (  # noqa: E402
-    RESULTS,
+from _experiment import (
     add_part_arguments,
+    change_summary,
     experiment_parser,
-    merged,
-    part_items,
-    save_part,
+    rows_in_parts,
+    write_experiment,
 )
 
 #: The sharp ratio compared with the default (the logistic loss's 1/2).
@@ -56,39 +50,35 @@ def main(argv: list[str] | None = None) -> int:
     add_part_arguments(ap)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    if args.merge:
-        rows = merged("sharp_clip_box", args.merge)
-    else:
-        items, k, m = part_items(problems(args.data_dir), args.part)
-        rows = []
-        for name, prob in items:
-            ceiling = nonprivate(prob)
-            for declared in ("plain", "box"):
-                for eps in EPSILONS:
-                    row: dict[str, Any] = {"problem": name, "declared": declared,
-                                           "epsilon": eps}
-                    for label, options in (("default", None), ("sharp", {"sharp_clip": SHARP})):
-                        shares = [_share(prob["task"], fit_estimator(
-                            prob, "auto", declared, eps, seed, method_options=options)[0],
-                            ceiling) for seed in range(args.seeds)]
-                        row[label], row[f"{label} min"] = (float(np.mean(shares)),
-                                                           float(np.min(shares)))
-                    row["change"] = row["sharp"] - row["default"]
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-        if m > 1:
-            save_part("sharp_clip_box", k, rows)
-            return 0
+
+    def run_item(item: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        name, prob = item
+        ceiling = nonprivate(prob)
+        out = []
+        for declared in ("plain", "box"):
+            for eps in EPSILONS:
+                row: dict[str, Any] = {"problem": name, "declared": declared, "epsilon": eps}
+                for label, options in (("default", None), ("sharp", {"sharp_clip": SHARP})):
+                    shares = [_share(prob["task"], fit_estimator(
+                        prob, "auto", declared, eps, seed, method_options=options)[0],
+                        ceiling) for seed in range(args.seeds)]
+                    row[label], row[f"{label} min"] = (float(np.mean(shares)),
+                                                       float(np.min(shares)))
+                row["change"] = row["sharp"] - row["default"]
+                out.append(row)
+        return out
+
+    rows = rows_in_parts("sharp_clip_box", lambda: problems(args.data_dir), args.part,
+                         args.merge, run_item)
+    if rows is None:
+        return 0
     lines = [
         "# A sharper clip for the classifier, plain and with the declared box",
         "",
         "Share of the non-private AUC gain (mean over seeds) of the default fit and of the "
         f"same fit with `method_options={{'sharp_clip': {SHARP}}}` (module doc). "
-        + "; ".join(
-            f"{d}: mean change {np.mean([r['change'] for r in rows if r['declared'] == d]):+.4f}, "
-            f"higher by > 0.02 in {sum(r['change'] > 0.02 for r in rows if r['declared'] == d)}, "
-            f"lower by > 0.02 in {sum(r['change'] < -0.02 for r in rows if r['declared'] == d)} "
-            f"of {sum(r['declared'] == d for r in rows)} cells" for d in ("plain", "box")) + ".",
+        + "; ".join(change_summary(d, [r["change"] for r in rows if r["declared"] == d])
+                    for d in ("plain", "box")) + ".",
         "",
         "| problem | declared | epsilon | default | sharp | change |",
         "|---|---|---|---|---|---|",
@@ -98,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         "Command: `python experiments/sharp_clip_box.py --part k/2` for k = 0, 1, then "
         "`--merge 2`.",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "sharp_clip_box.json").write_text(json.dumps(rows, indent=1))
-    (RESULTS / "sharp_clip_box.md").write_text("\n".join(lines) + "\n")
+    write_experiment("sharp_clip_box", rows, "\n".join(lines) + "\n")
     print("\n".join(lines[:3]))
     return 0
 

@@ -20,23 +20,16 @@ writes ``experiments/results/shrunk_centre.{json,md}``.
 
 from __future__ import annotations
 
-import json
-import sys
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "benchmarks"))
-from _experiment import (  # noqa: E402
-    RESULTS,
+from _experiment import (
     add_part_arguments,
+    change_summary,
     experiment_parser,
-    merged,
-    part_items,
-    save_part,
+    rows_in_parts,
+    write_experiment,
 )
 
 NAME = "shrunk_centre"
@@ -63,14 +56,6 @@ def share_with(prob: dict[str, Any], eps: float, seed: int, shrink: bool) -> flo
     return _share(prob["task"], metric, prob.setdefault("_ceiling", nonprivate(prob)))
 
 
-def _summary(rows: list[dict[str, Any]], task: str) -> str:
-    sel = [r for r in rows if r["task"] == task]
-    change = np.array([r["change"] for r in sel])
-    return (f"{task}: mean change {change.mean():+.4f}, higher by > 0.02 in "
-            f"{int(np.sum(change > 0.02))}, lower by > 0.02 in {int(np.sum(change < -0.02))} "
-            f"of {len(sel)} cells")
-
-
 def main(argv: list[str] | None = None) -> int:
     from bench_conditioning import named_problems
 
@@ -78,31 +63,32 @@ def main(argv: list[str] | None = None) -> int:
     add_part_arguments(ap)
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    if args.merge:
-        rows = merged(NAME, args.merge)
-    else:
-        items, k, m = part_items(named_problems(CELLS, args.data_dir, TABLES), args.part)
-        rows = []
-        for name, prob in items:
-            for eps in EPSILONS:
-                row: dict[str, Any] = {"problem": name, "task": prob["task"], "epsilon": eps}
-                for label, shrink in (("released", False), ("shrunk", True)):
-                    shares = [share_with(prob, eps, seed, shrink) for seed in range(args.seeds)]
-                    row[label], row[f"{label} min"] = (float(np.mean(shares)),
-                                                       float(np.min(shares)))
-                row["change"] = row["shrunk"] - row["released"]
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-        if m > 1:
-            save_part(NAME, k, rows)
-            return 0
+
+    def run_item(item: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        name, prob = item
+        out = []
+        for eps in EPSILONS:
+            row: dict[str, Any] = {"problem": name, "task": prob["task"], "epsilon": eps}
+            for label, shrink in (("released", False), ("shrunk", True)):
+                shares = [share_with(prob, eps, seed, shrink) for seed in range(args.seeds)]
+                row[label], row[f"{label} min"] = (float(np.mean(shares)),
+                                                   float(np.min(shares)))
+            row["change"] = row["shrunk"] - row["released"]
+            out.append(row)
+        return out
+
+    rows = rows_in_parts(NAME, lambda: named_problems(CELLS, args.data_dir, TABLES),
+                         args.part, args.merge, run_item)
+    if rows is None:
+        return 0
     lines = [
         "# The released centre against its James-Stein shrinkage (plain default fits)",
         "",
         "Share of the non-private gain (AUC, 0.5 as 0, or R^2; mean and min over seeds "
         f"0..{args.seeds - 1}) of the default fit with the released mean as centre and with "
         "it shrunk toward its grand mean (module doc). "
-        + "; ".join(_summary(rows, task) for task in ("binary", "regression")) + ".",
+        + "; ".join(change_summary(task, [r["change"] for r in rows if r["task"] == task])
+                    for task in ("binary", "regression")) + ".",
         "",
         "| problem | task | epsilon | released | released min | shrunk | shrunk min | change |",
         "|---|---|---|---|---|---|---|---|",
@@ -113,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         "Command: `python experiments/shrunk_centre.py --part k/2` for k = 0, 1, then "
         "`--merge 2`.",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{NAME}.json").write_text(json.dumps(rows, indent=1))
-    (RESULTS / f"{NAME}.md").write_text("\n".join(lines) + "\n")
+    write_experiment(NAME, rows, "\n".join(lines) + "\n")
     print("\n".join(lines[:3]))
     return 0
 
