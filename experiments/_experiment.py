@@ -88,3 +88,83 @@ def change_summary(label: str, changes: Iterable[float]) -> str:
     return (f"{label}: mean change {sum(values) / len(values):+.4f}, higher by > 0.02 in "
             f"{sum(v > 0.02 for v in values)}, lower by > 0.02 in "
             f"{sum(v < -0.02 for v in values)} of {len(values)} cells")
+
+
+#: ``bench_conditioning``'s four families at n 500, 2000, 10 000 and p 5, 20, 100, the eight
+#: binary and regression ``bench_utility`` sets and the four epsilons: the grid on which the
+#: plain default's rules are compared (:func:`compare_plain_default`).
+FAMILY_CELLS = tuple((fam, n, p) for fam in ("onehot", "imbalanced", "scales", "offcentre")
+                     for n in (500, 2000, 10000) for p in (5, 20, 100))
+UTILITY_TABLES = ("adult", "bank", "credit", "breast_cancer", "digits_binary", "wine", "bike",
+                  "diabetes")
+EPSILONS = (0.5, 1.0, 2.0, 8.0)
+
+
+def compare_plain_default(name: str, doc: str,
+                          variants: tuple[tuple[str, Callable[..., tuple[float, dict]]], ...],
+                          argv: list[str] | None = None
+                          ) -> tuple[list[dict[str, Any]], Any] | None:
+    """Two rules of the plain default fit, cell by cell on :data:`FAMILY_CELLS` and
+    :data:`UTILITY_TABLES` at :data:`EPSILONS` (run in parts, :func:`rows_in_parts`).
+
+    ``variants`` is ``((label, fit), (label, fit))``; ``fit(prob, eps, seed)`` returns the
+    share of the non-private gain and a dict of numbers summed over the seeds into the row.
+    Each row holds the problem, task and epsilon, each label's mean and ``"<label> min"``
+    over the seeds, the summed numbers and ``"change"`` (second minus first). Returns
+    ``(rows, args)``, or None for a part of several (its rows saved for the merge)."""
+    from bench_conditioning import named_problems
+
+    ap = experiment_parser(doc, seeds=2)
+    add_part_arguments(ap)
+    args = ap.parse_args(argv)
+
+    def run_item(item: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        problem, prob = item
+        out = []
+        for eps in EPSILONS:
+            row: dict[str, Any] = {"problem": problem, "task": prob["task"], "epsilon": eps}
+            for label, fit in variants:
+                fits = [fit(prob, eps, seed) for seed in range(args.seeds)]
+                shares = [share for share, _ in fits]
+                row[label], row[f"{label} min"] = (sum(shares) / len(shares), min(shares))
+                for _, extra in fits:
+                    for key, value in extra.items():
+                        row[key] = row.get(key, 0) + value
+            row["change"] = row[variants[1][0]] - row[variants[0][0]]
+            out.append(row)
+        return out
+
+    rows = rows_in_parts(name, lambda: named_problems(FAMILY_CELLS, args.data_dir,
+                                                      UTILITY_TABLES),
+                         args.part, args.merge, run_item)
+    return None if rows is None else (rows, args)
+
+
+def write_comparison(name: str, title: str, what: str, rows: list[dict[str, Any]],
+                     labels: tuple[str, str], seeds: int, extra: tuple[str, ...] = ()) -> None:
+    """Write :func:`compare_plain_default`'s ``rows`` (:func:`write_experiment`): the
+    ``title``, a sentence on the share of the non-private gain of the default fit ``what``
+    with each task's :func:`change_summary`, and the table (both labels' mean and min, the
+    ``extra`` columns, the change); prints the first three lines."""
+    first, second = labels
+    lines = [
+        f"# {title}",
+        "",
+        "Share of the non-private gain (AUC, 0.5 as 0, or R^2; mean and min over seeds "
+        f"0..{seeds - 1}) of the default fit {what}. "
+        + "; ".join(change_summary(task, [r["change"] for r in rows if r["task"] == task])
+                    for task in ("binary", "regression")) + ".",
+        "",
+        "| problem | task | epsilon | " + " | ".join(
+            [first, f"{first} min", second, f"{second} min", *extra, "change"]) + " |",
+        "|---|---|---|" + "---|" * (5 + len(extra)),
+        *("| " + " | ".join([r["problem"], r["task"], f"{r['epsilon']:g}",
+                             *(f"{r[k]:.3f}" for k in (first, f"{first} min", second,
+                                                      f"{second} min")),
+                             *(str(r[k]) for k in extra), f"{r['change']:+.3f}"]) + " |"
+          for r in rows),
+        "",
+        f"Command: `python experiments/{name}.py --part k/2` for k = 0, 1, then `--merge 2`.",
+    ]
+    write_experiment(name, rows, "\n".join(lines) + "\n")
+    print("\n".join(lines[:3]))

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.stats import norm
+from scipy.stats import chi2, norm
 
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Gaussian, Neighbouring
@@ -21,9 +21,11 @@ from noisygd.mechanisms import feature_range
 from noisygd.mechanisms.feature_range import (
     EXPONENTS,
     FEATURE_RANGE_SHARE,
+    HOMOGENEITY_LEVEL,
     feature_range_from_release,
     magnitude_histogram,
     occupancy_threshold,
+    pooled_top_bin,
     range_sensitivity,
     range_statistic,
 )
@@ -221,7 +223,8 @@ def test_release_of_the_wrong_length_is_refused():
 
 def test_false_occupancy_rate_is_at_most_its_level():
     # pure noise (no row): the chance that the release reads any bin of the whole histogram
-    # as occupied is at most FALSE_OCCUPANCY (Bonferroni); checked on the released feature
+    # as occupied is at most FALSE_OCCUPANCY (Bonferroni; the pooling of columns sets no
+    # magnitude from a bin no column passes); checked on the released feature
     # range itself at the level 0.05 (400 draws, fixed seed: the count of draws with an
     # occupied feature is Binomial(400, <= 0.05), P(> 35) < 1e-3, the false-failure rate of
     # this test) and at the default 1e-3 (4000 draws: Binomial(4000, <= 1e-3), P(> 13) < 1e-3)
@@ -241,6 +244,91 @@ def test_false_occupancy_rate_is_at_most_its_level():
             false += released.occupied > 0
         assert false <= most, (level, false)
     assert FALSE_OCCUPANCY == 1e-3
+
+
+# ------------------------------------------------------------------ pooled columns
+def _noisy_release(X: np.ndarray, sigma: float, seed: int) -> np.ndarray:
+    stat = range_statistic(X)
+    return stat + np.random.default_rng(seed).normal(0.0, sigma, stat.size)
+
+
+def test_columns_of_one_distribution_take_one_magnitude():
+    # 50 columns uniform on [0, 0.1]: 37.5% of the rows in [1/16, 1/8), 31% in the bin below.
+    # At this noise (threshold z sigma ~ 750) the columns read one by one resolve the top bin
+    # in some columns, the one below or none in others; pooled, every column gets 1/8
+    X = np.random.default_rng(0).random((2000, 50)) * 0.1
+    noisy = _noisy_release(X, sigma=140.0, seed=1)
+    alone = feature_range_from_release(noisy, 140.0, pool=False)
+    assert len(set(alone.magnitude.tolist())) > 1  # the noise split the columns
+    pooled = feature_range_from_release(noisy, 140.0)
+    assert pooled.pooled and pooled.occupied == 50
+    assert np.all(pooled.magnitude == 0.125)
+    assert np.all(pooled.scale == pooled.scale[0])
+    statistic, df = pooled.homogeneity
+    assert df > 0 and statistic <= chi2.isf(HOMOGENEITY_LEVEL, df)
+    assert not alone.pooled and math.isnan(alone.homogeneity[0])
+
+
+def test_columns_of_different_scales_are_read_one_by_one():
+    # ten columns of magnitudes 2^0 .. 2^-9: each resolves its own top bin, and the test
+    # rejects one common histogram, so the release is the per-column one
+    rng = np.random.default_rng(2)
+    X = rng.random((2000, 10)) * np.ldexp(1.0, -np.arange(10))
+    noisy = _noisy_release(X, sigma=20.0, seed=3)
+    released = feature_range_from_release(noisy, 20.0)
+    alone = feature_range_from_release(noisy, 20.0, pool=False)
+    assert not released.pooled
+    assert released.homogeneity[0] > chi2.isf(HOMOGENEITY_LEVEL, released.homogeneity[1])
+    assert released.magnitude.tolist() == alone.magnitude.tolist()
+    assert released.magnitude.tolist() == np.ldexp(1.0, -np.arange(10)).tolist()
+
+
+def test_homogeneity_test_holds_its_level():
+    # columns with equal counts in three bins plus the release's noise: the statistic is
+    # exactly chi-square, so the test rejects at rate HOMOGENEITY_LEVEL. 400 draws, fixed
+    # seed: rejections ~ Binomial(400, 0.05); P(< 8) = 6e-4 and P(> 34) = 1.1e-3, so this
+    # check fails falsely with probability < 2e-3
+    rng = np.random.default_rng(5)
+    p, sigma = 20, 30.0
+    rejected = 0
+    for _ in range(400):
+        counts = np.zeros((p, 2, K))
+        counts[:, 0, 40:43] = (400.0, 600.0, 1000.0)
+        noisy = counts + rng.normal(0.0, sigma, counts.shape)
+        top, _, df = pooled_top_bin(noisy, sigma)
+        assert df == (p - 1) * 3
+        rejected += top is None
+        if top is not None:
+            assert top == 42
+    assert 8 <= rejected <= 34, rejected
+
+
+def test_pooled_top_bin_checks_its_arguments():
+    with pytest.raises(ValueError, match="shape"):
+        pooled_top_bin(np.zeros((3, K)), 1.0)
+    with pytest.raises(ValueError, match="level"):
+        pooled_top_bin(np.zeros((3, 2, K)), 1.0, level=1.0)
+    with pytest.raises(ValueError, match="sigma"):
+        pooled_top_bin(np.zeros((3, 2, K)), 0.0)
+    assert pooled_top_bin(np.full((1, 2, K), 1e6), 1.0)[0] is None  # one column
+    top, statistic, df = pooled_top_bin(np.zeros((3, 2, K)), 1.0)  # nothing occupied
+    assert top is None and math.isnan(statistic) and df == 0
+
+
+def test_the_columns_mean_sets_no_magnitude_alone():
+    # 400 identical columns whose common bin holds 1.5 sigma each: no column passes z sigma
+    # (z ~ 5.5), the mean (noise sigma / 20, threshold ~ 0.22 sigma) does; the mean adds
+    # power to the test but reads no bin as occupied, so nothing is pooled and the rows stay
+    # as given
+    counts = np.zeros((400, 2, K))
+    counts[:, 0, 30] = 1.5
+    noisy = counts + np.random.default_rng(7).normal(0.0, 1.0, counts.shape)
+    assert noisy.max() < occupancy_threshold(400, 1.0)
+    assert noisy[:, 0, 30].mean() > 1.0
+    top, statistic, df = pooled_top_bin(noisy, 1.0)
+    assert top is None and math.isnan(statistic) and df == 0
+    released = feature_range_from_release(np.append(noisy.ravel(), 400.0), 1.0)
+    assert released.occupied == 0 and np.all(released.scale == 1.0) and not released.pooled
 
 
 # ------------------------------------------------------------------ the estimator
@@ -450,3 +538,19 @@ def test_range_statistic_size_is_the_statistics_length():
 
     X = np.ones((4, 3))
     assert range_statistic(X).size == range_statistic_size(3) == 3 * 2 * K + 1
+
+
+def test_the_fit_reports_whether_the_columns_were_pooled():
+    # the default fit on 40 columns of one distribution reads them as one (every magnitude
+    # the same), on the raw table's columns of scales 1e5 .. 1e-3 one by one
+    rng = np.random.default_rng(6)
+    X = rng.random((3000, 40)) * 0.1
+    y = (rng.random(3000) < 1.0 / (1.0 + np.exp(-(X - 0.05) @ rng.normal(0, 20, 40)))).astype(int)
+    report = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y).conditioning_["feature_range_release"]
+    assert report["pooled"] is True and len(set(report["magnitude"])) == 1
+    assert report["homogeneity"]["df"] > 0 and "chi-square" in report["rule"]
+    X, y = _raw_table()
+    report = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y).conditioning_["feature_range_release"]
+    assert report["pooled"] is False and len(set(report["magnitude"])) > 1

@@ -206,7 +206,7 @@ class _PrivatePreReleases:
         released magnitudes (None: not released)."""
         if released is None:
             return
-        from noisygd.mechanisms.feature_range import FALSE_OCCUPANCY
+        from noisygd.mechanisms.feature_range import FALSE_OCCUPANCY, HOMOGENEITY_LEVEL
 
         release = fit.info.get("feature_range_release")
         report = {
@@ -214,11 +214,16 @@ class _PrivatePreReleases:
             "rule": ("per feature, the upper edge 2^(k+1) of the highest binary-exponent bin "
                      f"whose noisy count reaches z sigma (z: at most {FALSE_OCCUPANCY:g} chance "
                      "that any empty bin does); rows rescaled to g x, g_j = R/(m_j sqrt(k)), k "
-                     "the released mean number of nonzero features per row"),
+                     "the released mean number of nonzero features per row; columns whose "
+                     "counts pass a chi-square homogeneity test at level "
+                     f"{HOMOGENEITY_LEVEL:g} take one magnitude, the widest any column "
+                     "resolves (noisygd.mechanisms.feature_range.pooled_top_bin)"),
             "event": self._feature_range_event()[1].describe(),
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
-            "magnitude": released.magnitude.tolist(),
+            "magnitude": released.magnitude.tolist(), "pooled": released.pooled,
+            "homogeneity": {"statistic": released.homogeneity[0],
+                            "df": released.homogeneity[1]},
             **({"ledger_release": release} if release is not None else {})}
         self.conditioning_["feature_range_release"] = report
         fit.info["feature_range"] = report

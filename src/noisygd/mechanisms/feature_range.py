@@ -42,6 +42,17 @@ rows are used as given). Rows beyond the ball are projected onto it by the oracl
 row is. The fit then runs on :math:`g\odot x` (a public diagonal map inside the oracle, no
 copy of ``X``); the private conditioning and per-feature scale follow in those coordinates.
 
+**Columns the release cannot tell apart** (:func:`pooled_top_bin`). Per column, a bin must
+pass :math:`z\sigma` on its own; where many columns share one distribution (pixels, sensor
+channels, the generated families of ``bench_conditioning``) most of them then resolve no bin
+and a few resolve one bin lower than the rest, and that column gets twice the others' scale
+for no reason but the noise. So before reading the columns one by one, post-processing tests
+whether their noisy counts are consistent with one common histogram (a chi-square test at
+level :data:`HOMOGENEITY_LEVEL` on the bins occupied in the columns' mean or in any column,
+against the noise's variance, known exactly). Where it is, every column takes the widest
+magnitude any column resolves, which is what an unresolved column takes already. Where it is
+not, or where no column resolves a bin, nothing changes.
+
 Beside the schema's private bounds (:mod:`noisygd.mechanisms.private_statistics`): those
 need a declared value range per column and release one histogram per column over a grid in
 that range; this release needs no declaration at all (one histogram over a public exponent
@@ -60,7 +71,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import norm
+from scipy.stats import chi2, norm
 
 from noisygd._checks import check_positive
 
@@ -73,10 +84,12 @@ __all__ = [
     "EXPONENTS",
     "FALSE_OCCUPANCY",
     "FEATURE_RANGE_SHARE",
+    "HOMOGENEITY_LEVEL",
     "PrivateFeatureRange",
     "feature_range_from_release",
     "magnitude_histogram",
     "occupancy_threshold",
+    "pooled_top_bin",
     "range_sensitivity",
     "range_statistic",
     "range_statistic_size",
@@ -97,6 +110,12 @@ FEATURE_RANGE_SHARE = 0.05
 #: epsilon 1 (seed 2 of ``method="dp_ftrl"``): every row pushed to the ball's edge,
 #: coefficients of 3e6 and a test R^2 7 times the non-private one below the constant's.
 FALSE_OCCUPANCY = 1e-3
+#: The level of :func:`pooled_top_bin`'s homogeneity test: the chance (exact: the noise is
+#: Gaussian with a known variance) that columns whose counts are equal are still read one by
+#: one. An error that way costs what the release cost before the test existed; the other way
+#: (columns that differ, pooled) is what the test guards against, so the level is the
+#: conventional 0.05 rather than a smaller one, not a value tuned on any problem.
+HOMOGENEITY_LEVEL = 0.05
 #: Values per block of a histogram (a block-sized temporary).
 _BLOCK_VALUES = 1 << 16
 
@@ -231,13 +250,20 @@ class PrivateFeatureRange:
     magnitude : ndarray of shape (p,)
         :math:`m_j`, the released robust maximum of :math:`|x_j|` (0: no occupied bin).
     occupied : int
-        :math:`k_{\rm occ}`, the features with an occupied bin.
+        :math:`k_{\rm occ}`, the features with an occupied bin (all of them when the
+        columns were pooled).
     threshold : float
         :math:`z\sigma`, the count a bin needed.
     noise_std : float
         :math:`\sigma` of each released count.
     row_features : float
         :math:`\bar k`, the released mean number of nonzero features per row (module doc).
+    pooled : bool
+        Whether the columns passed :func:`pooled_top_bin`'s homogeneity test and took one
+        common magnitude.
+    homogeneity : tuple of (float, int)
+        The test's statistic :math:`X^2` and degrees of freedom (``(nan, 0)``: not tested,
+        one column or no occupied bin).
     """
 
     scale: np.ndarray
@@ -246,16 +272,22 @@ class PrivateFeatureRange:
     threshold: float
     noise_std: float
     row_features: float = 0.0
+    pooled: bool = False
+    homogeneity: tuple[float, int] = (math.nan, 0)
 
 
 def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float = 1.0,
-                               failure: float = FALSE_OCCUPANCY) -> PrivateFeatureRange:
+                               failure: float = FALSE_OCCUPANCY, pool: bool = True
+                               ) -> PrivateFeatureRange:
     r"""The released scale :math:`g` from the noisy release ``noisy`` (the flat
     :func:`range_statistic` vector plus noise: ``p * 2 * K`` counts, then the row count;
     module doc): the magnitude :math:`m_j = 2^{k+1}` of feature ``j``'s highest occupied bin,
     :math:`g_j = R/(m_j\sqrt{\bar k})` with :math:`\bar k` the released mean number of
     nonzero features per row, the smallest such :math:`g_j` for a feature with no occupied
-    bin, and all ones when no feature has one."""
+    bin, and all ones when no feature has one. With ``pool`` (the default), columns that
+    pass :func:`pooled_top_bin`'s homogeneity test all take the magnitude of its top bin
+    instead (module doc, "Columns the release cannot tell apart"). Post-processing of the
+    release: public."""
     R = check_positive("row_norm_bound", row_norm_bound)
     K = _bins()
     flat = np.asarray(noisy, dtype=np.float64).ravel()
@@ -269,6 +301,11 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
     # the highest occupied exponent of either sign: the last True along the merged signs
     top = K - 1 - np.argmax(occupied_bins.any(axis=1)[:, ::-1], axis=1)
     magnitude = np.where(any_bin, np.ldexp(1.0, top + EXPONENTS[0] + 1), 0.0)
+    pooled, statistic, df = (pooled_top_bin(counts, sigma, failure) if pool
+                             else (None, math.nan, 0))
+    if pooled is not None:  # one common magnitude: every column as an unresolved one
+        any_bin = np.ones(p, dtype=bool)
+        magnitude = np.full(p, np.ldexp(1.0, pooled + EXPONENTS[0] + 1))
     k_occ = int(any_bin.sum())
     # the mean number of nonzero features a row holds: the noisy nonzero counts over the
     # noisy row count, within [1, p] (p when the count is not resolved)
@@ -280,4 +317,81 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
         scale = np.empty(p)
         scale[any_bin] = R / (magnitude[any_bin] * math.sqrt(k_row))
         scale[~any_bin] = scale[any_bin].min()
-    return PrivateFeatureRange(scale, magnitude, k_occ, threshold, float(sigma), k_row)
+    return PrivateFeatureRange(scale, magnitude, k_occ, threshold, float(sigma), k_row,
+                               pooled is not None, (statistic, df))
+
+
+def pooled_top_bin(counts: np.ndarray, sigma: float,
+                   failure: float = FALSE_OCCUPANCY, level: float = HOMOGENEITY_LEVEL
+                   ) -> tuple[int | None, float, int]:
+    r"""The columns' common top bin where the release cannot tell them apart (module doc):
+    ``(k, X2, df)``, ``k`` None where the columns are read one by one.
+
+    With :math:`\tilde c_{jb}` the noisy count of column ``j`` in bin ``b`` (sign and
+    exponent, ``counts`` of shape ``(p, 2, K)``), :math:`\bar c_b = \frac1p\sum_j
+    \tilde c_{jb}` and the bins
+
+    .. math:: S = \{b : \bar c_b \ge z_1\sigma/\sqrt p\} \cup
+        \{b : \max_j \tilde c_{jb} \ge z\sigma\},
+
+    occupied in the columns' mean (:math:`z_1 = \Phi^{-1}(1 - \alpha/(2K))`, Bonferroni
+    over the mean's :math:`2K` bins, whose noise is :math:`\sigma/\sqrt p`) or in any column
+    (:func:`occupancy_threshold`'s :math:`z\sigma`), the statistic is
+
+    .. math:: X^2 = \frac1{\sigma^2}\sum_j\sum_{b\in S}(\tilde c_{jb} - \bar c_b)^2.
+
+    Under the hypothesis that the columns' true counts are equal in every bin, the
+    deviations are the release's noise about its mean, Gaussian with the known variance
+    :math:`\sigma^2`, so :math:`X^2` is exactly :math:`\chi^2` with :math:`(p - 1)|S|`
+    degrees of freedom given the mean (the deviations are independent of the mean, hence of
+    its selection of bins; the selection by any column's count only raises :math:`X^2`,
+    toward reading the columns one by one). The hypothesis is about what the noise can hide:
+    columns drawn from one distribution differ by the rows' sampling too, which the test
+    sees where the counts are large against :math:`\sigma`, and there each column resolves
+    its own bins anyway; where they are small (the noise-limited release that splits
+    identically distributed columns) the sampling hides in the noise. The columns are pooled
+    when :math:`X^2 \le \chi^2_{(p-1)|S|}(1 - \text{level})`, and then ``k`` is the highest
+    bin occupied in any column: every column takes the widest magnitude a column resolves,
+    which a column with no occupied bin takes already (:func:`feature_range_from_release`).
+    The mean's bins add power to the test but set no magnitude, so pooling never reads a
+    bin as occupied that no column passes (the false-occupancy level is unchanged), and where
+    no column has an occupied bin nothing is pooled (the rows are used as given, as
+    before). There is no guarantee against pooling columns that differ by less than the
+    noise can show: they take that widest magnitude.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (p, 2, K)
+        The released histogram's noisy counts.
+    sigma : float
+        The noise's standard deviation per count.
+    failure, level : float
+        :data:`FALSE_OCCUPANCY` (the occupancy thresholds) and :data:`HOMOGENEITY_LEVEL`.
+
+    Returns
+    -------
+    (int or None, float, int)
+        The common top bin's index along the last axis (None: not pooled), :math:`X^2` and
+        its degrees of freedom (``(None, nan, 0)`` for one column or no bin occupied in any
+        column).
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 3 or c.shape[1] != 2:
+        raise ValueError(f"counts must have shape (p, 2, K), got {c.shape}")
+    p, _, K = c.shape
+    sig = check_positive("sigma", sigma)
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be in (0, 1)")
+    if p < 2:
+        return None, math.nan, 0
+    mean = c.mean(axis=0)
+    in_column = (c >= occupancy_threshold(p, sig, failure)).any(axis=0)
+    if not in_column.any():  # nothing resolved: the release leaves the rows as given
+        return None, math.nan, 0
+    bins = in_column | (mean >= float(norm.isf(failure / (2 * K))) * sig / math.sqrt(p))
+    deviation = c[:, bins] - mean[bins]
+    statistic = float(np.sum(deviation * deviation)) / (sig * sig)
+    df = (p - 1) * int(bins.sum())
+    if statistic > float(chi2.isf(level, df)):
+        return None, statistic, df
+    return int(K - 1 - np.argmax(in_column.any(axis=0)[::-1])), statistic, df
