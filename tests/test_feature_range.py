@@ -554,3 +554,13 @@ def test_the_fit_reports_whether_the_columns_were_pooled():
     report = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(
         X, y).conditioning_["feature_range_release"]
     assert report["pooled"] is False and len(set(report["magnitude"])) > 1
+
+
+def test_an_untested_homogeneity_is_reported_as_null():
+    # one column: nothing to pool, no statistic; the report says None (JSON null), not NaN
+    rng = np.random.default_rng(8)
+    X, y = rng.random((300, 1)), (rng.random(300) < 0.5).astype(int)
+    report = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(
+        X, y).conditioning_["feature_range_release"]
+    assert report["pooled"] is False
+    assert report["homogeneity"] == {"statistic": None, "df": 0}

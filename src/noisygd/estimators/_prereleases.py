@@ -222,8 +222,10 @@ class _PrivatePreReleases:
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
             "magnitude": released.magnitude.tolist(), "pooled": released.pooled,
-            "homogeneity": {"statistic": released.homogeneity[0],
-                            "df": released.homogeneity[1]},
+            "homogeneity": {  # the test's statistic, None where not tested (JSON null)
+                "statistic": (None if math.isnan(released.homogeneity[0])
+                              else released.homogeneity[0]),
+                "df": released.homogeneity[1]},
             **({"ledger_release": release} if release is not None else {})}
         self.conditioning_["feature_range_release"] = report
         fit.info["feature_range"] = report
