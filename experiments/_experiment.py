@@ -100,18 +100,29 @@ UTILITY_TABLES = ("adult", "bank", "credit", "breast_cancer", "digits_binary", "
 EPSILONS = (0.5, 1.0, 2.0, 8.0)
 
 
+def plain_default_share(prob: dict[str, Any], eps: float, seed: int) -> tuple[float, Any]:
+    """The plain default fit of ``prob`` (``bench_conditioning.fit_estimator``, no bounds) and
+    its share of the non-private gain (the ceiling computed once per problem):
+    ``(share, estimator)``."""
+    from bench_conditioning import _share, fit_estimator, nonprivate
+
+    metric, est = fit_estimator(prob, "auto", "plain", eps, seed)
+    return _share(prob["task"], metric, prob.setdefault("_ceiling", nonprivate(prob))), est
+
+
 def compare_plain_default(name: str, doc: str,
                           variants: tuple[tuple[str, Callable[..., tuple[float, dict]]], ...],
-                          argv: list[str] | None = None
-                          ) -> tuple[list[dict[str, Any]], Any] | None:
-    """Two rules of the plain default fit, cell by cell on :data:`FAMILY_CELLS` and
-    :data:`UTILITY_TABLES` at :data:`EPSILONS` (run in parts, :func:`rows_in_parts`).
+                          title: str, what: str, extra: tuple[str, ...] = (),
+                          argv: list[str] | None = None) -> int:
+    """An experiment's ``main``: two rules of the plain default fit, cell by cell on
+    :data:`FAMILY_CELLS` and :data:`UTILITY_TABLES` at :data:`EPSILONS` (run in parts,
+    :func:`rows_in_parts`), written by :func:`write_comparison` once merged.
 
     ``variants`` is ``((label, fit), (label, fit))``; ``fit(prob, eps, seed)`` returns the
-    share of the non-private gain and a dict of numbers summed over the seeds into the row.
-    Each row holds the problem, task and epsilon, each label's mean and ``"<label> min"``
-    over the seeds, the summed numbers and ``"change"`` (second minus first). Returns
-    ``(rows, args)``, or None for a part of several (its rows saved for the merge)."""
+    share of the non-private gain and a dict of numbers summed over the seeds into the row
+    (the ``extra`` columns). Each row holds the problem, task and epsilon, each label's mean
+    and ``"<label> min"`` over the seeds, the summed numbers and ``"change"`` (second minus
+    first). Returns 0."""
     from bench_conditioning import named_problems
 
     ap = experiment_parser(doc, seeds=2)
@@ -127,8 +138,8 @@ def compare_plain_default(name: str, doc: str,
                 fits = [fit(prob, eps, seed) for seed in range(args.seeds)]
                 shares = [share for share, _ in fits]
                 row[label], row[f"{label} min"] = (sum(shares) / len(shares), min(shares))
-                for _, extra in fits:
-                    for key, value in extra.items():
+                for _, numbers in fits:
+                    for key, value in numbers.items():
                         row[key] = row.get(key, 0) + value
             row["change"] = row[variants[1][0]] - row[variants[0][0]]
             out.append(row)
@@ -137,7 +148,10 @@ def compare_plain_default(name: str, doc: str,
     rows = rows_in_parts(name, lambda: named_problems(FAMILY_CELLS, args.data_dir,
                                                       UTILITY_TABLES),
                          args.part, args.merge, run_item)
-    return None if rows is None else (rows, args)
+    if rows is not None:
+        write_comparison(name, title, what, rows, (variants[0][0], variants[1][0]),
+                         args.seeds, extra)
+    return 0
 
 
 def write_comparison(name: str, title: str, what: str, rows: list[dict[str, Any]],

@@ -24,7 +24,7 @@ import functools
 import warnings
 from typing import Any
 
-from _experiment import compare_plain_default, write_comparison
+from _experiment import compare_plain_default, plain_default_share
 
 NAME = "pooled_feature_range"
 
@@ -32,35 +32,28 @@ NAME = "pooled_feature_range"
 def fit_with(prob: dict[str, Any], eps: float, seed: int, pool: bool) -> tuple[float, dict]:
     """The plain default fit's share of the non-private gain with the range's columns pooled
     (``pool``) or read one by one, and ``{"fits pooled": 0 or 1}`` (whether they were)."""
-    from bench_conditioning import _share, fit_estimator, nonprivate
-
     from noisygd.mechanisms import feature_range
 
     saved = feature_range.feature_range_from_release
     feature_range.feature_range_from_release = functools.partial(saved, pool=pool)
     try:
-        metric, est = fit_estimator(prob, "auto", "plain", eps, seed)
+        share, est = plain_default_share(prob, eps, seed)
     finally:
         feature_range.feature_range_from_release = saved
     report = (getattr(est, "conditioning_", None) or {}).get("feature_range_release") or {}
-    share = _share(prob["task"], metric, prob.setdefault("_ceiling", nonprivate(prob)))
     return share, ({"fits pooled": int(bool(report.get("pooled")))} if pool else {})
 
 
 def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
-    found = compare_plain_default(NAME, __doc__, (
-        ("one by one", lambda prob, eps, seed: fit_with(prob, eps, seed, False)),
-        ("pooled", lambda prob, eps, seed: fit_with(prob, eps, seed, True))), argv)
-    if found is None:
-        return 0
-    rows, args = found
-    write_comparison(
-        NAME, "The feature range's columns, read one by one or pooled (plain default fits)",
+    return compare_plain_default(
+        NAME, __doc__,
+        (("one by one", lambda prob, eps, seed: fit_with(prob, eps, seed, False)),
+         ("pooled", lambda prob, eps, seed: fit_with(prob, eps, seed, True))),
+        "The feature range's columns, read one by one or pooled (plain default fits)",
         "with the feature range's columns read one by one and pooled where the homogeneity "
         "test passes (module doc); `fits pooled`: in how many of the cell's fits the test "
-        "passed", rows, ("one by one", "pooled"), args.seeds, extra=("fits pooled",))
-    return 0
+        "passed", extra=("fits pooled",), argv=argv)
 
 
 if __name__ == "__main__":

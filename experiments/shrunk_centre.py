@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from _experiment import compare_plain_default, write_comparison
+from _experiment import compare_plain_default, plain_default_share
 
 NAME = "shrunk_centre"
 
@@ -32,32 +32,25 @@ def share_with(prob: dict[str, Any], eps: float, seed: int, shrink: bool
                ) -> tuple[float, dict]:
     """The plain default fit's share of the non-private gain with the centre rule
     ``shrink`` (set on both estimators' class for this fit)."""
-    from bench_conditioning import _share, fit_estimator, nonprivate
-
     from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 
     saved = DPLogisticRegression._SHRINK_CENTRE, DPLinearRegression._SHRINK_CENTRE
     DPLogisticRegression._SHRINK_CENTRE = DPLinearRegression._SHRINK_CENTRE = shrink
     try:
-        metric = fit_estimator(prob, "auto", "plain", eps, seed)[0]
+        return plain_default_share(prob, eps, seed)[0], {}
     finally:
         DPLogisticRegression._SHRINK_CENTRE, DPLinearRegression._SHRINK_CENTRE = saved
-    return _share(prob["task"], metric, prob.setdefault("_ceiling", nonprivate(prob))), {}
 
 
 def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
-    found = compare_plain_default(NAME, __doc__, (
-        ("released", lambda prob, eps, seed: share_with(prob, eps, seed, False)),
-        ("shrunk", lambda prob, eps, seed: share_with(prob, eps, seed, True))), argv)
-    if found is None:
-        return 0
-    rows, args = found
-    write_comparison(
-        NAME, "The released centre against its James-Stein shrinkage (plain default fits)",
+    return compare_plain_default(
+        NAME, __doc__,
+        (("released", lambda prob, eps, seed: share_with(prob, eps, seed, False)),
+         ("shrunk", lambda prob, eps, seed: share_with(prob, eps, seed, True))),
+        "The released centre against its James-Stein shrinkage (plain default fits)",
         "with the released mean as centre and with it shrunk toward its grand mean (module "
-        "doc)", rows, ("released", "shrunk"), args.seeds)
-    return 0
+        "doc)", argv=argv)
 
 
 if __name__ == "__main__":
