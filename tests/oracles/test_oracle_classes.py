@@ -400,6 +400,26 @@ def test_row_sums_equal_numpys_on_the_rows_served(h):
     assert oracle.bounded_row_sums(h).absolute_rows is None  # only when asked
 
 
+def test_clipped_target_sums_taken_block_by_block_equal_numpys(monkeypatch):
+    """The clipped target sums are taken TARGET_BLOCK targets at a time (no O(n) float64
+    temporary): with blocks of 7 over 50 targets (the last one short) they equal NumPy's sums
+    of clip(y / h, -1, 1) over all rows; int8 labels are converted block by block."""
+    import noisygd.oracles.array as array_module
+
+    monkeypatch.setattr(array_module, "TARGET_BLOCK", 7)
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((50, 3))
+    y = rng.normal(0.0, 2.0, 50)
+    for h in (0.5, 3.0):
+        sums = ArrayOracle(SquaredLoss(), X, y, row_norm_bound=1.0).bounded_row_sums(h)
+        t = np.clip(y / h, -1.0, 1.0)
+        np.testing.assert_allclose([sums.targets, sums.squared_targets],
+                                   [t.sum(), t @ t], rtol=1e-13)
+    labels = np.where(rng.random(50) < 0.3, 1.0, -1.0)
+    sums = ArrayOracle(LogisticLoss(), X, labels, row_norm_bound=1.0).bounded_row_sums(1.0)
+    assert (sums.targets, sums.squared_targets) == (labels.sum(), 50.0)
+
+
 def test_row_sums_vector_stacks_the_named_sums_in_order_and_refuses_unknown_names():
     s = RowSums(count=3.0, rows=np.array([0.5, -0.25]), squared_norms=1.5, targets=-1.0,
                 squared_targets=2.0, absolute_rows=np.array([1.0, 0.75]))
