@@ -119,6 +119,33 @@ squared Newton decrement): globally convergent without a line search (which woul
 the data again). Least squares has :math:`M = 0` (full steps) and a constant Hessian,
 released once.
 
+**The sharp clip after the first step** (``sharp``: the loss's sharp ratio :math:`s`,
+:func:`noisygd.algorithms.regime.sharp_clip_factor`; ``None``: off). After step 0's
+releases the run reads the output's noise-to-signal ratio in the curvature's norm, the
+ratio of two Newton decrements,
+
+.. math:: q = \frac{(\Delta C/\mu_{\rm tail})\sqrt{\operatorname{tr}\hat H_0^{-1}}}
+          {\sqrt{\tilde g_0^\top\hat H_0^{-1}\tilde g_0}}
+
+(:func:`output_noise_to_signal`): the numerator is the root-mean-square decrement of the
+output's noise (one gradient release at the tail's :math:`\mu`, below; its square is twice
+the output's expected excess risk from the noise), the denominator the first noisy
+gradient's decrement (its square estimates twice the start's suboptimality; its own noise
+only raises it, so :math:`q` errs toward the base clip). In this norm a direction the loss
+does not see (collinear columns: one-hot levels beside the intercept) counts for nothing;
+measured in the parameters' own norm, such a direction's noise set :math:`q` and cost the
+one-hot families up to 0.05 of the non-private gain
+(``experiments/results/newton_sharp_clip.md``). The remaining steps clip at :math:`C\,f(q)`,
+:math:`f = 1 - (1 - s)\,r(q)` with NoisyGD's regime :math:`r`
+(:func:`noisygd.algorithms.regime.noise_regime`, log-linear from :math:`q = 0.02` to 0.2):
+the base clip for an optimisation-limited run, :math:`sC` (1/2 for the logistic loss: every
+correctly classified row's gradient is left as it was) for a noise-limited one, whose
+output's excess risk scales with :math:`C^2`. Post-processing of releases already made:
+each later gradient is the Gaussian mechanism at the same multiplier :math:`z_t` in units
+of the clip it uses, so the event is unchanged (not in secure mode, whose rounding is
+priced at the planned clip). **Status: a measured rule** (docs/newton.md, "The sharp clip
+after the first step").
+
 **Why the tail average.** Near the optimum with a fixed :math:`\hat H`,
 :math:`\theta_{t+1} - \theta^* \approx (I - \hat H^{-1}H)(\theta_t - \theta^*) -
 \hat H^{-1}\xi_t`; the weighted mean of the tail iterates has error
@@ -149,6 +176,7 @@ from noisygd._checks import (
 from noisygd.accounting.events import Composed, DiscreteGaussianNoise, Gaussian, Neighbouring
 from noisygd.algorithms.base import FitResult
 from noisygd.algorithms.noisy_gd import check_theta0
+from noisygd.algorithms.regime import sharp_clip_factor
 from noisygd.mechanisms.noise import add_gaussian_noise, is_secure, sensitivity_inflation
 from noisygd.mechanisms.secure import DEFAULT_GRID_BITS, SecureRandom
 from noisygd.oracles.base import GradientOracle
@@ -170,6 +198,7 @@ __all__ = [
     "modify_curvature",
     "newton",
     "noise_floor",
+    "output_noise_to_signal",
     "paid_row_nonzeros",
     "plan_newton",
     "row_nonzero_edges",
@@ -309,6 +338,10 @@ class NewtonPlan:
     start : ndarray or None
         Where the run starts (a public point, e.g. the classifier's intercept at a released
         base rate); None: 0. The releases and the event do not depend on it.
+    sharp : float or None
+        The sharp ratio :math:`s \in (0, 1]` of the clip after the first step (module doc,
+        "The sharp clip after the first step"); None: every step clips at ``clip``. Not in
+        secure mode.
     details : dict
         Public facts of the planning rule (for reports).
     """
@@ -334,10 +367,17 @@ class NewtonPlan:
     nnz_edges: tuple[int, ...] = ()
     adaptive_steps: bool = False
     start: np.ndarray | None = field(default=None, compare=False)
+    sharp: float | None = None
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "relation", Neighbouring(self.relation))
+        if self.sharp is not None:
+            sharp = check_real("sharp", self.sharp)
+            if not 0.0 < sharp <= 1.0 or self.secure:
+                raise ValueError("sharp must be in (0, 1], and None in secure mode (the "
+                                 f"rounding is priced at the planned clip); got {sharp!r}")
+            object.__setattr__(self, "sharp", sharp)
         if len(self.hessian_steps) != len(self.hessian_noise) or 0 not in self.hessian_steps:
             raise ValueError("hessian_steps must include step 0 and match hessian_noise")
         if not 1 <= self.tail <= len(self.gradient_noise):
@@ -438,11 +478,49 @@ class NewtonPlan:
             **({"l2_planned": self.ridge} if self.ridge else {}),
             **({"step_scale": self.step_scale} if self.step_scale != 1.0 else {}),
             **({"momentum": self.momentum} if self.momentum else {}),
+            **({"sharp_clip": self.sharp} if self.sharp is not None else {}),
             **({"row_nonzeros": "paid", "row_nonzeros_noise_multiplier": self.nnz_noise,
                 "adaptive_steps": self.adaptive_steps}
                if self.nnz_noise is not None else {}),
             **self.details,
         }
+
+
+def output_noise_to_signal(eigenvalues: np.ndarray, noise_sd: float, gradient: np.ndarray,
+                           first_step: np.ndarray) -> float:
+    r"""The output's noise-to-signal ratio in the curvature's norm (module doc, "The sharp
+    clip after the first step"): the ratio of two Newton decrements,
+
+    .. math:: q = \frac{\sigma\sqrt{\operatorname{tr}\hat H^{-1}}}
+              {\sqrt{\tilde g_0^\top\hat H^{-1}\tilde g_0}}
+            = \frac{\sigma\sqrt{\sum_k\hat\lambda_k^{-1}}}{\sqrt{-\tilde g_0^\top\Delta_0}},
+
+    :math:`\sigma^2\operatorname{tr}\hat H^{-1} = E\,\xi^\top\hat H^{-1}\xi` for
+    :math:`\xi \sim \mathcal N(0, \sigma^2 I)` (twice the output's expected excess risk
+    from its noise, sum form) over twice the quadratic model's suboptimality at the start.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray
+        The modified curvature's eigenvalues :math:`\hat\lambda_k > 0` (the diagonal's
+        entries for the diagonal form), sum form, ridge included.
+    noise_sd : float
+        :math:`\sigma = \Delta C/\mu_{\rm tail}`: the sd of one gradient release at the
+        tail's Gaussian-DP :math:`\mu`.
+    gradient : ndarray
+        The first noisy gradient :math:`\tilde g_0` (ridge included).
+    first_step : ndarray
+        :math:`\Delta_0 = -\hat H_0^{-1}\tilde g_0`, before damping and step scale.
+
+    Returns
+    -------
+    float
+        :math:`q \ge 0` (``inf`` for a zero gradient).
+    """
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    noise = check_nonnegative("noise_sd", noise_sd) * math.sqrt(float(np.sum(1.0 / lam)))
+    decrement = math.sqrt(max(-float(np.dot(gradient, first_step)), 0.0))
+    return noise / decrement if decrement > 0 else math.inf
 
 
 def _check_rng(rng: Any, plan: NewtonPlan) -> None:
@@ -541,6 +619,9 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
         assert eigen is not None  # step 0 releases the curvature
         lam_hat, vecs = eigen
         delta = -g / lam_hat if vecs is None else -(vecs @ ((vecs.T @ g) / lam_hat))
+        if t == 0 and plan.sharp is not None:  # module doc: the sharp clip after step 0
+            sharp = _sharp_clip_after_first_step(plan, lam_hat, C, g, delta)
+            C = sharp["clip"]
         if plan.step_scale != 1.0:
             delta *= plan.step_scale
         R = M * float(np.linalg.norm(delta)) if plan.damping == "self_concordant" else 0.0
@@ -561,7 +642,27 @@ def newton(oracle: GradientOracle, plan: NewtonPlan,
     }
     if plan.ridge:
         info["plan"]["l2"] = lam
+    if plan.sharp is not None:
+        info["sharp_clip"] = sharp
     return FitResult(theta=acc / weight, event=planned.event, n_iter=T, info=info)
+
+
+def _sharp_clip_after_first_step(plan: NewtonPlan, eigenvalues: np.ndarray, clip: float,
+                                 gradient: np.ndarray, first_step: np.ndarray
+                                 ) -> dict[str, Any]:
+    """The clip of steps 1 .. T-1 (module doc, "The sharp clip after the first step") and
+    its record: ``noise_to_signal``, ``sharp``, ``factor``, ``base_clip``, ``clip``,
+    ``rule``."""
+    q = output_noise_to_signal(eigenvalues, plan.gradient_sensitivity * clip / plan.tail_mu(),
+                               gradient, first_step)
+    factor = sharp_clip_factor(min(q, 1e300), float(plan.sharp))
+    return {"noise_to_signal": q, "sharp": plan.sharp, "factor": factor, "base_clip": clip,
+            "clip": clip * factor,
+            "rule": ("steps 1.. clip at base * (1 - (1 - sharp) r(q)), q = the Newton "
+                     "decrement of the output's noise (one gradient release at the tail's mu, "
+                     "the released curvature) over the first noisy gradient's; r: NoisyGD's "
+                     "noise regime (log-linear from 0.02 to 0.2); post-processing, a "
+                     "measured rule")}
 
 
 def _run_summary(planned: NewtonPlan, run: NewtonPlan,

@@ -952,6 +952,7 @@ def newton_problem(
     n_ordinary: int = 4,
     eigenvalue_rule: str = "clip",
     secure: bool = False,
+    sharp: float | None = None,
 ) -> AuditProblem:
     r"""The private Newton method (:mod:`noisygd.algorithms.newton`) on the canary problem.
 
@@ -969,7 +970,9 @@ def newton_problem(
     ``n`` (the rows of ``D'``), gradient clip ``clip`` and curvature clip :math:`B^2 = 1`,
     with the constant Hessian of least squares (one curvature release) and no ridge.
     ``secure=True`` runs secure mode, as the NoisyGD problem does: OS entropy, so the
-    audit is not reproducible.
+    audit is not reproducible. ``sharp`` runs the sharp clip after the first step
+    (:attr:`~noisygd.algorithms.newton.NewtonPlan.sharp`): the canary's gradient is clipped
+    at whatever clip a step uses, so every release stays at its worst case.
 
     Returns
     -------
@@ -993,6 +996,8 @@ def newton_problem(
     plan = plan_newton(mu, relation=rel, n_params=2, n_samples=n_public, n_step=n_public,
                        clip=C, curvature_clip=B * B, steps=T, constant_hessian=True,
                        eigenvalue_rule=eigenvalue_rule, secure=secure)
+    if sharp is not None:
+        plan = replace(plan, sharp=sharp)
     source = None
     if secure:
         from noisygd.mechanisms.secure import SecureRandom
@@ -1003,13 +1008,15 @@ def newton_problem(
         return newton(d1 if which else d0, plan, rng if source is None else source)
 
     return AuditProblem(
-        name="newton", run=run, direction=_E0, relation=rel, gaussian_output=False,
+        name="newton" if sharp is None else "newton_sharp", run=run, direction=_E0,
+        relation=rel, gaussian_output=False,
         canary=("row B e_0 (squared loss, target 1e6: clipped gradient -C e_0 at every "
                 "step; curvature term B^2 e_0 e_0^T at the bound), on a coordinate no other "
                 "row touches; " + _relation_words(rel)),
         settings={"mu": mu, "steps": T, "clip": C, "curvature_clip": B * B,
                   "n_samples": n_public, "relation": rel.value,
-                  "eigenvalue_rule": eigenvalue_rule, **({"secure": True} if secure else {})},
+                  "eigenvalue_rule": eigenvalue_rule, **({"secure": True} if secure else {}),
+                  **({"sharp": sharp} if sharp is not None else {})},
     )
 
 

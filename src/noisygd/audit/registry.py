@@ -102,6 +102,12 @@ AUDITS: dict[str, AuditEntry] = {
         "private damped Newton, least squares (one curvature release); canary B e_0 at the "
         "curvature clip C_H = B^2 and the gradient clip every step; released parameters "
         "(not Gaussian: Clopper-Pearson)"),
+    "newton_sharp": AuditEntry(
+        "problems:newton_problem", "newton",
+        "private damped Newton with the sharp clip after the first step (the logistic "
+        "default's, sharp 1/2; on the canary problem the rule sets clip C/2 for steps 1..); "
+        "canary B e_0 at whatever clip a step uses; released parameters (Clopper-Pearson)",
+        options={"sharp": 0.5}),
     "dynamic": AuditEntry(
         "problems:dynamic_problem", "dynamic",
         "dynamic budget allocation (Hong, Wang and Zhou, Alg. 1), T = 10 steps of decreasing "

@@ -144,8 +144,10 @@ class ChoosingSolver(NoisyGDSolver):
                 and facts.curvature_sums is not False):
             try:  # e.g. the diagonal form without a declared row_nonzeros, extreme constants
                 # NoisyGD's ridge options carry over (Newton plans the same ridge, at its
-                # tail's mu), and the start; NoisyGD's other options do not apply to Newton
-                ridge_options = {k: facts.options[k] for k in ("l2", "l2_factor", "theta0")
+                # tail's mu), the start and the sharp clip (Newton's after its first step);
+                # NoisyGD's other options do not apply to Newton
+                ridge_options = {k: facts.options[k]
+                                 for k in ("l2", "l2_factor", "theta0", "sharp_clip")
                                  if k in facts.options}
                 newton_plan = NewtonSolver().plan(
                     dataclasses.replace(facts, options=ridge_options), budget)

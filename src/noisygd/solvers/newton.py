@@ -123,6 +123,7 @@ from noisygd.solvers.options import (
     check_positive_int_option,
     check_positive_option,
     check_probability_option,
+    check_sharp_option,
     check_start_option,
     optional,
 )
@@ -143,7 +144,8 @@ _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stat
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
             "damping", "hessian_every", "l2", "l2_factor", "row_nonzeros", "horizon",
-            "optimum_norm_bound", "distance_pilot", "momentum", "nnz_share", "theta0")
+            "optimum_norm_bound", "distance_pilot", "momentum", "nnz_share", "theta0",
+            "sharp_clip")
 
 
 def with_ruled_momentum(plan: NewtonPlan, n_samples: float) -> NewtonPlan:
@@ -170,6 +172,10 @@ class NewtonSolver(Solver):
     secure_mode = True
     #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD.
     plans_ridge = True
+    #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``: the
+    #: clip after the first step, :mod:`noisygd.algorithms.newton`): the one it was measured
+    #: on (docs/newton.md, "The sharp clip after the first step").
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
     option_checks: ClassVar[dict[str, OptionCheck]] = {
         "steps": check_positive_int_option, "tail": optional(check_positive_int_option),
@@ -184,7 +190,8 @@ class NewtonSolver(Solver):
         "row_nonzeros": optional(check_positive_int_option), "horizon": check_horizon_option,
         "optimum_norm_bound": optional(check_positive_option),
         "distance_pilot": check_pilot_option, "momentum": check_momentum_option,
-        "nnz_share": check_open_share_option, "theta0": check_start_option}
+        "nnz_share": check_open_share_option, "theta0": check_start_option,
+        "sharp_clip": check_sharp_option}
 
     def plan(self, facts: PublicFacts, budget: Budget) -> NewtonPlan:
         """The releases and their noise from public facts (no data)."""
@@ -198,6 +205,11 @@ class NewtonSolver(Solver):
         opts.pop("optimum_norm_bound", None)
         opts.pop("distance_pilot", None)
         start = opts.pop("theta0", None)
+        # the sharp clip after the first step (module doc); not in secure mode, whose
+        # rounding is priced at the planned clip
+        sharp = opts.pop("sharp_clip", None)
+        if budget.secure:
+            sharp = None
         beta = facts.constants.smoothness
         curvature_clip = opts.pop("curvature_clip", None)
         if curvature_clip is None:
@@ -251,6 +263,8 @@ class NewtonSolver(Solver):
             ridge = planned_ridge(facts, budget, plan.tail_mu(), l2, l2_factor)
             if start is not None:
                 plan = dataclasses.replace(plan, start=np.asarray(start, dtype=np.float64))
+            if sharp is not None:
+                plan = dataclasses.replace(plan, sharp=float(sharp))
             return dataclasses.replace(plan, ridge=ridge) if ridge else plan
 
         if budget.secure:

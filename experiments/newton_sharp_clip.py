@@ -1,0 +1,157 @@
+"""Newton's sharp clip after the first step: the private Newton method with and without it.
+
+After step 0's releases (the curvature and the first noisy gradient) the run reads the
+output's noise-to-signal ratio in parameter space, ``q`` = the rms norm of the output's error
+(one gradient release at the tail's mu through the released curvature) over the first noisy
+Newton step's length, and clips the remaining steps at ``C (1 - (1 - s) r(q))``: NoisyGD's
+noise regime ``r`` and the logistic loss's sharp ratio ``s = 1/2``
+(``noisygd.algorithms.newton``, "The sharp clip after the first step"). This script measures
+``DPLogisticRegression(method="newton")`` with the rule (the default) against the same fit
+with ``method_options={"sharp_clip": 1.0}`` (factor 1: every step at the base clip, the rule
+before), on
+
+* ``bench_conditioning``'s binary families (one-hot, imbalanced, scales; n 500, 2000,
+  10 000; p 5, 20, 100) and, where the data is present, the five binary ``bench_utility``
+  sets, plain (no bounds) and with the declared box: share of the non-private AUC gain;
+* the sparse problems of ``experiments/diagonal_preconditioner.py`` (the diagonal form, its
+  row support paid for) and ``benchmarks/_scale_problems.py``'s CSR problem: test AUC (an
+  80/20 split; the CSR problem has no test split: training AUC) and training log loss,
+
+at epsilon 0.5, 1, 2 and 8 and seeds 0 and 1 (``--seeds``); ``factor`` is the mean clip factor
+the rule applied.
+
+Run: ``python experiments/newton_sharp_clip.py --part k/2`` for k = 0, 1, then ``--merge 2``;
+writes ``experiments/results/newton_sharp_clip.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from _experiment import (
+    EPSILONS,
+    FAMILY_CELLS,
+    add_part_arguments,
+    change_summary,
+    experiment_parser,
+    rows_in_parts,
+    write_experiment,
+)
+
+NAME = "newton_sharp_clip"
+BINARY_TABLES = ("adult", "bank", "credit", "breast_cancer", "digits_binary")
+SPARSE = ("onehot-50000 (20 fields x 100)", "onehot-200000 (5 fields x 300)",
+          "sparse-200000 (5 of 5000)", "sparse-300000 (30 of 3000)", "scale CSR 1e6 x 1e4")
+VARIANTS = (("base clip", {"sharp_clip": 1.0}), ("sharp after step 0", None))
+
+
+def items(data_dir: Any) -> list[tuple[str, Any]]:
+    """The binary ``bench_conditioning`` problems, then the sparse ones (built lazily)."""
+    from bench_conditioning import named_problems
+
+    cells = tuple(c for c in FAMILY_CELLS if c[0] != "offcentre")
+    return [*named_problems(cells, data_dir, BINARY_TABLES), *((name, None) for name in SPARSE)]
+
+
+def sparse_problem(name: str) -> dict[str, Any]:
+    """``{"X", "y", "Xt", "yt"}`` of a sparse problem (module doc)."""
+    if name.startswith("scale"):
+        from _scale_problems import sparse_problem as scale_csr
+
+        X, y = scale_csr()
+        return {"X": X, "y": y, "Xt": X, "yt": y}
+    from diagonal_preconditioner import PROBLEMS
+
+    X, y = PROBLEMS[name]()
+    cut = int(0.8 * X.shape[0])
+    return {"X": X[:cut], "y": y[:cut], "Xt": X[cut:], "yt": y[cut:]}
+
+
+def newton_fit(prob: dict[str, Any], declared: str, eps: float, seed: int,
+               options: dict | None) -> tuple[Any, float]:
+    """The Newton fit and the clip factor its rule applied (1 when off)."""
+    from noisygd.estimators import DPLogisticRegression
+
+    kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, len(prob["y"]) ** -1.1),
+                          "random_state": seed, "classes": [0, 1], "method": "newton",
+                          "method_options": options}
+    if declared == "box":
+        kw["feature_bounds"] = (prob["lo"], prob["hi"])
+    est = DPLogisticRegression(**kw).fit(prob["X"], prob["y"])
+    record = est.fit_info_["plans"][0].get("sharp_clip") or {}
+    return est, float(record.get("factor", 1.0))
+
+
+def run_item(item: tuple[str, Any], seeds: int) -> list[dict[str, Any]]:
+    """Rows of one problem: per declared form and epsilon, each variant's mean metric."""
+    from bench_conditioning import _metric, _share, nonprivate
+    from sklearn.metrics import log_loss
+
+    name, prob = item
+    sparse = prob is None
+    if sparse:
+        prob = sparse_problem(name)
+    ceiling = None if sparse else nonprivate(prob)
+    out = []
+    for declared in ("plain",) if sparse else ("plain", "box"):
+        for eps in EPSILONS:
+            row: dict[str, Any] = {"problem": name, "declared": declared, "epsilon": eps}
+            for label, options in VARIANTS:
+                metrics, losses, factors = [], [], []
+                for seed in range(seeds):
+                    est, factor = newton_fit(prob, declared, eps, seed, options)
+                    auc = _metric("binary", prob["yt"], est.decision_function(prob["Xt"]))
+                    metrics.append(auc if sparse else _share("binary", auc, ceiling))
+                    losses.append(log_loss(prob["y"], est.predict_proba(prob["X"])[:, 1]))
+                    factors.append(factor)
+                row[label] = float(np.mean(metrics))
+                row[f"{label} loss"] = float(np.mean(losses))
+                row["factor"] = float(np.mean(factors))
+            row["change"] = row[VARIANTS[1][0]] - row[VARIANTS[0][0]]
+            row["loss change"] = row[f"{VARIANTS[1][0]} loss"] - row[f"{VARIANTS[0][0]} loss"]
+            out.append(row)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = experiment_parser(__doc__, seeds=2)
+    add_part_arguments(ap)
+    args = ap.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    rows = rows_in_parts(NAME, lambda: items(args.data_dir), args.part, args.merge,
+                         lambda item: run_item(item, args.seeds))
+    if rows is None:
+        return 0
+    first, second = (label for label, _ in VARIANTS)
+    dense = [r for r in rows if r["problem"] not in SPARSE]
+    lines = [
+        "# Newton's sharp clip after the first step",
+        "",
+        "`DPLogisticRegression(method=\"newton\")` with every step at the base clip "
+        "(`method_options={\"sharp_clip\": 1.0}`) and with the sharp clip after step 0 "
+        "(the default; module doc of `experiments/newton_sharp_clip.py`); means over seeds "
+        f"0..{args.seeds - 1}. bench_conditioning problems: share of the non-private AUC gain "
+        "(" + "; ".join(change_summary(d, [r["change"] for r in dense if r["declared"] == d])
+                         for d in ("plain", "box")) + "); sparse problems: test AUC "
+        "(training AUC for the scale CSR problem). `factor`: the mean clip factor applied; "
+        "losses are training log losses.",
+        "",
+        f"| problem | declared | epsilon | {first} | {second} | change | factor | "
+        f"{first} loss | {second} loss | loss change |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *(f"| {r['problem']} | {r['declared']} | {r['epsilon']:g} | {r[first]:.4f} | "
+          f"{r[second]:.4f} | {r['change']:+.4f} | {r['factor']:.3f} | "
+          f"{r[first + ' loss']:.4f} | {r[second + ' loss']:.4f} | {r['loss change']:+.4f} |"
+          for r in rows),
+        "",
+        f"Command: `python experiments/{NAME}.py --part k/2` for k = 0, 1, then `--merge 2`.",
+    ]
+    write_experiment(NAME, rows, "\n".join(lines) + "\n")
+    print("\n".join(lines[:3]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
