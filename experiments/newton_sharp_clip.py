@@ -4,15 +4,16 @@ After step 0's releases (the curvature and the first noisy gradient) the run rea
 output's noise-to-signal ratio in parameter space, ``q`` = the rms norm of the output's error
 (one gradient release at the tail's mu through the released curvature) over the first noisy
 Newton step's length, and clips the remaining steps at ``C (1 - (1 - s) r(q))``: NoisyGD's
-noise regime ``r`` and the logistic loss's sharp ratio ``s = 1/2``
+noise regime ``r`` and the loss's sharp ratio ``s`` (1/2 logistic, 0.5015 least squares)
 (``noisygd.algorithms.newton``, "The sharp clip after the first step"). This script measures
-``DPLogisticRegression(method="newton")`` with the rule (the default) against the same fit
-with ``method_options={"sharp_clip": 1.0}`` (factor 1: every step at the base clip, the rule
-before), on
+``DPLogisticRegression(method="newton")`` and ``DPLinearRegression(method="newton")`` with
+the rule (the default) against the same fit with ``method_options={"sharp_clip": 1.0}``
+(factor 1: every step at the base clip, the rule before), on
 
-* ``bench_conditioning``'s binary families (one-hot, imbalanced, scales; n 500, 2000,
-  10 000; p 5, 20, 100) and, where the data is present, the five binary ``bench_utility``
-  sets, plain (no bounds) and with the declared box: share of the non-private AUC gain;
+* ``bench_conditioning``'s four families (one-hot, imbalanced, scales, off-centre; n 500,
+  2000, 10 000; p 5, 20, 100) and, where the data is present, the eight binary and
+  regression ``bench_utility`` sets, plain (no bounds) and with the declared box: share of
+  the non-private gain (AUC, or R^2);
 * the sparse problems of ``experiments/diagonal_preconditioner.py`` (the diagonal form, its
   row support paid for) and ``benchmarks/_scale_problems.py``'s CSR problem: test AUC (an
   80/20 split; the CSR problem has no test split: training AUC) and training log loss,
@@ -33,6 +34,7 @@ import numpy as np
 from _experiment import (
     EPSILONS,
     FAMILY_CELLS,
+    UTILITY_TABLES,
     add_part_arguments,
     change_summary,
     experiment_parser,
@@ -41,18 +43,17 @@ from _experiment import (
 )
 
 NAME = "newton_sharp_clip"
-BINARY_TABLES = ("adult", "bank", "credit", "breast_cancer", "digits_binary")
 SPARSE = ("onehot-50000 (20 fields x 100)", "onehot-200000 (5 fields x 300)",
           "sparse-200000 (5 of 5000)", "sparse-300000 (30 of 3000)", "scale CSR 1e6 x 1e4")
 VARIANTS = (("base clip", {"sharp_clip": 1.0}), ("sharp after step 0", None))
 
 
 def items(data_dir: Any) -> list[tuple[str, Any]]:
-    """The binary ``bench_conditioning`` problems, then the sparse ones (built lazily)."""
+    """The ``bench_conditioning`` problems, then the sparse ones (built lazily)."""
     from bench_conditioning import named_problems
 
-    cells = tuple(c for c in FAMILY_CELLS if c[0] != "offcentre")
-    return [*named_problems(cells, data_dir, BINARY_TABLES), *((name, None) for name in SPARSE)]
+    return [*named_problems(FAMILY_CELLS, data_dir, UTILITY_TABLES),
+            *((name, None) for name in SPARSE)]
 
 
 def sparse_problem(name: str) -> dict[str, Any]:
@@ -71,15 +72,11 @@ def sparse_problem(name: str) -> dict[str, Any]:
 
 def newton_fit(prob: dict[str, Any], declared: str, eps: float, seed: int,
                options: dict | None) -> tuple[Any, float]:
-    """The Newton fit and the clip factor its rule applied (1 when off)."""
-    from noisygd.estimators import DPLogisticRegression
+    """The Newton fit (``bench_conditioning.fit_estimator``: a classifier, or a regressor with
+    ``target_range=(0, 1)``) and the clip factor its rule applied (1 when off)."""
+    from bench_conditioning import fit_estimator
 
-    kw: dict[str, Any] = {"epsilon": eps, "delta": min(1e-5, len(prob["y"]) ** -1.1),
-                          "random_state": seed, "classes": [0, 1], "method": "newton",
-                          "method_options": options}
-    if declared == "box":
-        kw["feature_bounds"] = (prob["lo"], prob["hi"])
-    est = DPLogisticRegression(**kw).fit(prob["X"], prob["y"])
+    _, est = fit_estimator(prob, "newton", declared, eps, seed, method_options=options)
     record = est.fit_info_["plans"][0].get("sharp_clip") or {}
     return est, float(record.get("factor", 1.0))
 
@@ -92,19 +89,27 @@ def run_item(item: tuple[str, Any], seeds: int) -> list[dict[str, Any]]:
     name, prob = item
     sparse = prob is None
     if sparse:
-        prob = sparse_problem(name)
+        prob = {**sparse_problem(name), "task": "binary"}
+    task = prob["task"]
     ceiling = None if sparse else nonprivate(prob)
     out = []
     for declared in ("plain",) if sparse else ("plain", "box"):
         for eps in EPSILONS:
-            row: dict[str, Any] = {"problem": name, "declared": declared, "epsilon": eps}
+            row: dict[str, Any] = {"problem": name, "task": task, "declared": declared,
+                                   "epsilon": eps}
             for label, options in VARIANTS:
                 metrics, losses, factors = [], [], []
                 for seed in range(seeds):
                     est, factor = newton_fit(prob, declared, eps, seed, options)
-                    auc = _metric("binary", prob["yt"], est.decision_function(prob["Xt"]))
-                    metrics.append(auc if sparse else _share("binary", auc, ceiling))
-                    losses.append(log_loss(prob["y"], est.predict_proba(prob["X"])[:, 1]))
+                    if task == "regression":
+                        pred = est.predict(prob["Xt"])
+                        metrics.append(_share(task, _metric(task, prob["yt"], pred), ceiling))
+                        train = est.predict(prob["X"]) - prob["y"]
+                        losses.append(float(np.mean(train * train)) / 2)
+                    else:
+                        auc = _metric(task, prob["yt"], est.decision_function(prob["Xt"]))
+                        metrics.append(auc if sparse else _share(task, auc, ceiling))
+                        losses.append(log_loss(prob["y"], est.predict_proba(prob["X"])[:, 1]))
                     factors.append(factor)
                 row[label] = float(np.mean(metrics))
                 row[f"{label} loss"] = float(np.mean(losses))
@@ -129,14 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Newton's sharp clip after the first step",
         "",
-        "`DPLogisticRegression(method=\"newton\")` with every step at the base clip "
+        "`DPLogisticRegression(method=\"newton\")` and `DPLinearRegression(method=\"newton\")` "
+        "with every step at the base clip "
         "(`method_options={\"sharp_clip\": 1.0}`) and with the sharp clip after step 0 "
         "(the default; module doc of `experiments/newton_sharp_clip.py`); means over seeds "
-        f"0..{args.seeds - 1}. bench_conditioning problems: share of the non-private AUC gain "
-        "(" + "; ".join(change_summary(d, [r["change"] for r in dense if r["declared"] == d])
-                         for d in ("plain", "box")) + "); sparse problems: test AUC "
-        "(training AUC for the scale CSR problem). `factor`: the mean clip factor applied; "
-        "losses are training log losses.",
+        f"0..{args.seeds - 1}. bench_conditioning problems: share of the non-private gain, AUC "
+        "or R^2 (" + "; ".join(
+            change_summary(f"{task}, {d}", [r["change"] for r in dense
+                                            if r["declared"] == d and r["task"] == task])
+            for task in ("binary", "regression") for d in ("plain", "box"))
+        + "); sparse problems: test AUC (training AUC for the scale CSR problem). `factor`: "
+        "the mean clip factor applied; losses are training log losses (half the mean squared "
+        "error for regression).",
         "",
         f"| problem | declared | epsilon | {first} | {second} | change | factor | "
         f"{first} loss | {second} loss | loss change |",

@@ -149,7 +149,7 @@ def _facts(oracle):
     return PublicFacts.from_oracle(oracle, relation=ADD, n_samples=float(oracle.n_rows))
 
 
-def test_estimators_pass_the_logistic_sharp_ratio_to_newton_only_for_the_logistic_loss():
+def test_estimators_pass_their_sharp_ratio_to_newton():
     from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 
     rng = np.random.default_rng(4)
@@ -166,7 +166,8 @@ def test_estimators_pass_the_logistic_sharp_ratio_to_newton_only_for_the_logisti
                                     random_state=0).fit(X, y)
     assert "sharp_clip" not in declared.fit_info_["plans"][0]  # a declared clip is kept
     reg = DPLinearRegression(epsilon=1.0, method="newton", random_state=0).fit(X, X[:, 0])
-    assert "sharp_clip" not in reg.fit_info_["plans"][0]
+    assert reg.fit_info_["plans"][0]["sharp_clip"]["sharp"] == pytest.approx(0.6745 / 1.345,
+                                                                              abs=1e-4)
 
 
 def test_newton_plan_default_has_no_sharp_clip():

@@ -138,9 +138,10 @@ one-hot families up to 0.05 of the non-private gain
 (``experiments/results/newton_sharp_clip.md``). The remaining steps clip at :math:`C\,f(q)`,
 :math:`f = 1 - (1 - s)\,r(q)` with NoisyGD's regime :math:`r`
 (:func:`noisygd.algorithms.regime.noise_regime`, log-linear from :math:`q = 0.02` to 0.2):
-the base clip for an optimisation-limited run, :math:`sC` (1/2 for the logistic loss: every
-correctly classified row's gradient is left as it was) for a noise-limited one, whose
-output's excess risk scales with :math:`C^2`. Post-processing of releases already made:
+the base clip for an optimisation-limited run, :math:`sC` for a noise-limited one, whose
+output's excess risk scales with :math:`C^2` (the estimators' ratios: 1/2 for the logistic
+loss, every correctly classified row's gradient left as it was; 0.5015 for least squares, the
+clip at the median Gaussian residual). Post-processing of releases already made:
 each later gradient is the Gaussian mechanism at the same multiplier :math:`z_t` in units
 of the clip it uses, so the event is unchanged (not in secure mode, whose rounding is
 priced at the planned clip). **Status: a measured rule** (docs/newton.md, "The sharp clip

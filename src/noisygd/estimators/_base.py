@@ -686,9 +686,9 @@ _COMMON_DOC = """
         clip ``1.345 h sqrt(R^2 + s^2)``, see its "Default clip"). ``DPLogisticRegression``:
         with the private conditioning its released scale (below); a multinomial fit's sharp
         clip. A binary logistic or a linear regression run of a method that takes the sharp
-        clip (``Solver.sharp_clip_losses``: NoisyGD and NoisySGD; for the logistic loss also
-        DP-FTRL, the dynamic schedules and private Newton, which reads its regime after its
-        first step) scales its default clip by its public noise regime, from 1
+        clip (``Solver.sharp_clip_losses``: NoisyGD, NoisySGD and private Newton, which reads
+        its regime after its first step; for the logistic loss also DP-FTRL and the dynamic
+        schedules) scales its default clip by its public noise regime, from 1
         (optimisation-limited) to the loss's sharp ratio (noise-limited: 1/2, the logistic
         residual's bound on a correctly classified row; 0.6745/1.345 for least squares, the
         median residual over Huber's threshold),

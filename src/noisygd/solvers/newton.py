@@ -173,9 +173,9 @@ class NewtonSolver(Solver):
     #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD.
     plans_ridge = True
     #: The losses whose sharp clip this solver takes (``method_options["sharp_clip"]``: the
-    #: clip after the first step, :mod:`noisygd.algorithms.newton`): the one it was measured
+    #: clip after the first step, :mod:`noisygd.algorithms.newton`): the ones it was measured
     #: on (docs/newton.md, "The sharp clip after the first step").
-    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic",)
+    sharp_clip_losses: ClassVar[tuple[str, ...]] = ("logistic", "squared")
     option_names: ClassVar[frozenset[str] | None] = frozenset(_OPTIONS)
     option_checks: ClassVar[dict[str, OptionCheck]] = {
         "steps": check_positive_int_option, "tail": optional(check_positive_int_option),
