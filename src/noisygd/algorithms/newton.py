@@ -133,9 +133,10 @@ the output's expected excess risk from the noise), the denominator the first noi
 gradient's decrement (its square estimates twice the start's suboptimality; its own noise
 only raises it, so :math:`q` errs toward the base clip). In this norm a direction the loss
 does not see (collinear columns: one-hot levels beside the intercept) counts for nothing;
-measured in the parameters' own norm, such a direction's noise set :math:`q` and cost the
-one-hot families up to 0.05 of the non-private gain
-(``experiments/results/newton_sharp_clip.md``). The remaining steps clip at :math:`C\,f(q)`,
+measured in the parameters' own norm (a first version, measured with
+``experiments/newton_sharp_clip.py`` before it was replaced: docs/newton.md), such a
+direction's noise set :math:`q` and cost the one-hot families up to 0.05 of the non-private
+gain. The remaining steps clip at :math:`C\,f(q)`,
 :math:`f = 1 - (1 - s)\,r(q)` with NoisyGD's regime :math:`r`
 (:func:`noisygd.algorithms.regime.noise_regime`, log-linear from :math:`q = 0.02` to 0.2):
 the base clip for an optimisation-limited run, :math:`sC` for a noise-limited one, whose
