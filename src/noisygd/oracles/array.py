@@ -740,7 +740,7 @@ class ArrayOracle(ObjectiveOracle):
         ``bench_scale``'s CSR fit)."""
         firsts, seconds = [], []
         for a in range(0, self._n, TARGET_BLOCK):
-            t = np.asarray(self._y[a:a + TARGET_BLOCK], dtype=np.float64) / h
+            t = self._targets_at(slice(a, a + TARGET_BLOCK)) / h  # a new float64 block
             np.clip(t, -1.0, 1.0, out=t)
             firsts.append(float(t.sum()))
             seconds.append(float(np.dot(t, t)))
