@@ -560,12 +560,23 @@ def test_regression_target_bounds_select_linear_regression(tmp_path, capsys):
     assert r2 > 0.5  # not the collapse of targets clipped to [-1, 1]
 
 
-def test_regression_without_schema_needs_a_target_bound(tmp_path, capsys):
+def test_regression_without_schema_or_bound_pays_for_the_target_range(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x = rng.random(3000)
     data = tmp_path / "d.csv"
-    pd.DataFrame({"x": [0.1, 0.2, 0.3], "t": [25.0, 100.0, 346.0]}).to_csv(data, index=False)
+    pd.DataFrame({"x": x, "t": 600.0 + 300.0 * x + rng.normal(0, 10, x.size)}).to_csv(
+        data, index=False)
     out = tmp_path / "m.json"
+    code, stdout, err = _run(capsys, ["fit", str(data), "--target", "t", "--model", "linear",
+                                      "--seed", "0", "--out", str(out)])
+    assert code == 0, err
+    payload = json.loads(out.read_text())
+    assert payload["target_range_used"] == [512.0, 1024.0]  # released: targets in (512, 1024]
+    assert "released before the run: target_range" in stdout
+    # on a Dask cluster the release is not available: refused, nothing written
+    out.unlink()
     code, _, err = _run(capsys, ["fit", str(data), "--target", "t", "--model", "linear",
-                                 "--out", str(out)])
+                                 "--local-workers", "1", "--out", str(out)])
     assert code == 2
     assert "--target-bound" in err and "[target] bounds" in err
     assert not out.exists()

@@ -386,7 +386,7 @@ def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_sca
                                 scale_share=0.0, conditioning_share=0).fit(X, y)
     assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
     assert _base_clip(ranged) == pytest.approx(1.345 * 0.5 * row)
-    symmetric = DPLinearRegression(random_state=0, scale_share=0.0,
+    symmetric = DPLinearRegression(target_bound=1.0, random_state=0, scale_share=0.0,
                                    conditioning_share=0).fit(X, y)  # h = 1
     assert _base_clip(symmetric) == pytest.approx(1.345 * row)
     box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),

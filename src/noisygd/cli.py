@@ -428,9 +428,10 @@ def _print_report(written: list[str]) -> None:
 def fit_summary_lines(est: Any) -> list[str]:
     """What ``noisygd fit`` prints about the fit before its privacy: the method that ran
     (with ``method="auto"``, the public rule's reason, ``fit_info_["method_choice"]``), the
-    releases the fit made before its run, in order (``fit_info_["pre_releases"]``: the private
-    feature range, centre, per-feature scale, a regressor's residual scale; none with declared
-    bounds), and where ``n`` came from (``fit_info_["n_samples_source"]``)."""
+    releases the fit made before its run, in order (``fit_info_["pre_releases"]``: a
+    regressor's private target range, the private feature range, centre, per-feature scale, a
+    regressor's residual scale; none with declared bounds), and where ``n`` came from
+    (``fit_info_["n_samples_source"]``)."""
     info = getattr(est, "fit_info_", None) or {}
     lines = []
     method = info.get("method")
@@ -546,10 +547,11 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     if args.target is None:
         raise CLIError("give --schema FILE (a schema of public bounds, see 'noisygd schema "
                        "draft'), or --target COLUMN for a table of numeric features")
-    if model_name != "logistic" and args.target_bound is None:
-        raise CLIError(f"--model {model_name} needs a public bound on the targets: give "
-                       "--target-bound B (targets are clipped to [-B, B]), or use --schema "
-                       "with [target] bounds = [low, high]")
+    if model_name != "logistic" and args.target_bound is None and dask_session is not None:
+        raise CLIError(f"--model {model_name} on a Dask cluster needs a public bound on the "
+                       "targets (the private target range is released from rows in memory "
+                       "only): give --target-bound B (targets are clipped to [-B, B]), or use "
+                       "--schema with [target] bounds = [low, high]")
     check_output_path(args.out, "--out")
     report_path = _report_path(args)
     cls = getattr(estimators, MODELS[model_name])
@@ -596,6 +598,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
             "classes": np.asarray(getattr(model, "classes_", [])).tolist(),
             "privacy": model.privacy_report(),
         }
+        if model_name != "logistic":  # declared, or released (the private target range)
+            payload["target_range_used"] = [float(v) for v in model.target_range_]
         if model.ledger_release_ is not None:
             payload["ledger_release"] = {"dataset": model.ledger_release_.dataset,
                                          **model.ledger_release_.to_dict(full=False)}
@@ -955,7 +959,8 @@ EXAMPLES = {
         "Without --schema, features must be numeric and have no declared bounds: the fit\n"
         "first pays, from its budget, for a private feature range, centre and per-feature\n"
         "scale (docs/estimators.md), and rows are scaled to norm <= --row-norm-bound (a\n"
-        "per-row step that costs no privacy). Regression needs --target-bound. The output\n"
+        "per-row step that costs no privacy). Regression without --target-bound pays for a\n"
+        "private target range too (5% of the budget). The output\n"
         "names the method that ran and every release made before the run.\n"
         "Exit status 2 on bad input (message names the column or option and the fix); the\n"
         "model file is written atomically, never partially.\n"
@@ -1089,7 +1094,7 @@ def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
                    help="without --schema: rows scaled to norm <= this (default 1)")
     p.add_argument("--target-bound", type=float, default=None,
                    help="regression without --schema: targets clipped to [-b, b] "
-                   "(required: no silent default)")
+                   "(without it: a private target range, paid for from the budget)")
     p.add_argument("--classes", default=None,
                    help="logistic: comma-separated label set, declared public")
     p.add_argument("--relation", choices=["add_remove", "replace_one"], default="add_remove")

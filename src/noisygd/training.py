@@ -661,8 +661,9 @@ class PreRelease:
     then : callable
         ``then(noisy_sums) -> PreparedFit``: post-processing of the release (public); with
         ``reduce``, ``then(reduce(noisy_sums))``.
-    target_half_range : float, optional
-        :math:`h` of the target sums (``RowSums.targets``).
+    target_half_range : float or callable, optional
+        :math:`h` of the target sums (``RowSums.targets``); a callable is asked when the
+        stage runs (a half-range an earlier stage released: the private target range).
     description : str
         What is summed, recorded with the release.
     statistic : callable, optional
@@ -694,7 +695,7 @@ class PreRelease:
     noise_std: float
     rng: Any
     then: Callable[[np.ndarray], PreparedFit]
-    target_half_range: float | None = None
+    target_half_range: float | Callable[[], float] | None = None
     description: str = ""
     statistic: Callable[[], np.ndarray] | None = None
     statistic_terms: int = 0
@@ -915,7 +916,8 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
         # noised in place: one vector of the statistic's size in memory, not three
         noisy = add_gaussian_noise_in_place(sums, stage.noise_std, stage.rng).reshape(-1)
     else:
-        sums = oracle.bounded_row_sums(stage.target_half_range,
+        half = stage.target_half_range
+        sums = oracle.bounded_row_sums(half() if callable(half) else half,
                                        absolute="absolute_rows" in stage.sums
                                        ).vector(stage.sums)
         records.draw()  # a failure from here on keeps the stage's record

@@ -37,6 +37,7 @@ def _fit(cls, **params):
     # was: "feature_scale must hold 4 finite positive values"
     (DPLogisticRegression, {"feature_scale_share": 5e-324}, "feature_scale_share=5e-324 is"),
     (DPLinearRegression, {"scale_share": 5e-324}, "scale_share=5e-324 is too small"),
+    (DPLinearRegression, {"target_range_share": 5e-324}, "target_range_share=5e-324 is too"),
     # was: "init_distance must be positive and finite, got inf" / "got 0.0"
     (DPLogisticRegression, {"l2": 5e-324}, "l2=5e-324 must be 0 or within"),
     (DPLogisticRegression, {"intercept_scale": 1e308}, "intercept_scale=1e"),

@@ -118,7 +118,7 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
                             "neighbouring": "replace_one", "l2": 0.1}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "rrpsgd",
                             "neighbouring": "replace_one", "max_iter": 2000}),
-    (DPHuberRegressor, {"neighbouring": "replace_one", **ONE_RELEASE}),
+    (DPHuberRegressor, {"neighbouring": "replace_one", "target_bound": 1.0, **ONE_RELEASE}),
     (DPLinearRegression, {"method": "output_perturbation", "neighbouring": "replace_one",
                           "radius": 2.0}),
 ])

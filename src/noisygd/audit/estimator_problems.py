@@ -172,7 +172,10 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
 def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2000
                               ) -> AuditProblem:
     r"""``DPLinearRegression(epsilon, delta)`` with every default but the private centre
-    (``conditioning_share=0``), one feature.
+    (``conditioning_share=0``) and the target range (``target_bound=1`` declared: the
+    canary's target sits at its end; the private target range, a Gaussian histogram of
+    sensitivity 1 tested by brute force in ``tests/test_target_range.py``, is not audited
+    here), one feature.
 
     ``D``: ``n_ordinary`` rows :math:`x = R = 1`, :math:`y = 0` (the range's midpoint: their
     targets' variance is 0, so the released residual scale makes the clip small,
@@ -193,7 +196,7 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
         # would put the canary at the centre (no worst case); the centre's release (a
         # Gaussian composed like the scale's) is not audited by this problem
         return DPLinearRegression(eps, dl, method=solver, random_state=rng,
-                                  conditioning_share=0)
+                                  conditioning_share=0, target_bound=1.0)
 
     return _estimator_problem(
         "linear_regression", make, np.ones((n, 1)), np.zeros(n), np.array([1.0]), 1.0, 1.0,
@@ -273,7 +276,8 @@ _CENTRED_CANARY_BOTH = (
 def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
                                       n_ordinary: int = 2000) -> AuditProblem:
     r"""``DPLinearRegression(epsilon, delta)`` with every default, the private centre
-    included (``conditioning_share="auto"``), one feature.
+    included (``conditioning_share="auto"``), but the target range (``target_bound=1``
+    declared, as in :func:`linear_regression_problem`), one feature.
 
     ``D``: ``n_ordinary`` rows, half at :math:`x = -R = -1` with :math:`y = 0`, half at
     :math:`x = +R` with :math:`y = -h = -1`; ``D'``: the canary :math:`x = +R` with
@@ -297,7 +301,7 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
     n = check_positive_int("n_ordinary", n_ordinary)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        return DPLinearRegression(eps, dl, method=solver, random_state=rng)
+        return DPLinearRegression(eps, dl, method=solver, random_state=rng, target_bound=1.0)
 
     half = n // 2
     v = CENTRED_ROW  # served at +-(1 - 2^-21) R by the released range (above)

@@ -78,6 +78,14 @@ DEFAULT_FEATURE_SCALE_SHARE = "auto"
 #: conditioning is released (rows in memory or a Dask collection) and the budget pays for it
 #: with the rest of the fit.
 DEFAULT_FEATURE_RANGE_SHARE = "auto"
+#: The regressors' default ``target_range_share``: ``"auto"``, the private target range's
+#: declared share (:data:`noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) wherever no
+#: ``target_range`` or ``target_bound`` is declared, the method can compose with it and the
+#: budget pays for it with the rest of the fit.
+DEFAULT_TARGET_RANGE_SHARE = "auto"
+#: The regressors' target half-range where none is declared and none released (``target_bound``
+#: before the private target range existed): targets clipped to [-1, 1], with a warning.
+FALLBACK_TARGET_BOUND = 1.0
 #: :class:`DPLinearRegression`'s default ``scale_share``: the declared share of the Gaussian-DP
 #: budget ``mu^2`` spent on the private target scale (a budget split, like the count's 0.01).
 DEFAULT_SCALE_SHARE = 0.1

@@ -4,6 +4,7 @@ range."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,6 +27,8 @@ from noisygd.estimators._common import (
     DEFAULT_FEATURE_RANGE_SHARE,
     DEFAULT_FEATURE_SCALE_SHARE,
     DEFAULT_SCALE_SHARE,
+    DEFAULT_TARGET_RANGE_SHARE,
+    FALLBACK_TARGET_BOUND,
     _check_scale,
 )
 from noisygd.estimators._residual_scales import (
@@ -44,25 +47,50 @@ from noisygd.solvers.base import ReleasedFacts
 from noisygd.training import PreparedFit, PreRelease
 
 #: The regressors' target parameters in their class docs (numpydoc).
-_TARGET_DOC = """    target_bound : float, default=1.0
-        Targets are clipped to [-target_bound, target_bound] (per-row, free).
+_TARGET_DOC = """    target_bound : float, optional
+        Declares the targets public-bounded by ``B``: they are clipped to ``[-B, B]``
+        (per-row, free). Without it and without ``target_range``, the range is released
+        privately (``target_range_share``).
     target_range : (low, high), optional
         Public range of the targets, declared by you (e.g. a documented range; never
         computed from the data). Overrides ``target_bound``: targets are clipped to
         ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
         residual bound of ``[0, 1]`` targets against ``target_bound=1``.
+    target_range_share : float in [0, 0.5] or "auto", default="auto"
+        **Private target range** (:mod:`noisygd.mechanisms.target_range`), where neither
+        ``target_range`` nor ``target_bound`` is declared: the fit first releases, with this
+        share of its Gaussian-DP budget :math:`\\mu^2`, the histogram of the targets by
+        sign and binary exponent, with a bin for zero (a row adds one count: sensitivity 1
+        under add/remove, :math:`\\sqrt2` under replace-one), and clips the targets to the
+        released range: the hull of the bins whose noisy counts pass the occupancy threshold
+        (within a factor 2 of the targets' extremes). ``"auto"`` is 0.05
+        (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method clips
+        and composes with a prior release, the rows are in memory, the fit is neither tuned
+        nor secure and the budget pays for it; recorded first in the ledger
+        (``<Estimator>/target_range``), reported in ``fit_info_["target_range"]`` and used
+        as ``target_range_``. Where it is not released, or resolves no bin (few rows against
+        its noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a
+        range. Without it, targets in their own units (bike rentals, a bill in dollars, wine
+        quality) were clipped to ``[-1, 1]`` silently and the test :math:`R^2` fell far below
+        the constant predictor's (docs/estimators.md, "Private target range").
     clip_predictions : bool, default=True
         :meth:`predict` projects the linear scores onto the range the targets were clipped
-        to (``target_range``, else ``[-target_bound, target_bound]``): for a target inside
-        that range the projection never increases the squared error, and it is
-        post-processing of the fitted model (free). ``False`` returns the linear scores
-        ``X coef_ + intercept_`` (rows outside the training domain mapped into it, as for
-        every model).
+        to (``target_range_``: the declared ``target_range``, else ``[-target_bound,
+        target_bound]``, else the released range): for a target inside that range the
+        projection never increases the squared error, and it is post-processing of the
+        fitted model (free). ``False`` returns the linear scores ``X coef_ + intercept_``
+        (rows outside the training domain mapped into it, as for every model).
 """
 
 
+#: The release stream of the private target range (:meth:`_DPLinearModel._release_rng`).
+TARGET_RANGE_CHILD = 6
+
+
 class _DPRegressor(RegressorMixin, _DPLinearModel):
-    target_bound: float
+    target_bound: float | None
+    _FIT_STATE: ClassVar[tuple[str, ...]] = (*_DPLinearModel._FIT_STATE,
+                                             "_released_target_range", "_raw_targets")
 
     def _fit(self, X: Any, y: Any) -> _DPRegressor:
         """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
@@ -76,24 +104,89 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         from noisygd.dask import fit_estimator, is_dask_collection  # docs/dask.md
         check_bool("clip_predictions", self.clip_predictions)
         self._rows_in_memory = not is_dask_collection(X)  # metadata: where the range is counted
-        if not self._rows_in_memory:  # the same fit over a DaskOracle
-            return fit_estimator(self, X, y)
+        self.__dict__.pop("target_range_", None)  # an earlier fit's (this one sets its own)
         self._start_fit()
+        if not self._rows_in_memory or self.tune:  # over a DaskOracle; a private selection
+            self._warn_fallback_target_range()
+            out = fit_estimator(self, X, y) if not self._rows_in_memory else self._fit_tuned(
+                X, y)
+            mid, half = self._target_centre_half()  # declared, or the fallback
+            self.target_range_ = (mid - half, mid + half)
+            return out
         mid, half = self._target_centre_half()
-        if self.tune:
-            return self._fit_tuned(X, y)
-        previewed = self._preview_ledger(X)
+        previewed = self._preview_ledger(X)  # notes X's shape, which the releases' rules read
         check_data(X, y, y_numeric=True)  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
+        self._warn_fallback_target_range()
+        y = np.asarray(y, dtype=np.float64)
+        if self._uses_private_target_range():  # its release reads them, then clips them
+            self._raw_targets = y
         # Centring each target at the declared public range's midpoint and clipping it to
         # the half-range are per-row maps (clipped after the shift, so that rounding can never
-        # put a target outside [-h, h]).
-        y = np.clip(np.asarray(y, dtype=np.float64) - mid, -half, half)
+        # put a target outside [-h, h]); with the private target range, again at the
+        # released one once it is released (:meth:`_with_target_range`).
+        y = np.clip(y - mid, -half, half)
         self.__dict__.pop("_target_shift", None)
-        self._store(self._fit_targets(X, [y], previewed))
+        try:
+            fit = self._fit_targets(X, [y], previewed)
+            mid, half = self._target_centre_half()
+            released = self.__dict__.get("_released_target_range")
+        finally:
+            self.__dict__.pop("_released_target_range", None)
+            self.__dict__.pop("_raw_targets", None)
+        self._store(fit)
+        self._report_target_range(mid, half, released)
         self._add_target_centre(mid)
         return self
+
+    def _check_common_params(self) -> None:
+        """As every model's, and ``target_range_share`` (declared or not: a bad value is
+        refused by name, before any data is read)."""
+        super()._check_common_params()
+        self._share_of_target_range()
+
+    def _report_target_range(self, mid: float, half: float, released: Any) -> None:
+        """``target_range_`` (the range the targets were clipped to and predictions are
+        projected onto) and, with the private target range, ``fit_info_["target_range"]``
+        (its share, rule, event, threshold, noise and whether it resolved a bin); warns where
+        it resolved none (the targets were clipped to the fallback ``[-1, 1]``)."""
+        self.target_range_ = (mid - half, mid + half)
+        if released is None:
+            return
+        from noisygd.mechanisms.target_range import TARGET_RANGE_SHARE
+
+        self.fit_info_["target_range"] = {
+            "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
+            "rule": "per sign, the upper edge 2^(k+1) of the highest binary-exponent bin "
+                    "whose noisy count reaches z sigma (z: at most 0.001 chance that any "
+                    "empty bin does); [-1, 1] where no bin does "
+                    "(noisygd.mechanisms.target_range)",
+            "event": self._target_range_event()[1].describe(),
+            "released": (released.low, released.high) if released.resolved else None,
+            "threshold": released.threshold, "noise_std": released.noise_std,
+            "resolved": released.resolved}
+        if not released.resolved:
+            warnings.warn(
+                f"{type(self).__name__}: the private target range resolved no bin (too few "
+                "rows against its noise at this epsilon), so the targets were clipped to "
+                f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
+                "target_range=(low, high) (a public range of the targets)", UserWarning,
+                stacklevel=4)
+
+    def _warn_fallback_target_range(self) -> None:
+        """Warn, before any data is read, where no target range is declared and none will be
+        released (public facts only): the targets are clipped to ``[-1, 1]``."""
+        if self._declared_target_centre_half() is not None or self._uses_private_target_range():
+            return
+        warnings.warn(
+            f"{type(self).__name__}: no target_range or target_bound is declared and this fit "
+            "does not release a private target range (target_range_share=0, tune=True, "
+            "secure=True, rows in a Dask collection, a method that does not compose with a "
+            "prior release, or a budget too small for it), so the targets are clipped to "
+            f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
+            "target_range=(low, high) (a public range of the targets)", UserWarning,
+            stacklevel=4)
 
     def _add_target_centre(self, mid: float) -> None:
         """Map the fitted intercept back to the targets' scale: ``b + m + s``, with ``m`` the
@@ -121,10 +214,30 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         """``(m, h)``: targets are clipped to ``[m - h, m + h]`` and fitted as ``y - m``.
 
         ``target_range=(low, high)`` gives ``m = (low + high)/2``, ``h = (high - low)/2``;
-        else ``m = 0`` and ``h = target_bound``. Public by declaration.
+        else ``target_bound`` gives ``m = 0`` and ``h = target_bound`` (public by
+        declaration); else, during a fit, the released private target range once released
+        (public: post-processing of its release); else, after a fit, ``target_range_``; else
+        :data:`FALLBACK_TARGET_BOUND`.
         """
-        t = check_positive("target_bound", self.target_bound)
+        declared = self._declared_target_centre_half()
+        if declared is not None:
+            return declared
+        released = self.__dict__.get("_released_target_range")
+        if released is not None and released.resolved:
+            return released.centre_half(symmetric=not self.fit_intercept)
+        fitted = self.__dict__.get("target_range_")
+        if fitted is not None and released is None:
+            low, high = fitted
+            return (low + high) / 2.0, (high - low) / 2.0
+        return 0.0, FALLBACK_TARGET_BOUND
+
+    def _declared_target_centre_half(self) -> tuple[float, float] | None:
+        """``(m, h)`` of the declared ``target_range`` or ``target_bound``; None where
+        neither is declared."""
         if getattr(self, "target_range", None) is None:
+            if self.target_bound is None:
+                return None
+            t = check_positive("target_bound", self.target_bound)
             return 0.0, t
         try:
             low, high = (float(v) for v in self.target_range)
@@ -139,15 +252,112 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
     def _pre_release(self) -> Any:
         """The events of the releases this fit makes before its run, in order (public facts
-        only): the private feature range, centre and per-feature scale when the centre is
-        released (:meth:`_uses_private_conditioning`), then the model's later releases
+        only): the private target range (:meth:`_uses_private_target_range`), the private
+        feature range, centre and per-feature scale when the centre is released
+        (:meth:`_uses_private_conditioning`), then the model's later releases
         (:meth:`_releases_after_conditioning`: ``DPLinearRegression``'s residual scale)."""
         from noisygd.accounting.events import Composed
 
-        events = self._conditioning_events()
-        events.extend(self._releases_after_conditioning())
+        events = self._events_after_target_range()
+        if self._uses_private_target_range():
+            events.insert(0, self._target_range_event()[1])
         return None if not events else events[0] if len(events) == 1 else Composed(
             tuple(events))
+
+    def _events_after_target_range(self) -> list[Any]:
+        """The events of the releases made after the private target range (public facts
+        only): the private conditioning's, then the model's later releases."""
+        events = self._conditioning_events()
+        events.extend(self._releases_after_conditioning())
+        return events
+
+    def _share_of_target_range(self) -> float:
+        """``target_range_share`` as a number (``"auto"``: the module's
+        :data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`)."""
+        from noisygd.mechanisms.target_range import TARGET_RANGE_SHARE
+
+        return self._declared_share("target_range_share", TARGET_RANGE_SHARE)
+
+    def _target_range_event(self) -> tuple[float, Any]:
+        r"""``(sigma, event)`` of the private target range's release (public facts only):
+        :math:`\mu_t = \sqrt{f_t}\,\mu`, :math:`\sigma = \Delta_t/\mu_t` on every count,
+        :math:`\Delta_t` the histogram's exact sensitivity
+        (:func:`~noisygd.mechanisms.target_range.target_range_sensitivity`: 1 under
+        add/remove, :math:`\sqrt2` under replace-one)."""
+        from noisygd.accounting.calibration import calibrate_mu
+        from noisygd.accounting.events import Gaussian
+        from noisygd.mechanisms.target_range import target_range_sensitivity
+
+        rel = Neighbouring(self.neighbouring)
+        mu_t = math.sqrt(self._share_of_target_range()) * calibrate_mu(
+            float(self.epsilon), float(self.delta))
+        exact = target_range_sensitivity(rel is Neighbouring.REPLACE_ONE)
+        sens = rel.clipped_sum_sensitivity
+        return exact / mu_t, Gaussian(sens / mu_t, sens, rel)
+
+    def _uses_private_target_range(self) -> bool:
+        """Whether this fit first releases the private target range (class doc,
+        ``target_range_share``; public facts only): neither ``target_range`` nor
+        ``target_bound`` declared, a positive share, rows in memory, not tuned and not
+        secure, a method that clips and composes with a prior release and, with ``"auto"``,
+        a budget that pays for it with the later releases and the fit."""
+        if (self._declared_target_centre_half() is not None
+                or self._share_of_target_range() <= 0.0
+                or not self.__dict__.get("_rows_in_memory", True)
+                or self.tune or self.secure or "_clip_factor" in self.__dict__):
+            return False
+        solver = self._solver
+        if not (solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)):
+            return False
+        return self._budget_pays("target_range_share", (
+            self._target_range_event()[1], *self._events_after_target_range()))
+
+    def _with_target_range(self, X: Any, targets: list[Any], stages: list[PreRelease],
+                           reads: list[Any] | None, built: list[Any]
+                           ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
+        r"""The pre-release ``stages`` with the private target range's stage first where it
+        is released (:meth:`_uses_private_target_range`; release stream
+        :data:`TARGET_RANGE_CHILD`), and the oracles the first stage reads.
+
+        Its statistic is :func:`~noisygd.mechanisms.target_range.target_histogram` of the
+        raw targets; its post-processing sets the released range, clips the targets to it
+        (``targets`` is changed in place: the later stages' post-processing builds its
+        oracles from it) and hands the next stage what it reads: ``reads``, the private
+        conditioning's oracles (row sums of ``X`` only, so the targets they were built with
+        do not matter), or where ``reads`` is None the fit's oracles, built here and put in
+        ``built`` (for the residual scale's post-processing)."""
+        if not self._uses_private_target_range():
+            return (tuple(stages), reads if reads is not None else built) if stages else None
+        from noisygd.mechanisms.target_range import (
+            target_histogram,
+            target_range_from_release,
+            target_range_sensitivity,
+        )
+
+        raw_targets = self.__dict__["_raw_targets"]
+        sigma, event = self._target_range_event()
+        rng = self._release_rng(self.random_state, child=TARGET_RANGE_CHILD)
+
+        def then(released: Any) -> PreparedFit:
+            self._released_target_range = released
+            mid, half = self._target_centre_half()
+            targets[:] = [np.clip(raw_targets - mid, -half, half)]
+            if reads is not None:
+                return PreparedFit(list(reads), None)
+            built[:] = self._oracles(X, targets)
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+
+        stage = PreRelease("target_range", event, (), sigma, rng, then,
+                           description="counts of the nonzero targets by sign and binary "
+                                       "exponent (a row adds <= 1)",
+                           statistic=lambda: target_histogram(raw_targets), statistic_terms=1,
+                           statistic_sensitivity=target_range_sensitivity(
+                               Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE),
+                           reduce=lambda noisy: target_range_from_release(noisy, sigma))
+        # what fit_private checks before the first stage (its statistic reads the targets):
+        # the first row only, so that no pass over X is spent on them
+        first = self._oracles(X[:1], [t[:1] for t in targets])
+        return (stage, *stages), first
 
     def _uses_private_conditioning(self) -> bool:
         """Whether this fit first releases the private centre (``DPLinearRegression``'s
@@ -178,13 +388,15 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
     def _pre_release_stage(self, X: Any, targets: list[Any]
                            ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
-        """The private feature range, centre and per-feature scale as the fit's pre-release
-        stages when the centre is released (:meth:`_conditioning_stages`, release streams
-        from child 1), else None; ``DPLinearRegression`` adds its residual scale."""
-        if not self._uses_private_conditioning():
-            return None
-        stages, raw, _ = self._conditioning_stages(X, targets, child=1)
-        return tuple(stages), raw
+        """The private target range (:meth:`_with_target_range`), then the private feature
+        range, centre and per-feature scale when the centre is released
+        (:meth:`_conditioning_stages`, release streams from child 1) as the fit's
+        pre-release stages, else None; ``DPLinearRegression`` adds its residual scale."""
+        stages: list[PreRelease] = []
+        raw = None
+        if self._uses_private_conditioning():
+            stages, raw, _ = self._conditioning_stages(X, targets, child=1)
+        return self._with_target_range(X, targets, stages, raw, [])
 
     def predict(self, X: Any) -> np.ndarray:
         r"""Predicted targets: the linear scores projected onto the declared target range
@@ -268,7 +480,7 @@ class DPHuberRegressor(_DPRegressor):
         l2: float | None = None,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
-        target_bound: float = 1.0,
+        target_bound: float | None = None,
         target_range: Any = None,
         clip_predictions: bool = True,
         clip: float | None = None,
@@ -288,10 +500,12 @@ class DPHuberRegressor(_DPRegressor):
         conditioning_share: float | str = DEFAULT_CONDITIONING_SHARE,
         feature_scale_share: float | str = DEFAULT_FEATURE_SCALE_SHARE,
         feature_range_share: float | str = DEFAULT_FEATURE_RANGE_SHARE,
+        target_range_share: float | str = DEFAULT_TARGET_RANGE_SHARE,
     ) -> None:
         self.conditioning_share = conditioning_share
         self.feature_scale_share = feature_scale_share
         self.feature_range_share = feature_range_share
+        self.target_range_share = target_range_share
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -562,7 +776,7 @@ class DPLinearRegression(_DPRegressor):
         l2: float | None = None,
         fit_intercept: bool = True,
         row_norm_bound: float = 1.0,
-        target_bound: float = 1.0,
+        target_bound: float | None = None,
         target_range: Any = None,
         clip_predictions: bool = True,
         radius: float | None = None,
@@ -584,10 +798,12 @@ class DPLinearRegression(_DPRegressor):
         conditioning_share: float | str = DEFAULT_CONDITIONING_SHARE,
         feature_scale_share: float | str = DEFAULT_FEATURE_SCALE_SHARE,
         feature_range_share: float | str = DEFAULT_FEATURE_RANGE_SHARE,
+        target_range_share: float | str = DEFAULT_TARGET_RANGE_SHARE,
     ) -> None:
         self.conditioning_share = conditioning_share
         self.feature_scale_share = feature_scale_share
         self.feature_range_share = feature_range_share
+        self.target_range_share = target_range_share
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -772,12 +988,16 @@ class DPLinearRegression(_DPRegressor):
         (the served rows, centred at the released centre when there is one, and the clipped
         targets), then that oracle with the targets shifted to the released mean and the
         clip at the released scales. Each stage reads the first oracle of the previous
-        one's post-processing (:func:`~noisygd.training.fit_private`)."""
+        one's post-processing (:func:`~noisygd.training.fit_private`). The private target
+        range comes first where it is released (:meth:`_with_target_range`): the half-range
+        ``h`` is read when the scale's stage runs."""
         stages: list[PreRelease] = []
+        raw: list[Any] | None = None
+        built: list[Any] = []
         if self._uses_private_conditioning():  # its own streams, apart from the scale's
             stages, raw, built = self._conditioning_stages(X, targets, child=1)
         if not self._uses_private_scale():
-            return (tuple(stages), raw) if stages else None
+            return self._with_target_range(X, targets, stages, raw, built)
         if self.secure:
             from noisygd.mechanisms.secure import SecureRandom
 
@@ -785,11 +1005,15 @@ class DPLinearRegression(_DPRegressor):
         else:
             rng = self._release_rng(self.random_state)
         sigma, event = self._scale_event(rng)
-        if not stages:  # the scale reads the fit's own oracles
-            built = raw = self._oracles(X, targets)
-        h = self._target_centre_half()[1]
+        ranged = self._uses_private_target_range()
+        if raw is None and not ranged:  # the scale reads the fit's own oracles
+            built = self._oracles(X, targets)  # (with the target range: built after it)
+
+        def half() -> float:
+            return self._target_centre_half()[1]
 
         def then(noisy: np.ndarray) -> PreparedFit:
+            h = half()
             self._scales = residual_scales_from_release(noisy, sigma, self._SCALE_Z)
             runs = list(built)  # the oracles this stage read (the centre's, if released)
             if self.fit_intercept:  # start at the released mean (class doc, "Target centre")
@@ -800,10 +1024,10 @@ class DPLinearRegression(_DPRegressor):
                                self._released_facts(X.shape[1]))
 
         stages.append(PreRelease("target_scale", event, SCALE_SUM_NAMES, sigma, rng, then,
-                                 target_half_range=h,
+                                 target_half_range=half,
                                  description="(1, t, t^2, u), t = clip((y - m)/h, -1, 1), "
                                              "u = min(||x - c||^2/R^2, 1)"))
-        return tuple(stages), raw
+        return self._with_target_range(X, targets, stages, raw, built)
 
     def _released_facts(self, n_features: int) -> ReleasedFacts | None:
         r"""What the private scales tell the planner (class doc, "Released smoothness and

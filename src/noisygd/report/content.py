@@ -340,7 +340,8 @@ def _estimator_statements(est: Any, info: Mapping[str, Any] | None) -> dict[str,
 
 
 #: Plain names of the estimators' pre-release stages (``fit_info_["pre_releases"]``).
-PRE_RELEASE_NAMES = {"feature_range": "the private feature range",
+PRE_RELEASE_NAMES = {"target_range": "the private target range",
+                     "feature_range": "the private feature range",
                      "conditioning": "the private centre and row scale",
                      "feature_scale": "the private per-feature scale",
                      "target_scale": "the private target and residual scales"}

@@ -1,0 +1,185 @@
+r"""The private target range: a paid range for regression targets nobody bounded.
+
+A regressor clips its targets to a range :math:`[m - h, m + h]` and fits them centred at
+:math:`m`; every constant of the fit (the clip, the Huber threshold, the planned ridge, the
+prediction's projection) is in units of :math:`h`. A user who declares neither
+``target_range`` nor ``target_bound`` and hands in targets in their own units (hourly bike
+rentals near 500, a bill near :math:`10^5`, wine quality near 6) used to get the fixed range
+:math:`[-1, 1]`: every target clipped to one of its ends, and a test :math:`R^2` far below
+the constant predictor's (-1.06, -0.67 and -29.4 on ``benchmarks/bench_raw_tables.py``'s
+three regression tables at epsilon 1), with no sign of it. This release measures the range
+instead, from a declared share of the budget.
+
+**The release.** The histogram of the targets by sign and binary exponent, with a bin for
+zero: target :math:`y_i` adds 1 to the zero bin when :math:`y_i = 0`, else to bin
+:math:`(\operatorname{sign} y_i, k)` with :math:`2^k < |y_i| \le 2^{k+1}` (upper-closed,
+so that a target at a power of two, the common bound 1.0 of a proportion or a score, sets
+the range's end at itself rather than at twice it), :math:`k` clipped to
+:data:`~noisygd.mechanisms.feature_range.EXPONENTS` (the public grid of the private feature
+range). A row adds exactly one count, so under add/remove the counts move by one unit vector
+(L2 sensitivity 1) and under replace-one by :math:`e_a - e_b` (:math:`\sqrt2`,
+:func:`target_range_sensitivity`; both reached). The Gaussian mechanism with
+:math:`\sigma = \Delta/\mu_t` is exactly :math:`\mu_t`-GDP (Dong, Roth and Su 2022, Thm
+2.7), :math:`\mu_t = \sqrt{f_t}\,\mu` with ``f_t`` the declared share
+(:data:`TARGET_RANGE_SHARE`).
+
+**Post-processing** (:func:`target_range_from_release`). A bin is occupied when its noisy
+count reaches :math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2K + 1))` over the
+:math:`2K + 1` bins (Bonferroni: at most :math:`\alpha` =
+:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY` chance that any empty bin
+passes). The range is the hull of the occupied bins on the real line: from the lower end of
+the lowest (:math:`-2^{k+1}` for a negative bin, :math:`2^k` for a positive one, 0 for the
+zero bin) to the upper end of the highest. It is a robust range, within a factor 2 of the
+targets' extremes, that may leave out tails of fewer than about :math:`z\sigma` targets per
+bin (clipped to it, as a declared range clips them). Targets near 5 500 give
+:math:`[4096, 8192]`, proportions in :math:`(0.5, 1]` give :math:`[0.5, 1]`; a range anchored
+at 0 (the first version: the highest bin of each sign, 0 as the other end) gave
+:math:`[0, 8192]` and :math:`[0, 2]`, and the fit's noise, which scales with the range's
+half-width, 2 to 8 times larger (``experiments/target_range.py``). Where no bin is occupied,
+or only the zero bin, nothing is resolved and the caller keeps its fallback.
+
+A false occupied bin far from the targets would widen the range, and the fit's noise with
+it, by orders of magnitude, which is why the occupancy level is the feature range's
+:math:`10^{-3}` and not a conventional 0.05. Finer bins (quarter and eighth octaves, alone or
+refining the octaves' ends) resolved nothing at small ``n`` (scikit-learn's diabetes set,
+353 rows, at epsilon 1) or clipped the targets too tightly; measured and not adopted
+(docs/estimators.md, "Private target range").
+
+Why written here rather than taken from a library: as for
+:mod:`noisygd.mechanisms.feature_range` (whose histogram this reuses), dp_accounting accounts
+for the Gaussian mechanism but releases nothing, and diffprivlib computes bounds it is not
+given from the data, with a ``PrivacyLeakWarning``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from noisygd._checks import check_positive
+from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
+
+__all__ = [
+    "TARGET_RANGE_SHARE",
+    "PrivateTargetRange",
+    "target_bin_index",
+    "target_histogram",
+    "target_histogram_size",
+    "target_occupancy_threshold",
+    "target_range_from_release",
+    "target_range_sensitivity",
+]
+
+#: The declared share of the Gaussian-DP budget :math:`\mu^2` spent on the release (a
+#: budget split, like the private feature range's 0.05; a public constant).
+TARGET_RANGE_SHARE = 0.05
+
+
+def _bins() -> int:
+    return EXPONENTS[1] - EXPONENTS[0] + 1
+
+
+def target_histogram_size() -> int:
+    """The length of :func:`target_histogram`'s vector: :math:`2K + 1` (the zero bin, then
+    the positive targets' ``K`` bins, then the negative targets')."""
+    return 2 * _bins() + 1
+
+
+def target_bin_index(y: np.ndarray) -> np.ndarray:
+    r"""Each target's bin (module doc): 0 for a zero target, :math:`1 + (k - k_{\min})` for
+    a positive one and :math:`1 + K + (k - k_{\min})` for a negative one, with
+    :math:`2^k < |y| \le 2^{k+1}` (``frexp``: :math:`|y| = m 2^e`, :math:`m \in [1/2, 1)`,
+    so :math:`k = e - 1`, or :math:`e - 2` at an exact power of two), clipped to
+    :data:`~noisygd.mechanisms.feature_range.EXPONENTS`. Raises ``ValueError`` on NaN or
+    infinite targets."""
+    values = np.asarray(y, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("the targets hold NaN or infinite values")
+    mantissa, exponent = np.frexp(np.abs(values))
+    k = exponent.astype(np.int64) - 1 - (mantissa == 0.5)
+    k = np.clip(k, EXPONENTS[0], EXPONENTS[1]) - EXPONENTS[0]
+    index = 1 + k + _bins() * (values < 0)
+    return np.where(values == 0, 0, index)
+
+
+def target_histogram(y: np.ndarray) -> np.ndarray:
+    r"""What the release adds its noise to (module doc): the counts of the targets in the
+    zero bin and by sign and binary exponent (shape :math:`(2K + 1,)`, float64; layout of
+    :func:`target_bin_index`). **Not private.** Raises ``ValueError`` on NaN or infinite
+    targets."""
+    return np.bincount(target_bin_index(y), minlength=target_histogram_size()).astype(
+        np.float64)
+
+
+def target_range_sensitivity(replace_one: bool = False) -> float:
+    r"""The L2 sensitivity of :func:`target_histogram`: 1 under add/remove (one count
+    appears or disappears), :math:`\sqrt2` under replace-one (one count moves to another
+    bin); both reached."""
+    return math.sqrt(2.0) if replace_one else 1.0
+
+
+def target_occupancy_threshold(sigma: float, failure: float = FALSE_OCCUPANCY) -> float:
+    r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2K + 1))`: the noisy count at which
+    a bin of the target histogram is read as occupied (module doc)."""
+    from scipy.stats import norm
+
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    return float(norm.isf(failure / target_histogram_size())) * check_positive("sigma", sigma)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateTargetRange:
+    r"""What :func:`target_range_from_release` computes (post-processing of the release).
+
+    Attributes
+    ----------
+    low, high : float
+        The released range (module doc); ``0, 0`` when nothing is resolved.
+    resolved : bool
+        Whether the occupied bins span a range of positive width.
+    threshold : float
+        :math:`z\sigma`, the count a bin needed.
+    noise_std : float
+        :math:`\sigma` of each released count.
+    """
+
+    low: float
+    high: float
+    resolved: bool
+    threshold: float
+    noise_std: float
+
+    def centre_half(self, symmetric: bool = False) -> tuple[float, float]:
+        """``(m, h)`` of the range: its midpoint and half-width, or with ``symmetric``
+        (a fit without an intercept) ``(0, max(|low|, |high|))``."""
+        if symmetric:
+            return 0.0, max(-self.low, self.high)
+        return (self.low + self.high) / 2.0, (self.high - self.low) / 2.0
+
+
+def target_range_from_release(noisy: np.ndarray, sigma: float,
+                              failure: float = FALSE_OCCUPANCY) -> PrivateTargetRange:
+    r"""The released range from the noisy histogram ``noisy`` (:func:`target_histogram`'s
+    vector plus Gaussian noise of standard deviation ``sigma``; module doc): the hull of
+    the occupied bins. Post-processing: public."""
+    K = _bins()
+    counts = np.asarray(noisy, dtype=np.float64).reshape(-1)
+    if counts.size != target_histogram_size():
+        raise ValueError(f"noisy must hold {target_histogram_size()} counts (the zero bin "
+                         f"and 2 signs x {K} exponents)")
+    threshold = target_occupancy_threshold(sigma, failure)
+    occupied = counts >= threshold
+    ends = [(0.0, 0.0)] if occupied[0] else []
+    for j in np.flatnonzero(occupied[1:K + 1]):  # (2^k, 2^(k+1)]
+        k = int(j) + EXPONENTS[0]
+        ends.append((math.ldexp(1.0, k), math.ldexp(1.0, k + 1)))
+    for j in np.flatnonzero(occupied[K + 1:]):  # [-2^(k+1), -2^k)
+        k = int(j) + EXPONENTS[0]
+        ends.append((-math.ldexp(1.0, k + 1), -math.ldexp(1.0, k)))
+    if not ends:
+        return PrivateTargetRange(0.0, 0.0, False, threshold, float(sigma))
+    low, high = min(a for a, _ in ends), max(b for _, b in ends)
+    return PrivateTargetRange(low, high, high > low, threshold, float(sigma))

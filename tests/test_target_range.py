@@ -1,0 +1,270 @@
+"""The private target range (noisygd.mechanisms.target_range) and its stage in the
+regressors' default fit."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from noisygd.accounting.calibration import calibrate_mu
+from noisygd.accounting.events import Gaussian, Neighbouring
+from noisygd.accounting.gdp import gaussian_mu
+from noisygd.estimators import (
+    FALLBACK_TARGET_BOUND,
+    DPHuberRegressor,
+    DPLinearRegression,
+)
+from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
+from noisygd.mechanisms.target_range import (
+    TARGET_RANGE_SHARE,
+    PrivateTargetRange,
+    target_bin_index,
+    target_histogram,
+    target_histogram_size,
+    target_occupancy_threshold,
+    target_range_from_release,
+    target_range_sensitivity,
+)
+
+K = EXPONENTS[1] - EXPONENTS[0] + 1
+
+
+def _brute_histogram(y: np.ndarray) -> np.ndarray:
+    """Target by target, with log2 (independent of the frexp path): the zero bin, then
+    (2^k, 2^(k+1)] by sign."""
+    out = np.zeros(1 + 2 * K)
+    for v in y:
+        if v == 0:
+            out[0] += 1
+            continue
+        k = min(max(math.ceil(math.log2(abs(v))) - 1, EXPONENTS[0]), EXPONENTS[1])
+        out[1 + (k - EXPONENTS[0]) + K * int(v < 0)] += 1
+    return out
+
+
+def _table(n: int = 3000, seed: int = 0, offset: float = 750.0, scale: float = 100.0
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Targets in their own units, nobody bounded them: ``offset + scale tanh(signal)`` plus
+    a little noise (by default all in (620, 880), inside the bin (512, 1024])."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    y = offset + scale * np.tanh(X[:, 0] - 0.5 * X[:, 1]) + 0.2 * scale * np.clip(
+        rng.standard_normal(n), -1.0, 1.0)
+    return X, y
+
+
+# ------------------------------------------------------------------ the statistic
+def test_histogram_equals_the_target_by_target_count():
+    rng = np.random.default_rng(1)
+    y = np.concatenate([rng.normal(0, 10, 200) * 10.0 ** rng.integers(-3, 4, 200),
+                        [0.0, -0.0, 1.0, -1.0, 0.5, 2.0 ** 40, 2.0 ** 45, 2.0 ** -31, 1e-300]])
+    assert target_histogram(y).tolist() == _brute_histogram(y).tolist()
+    assert target_histogram(y).size == target_histogram_size() == 2 * K + 1
+    # upper-closed: 1.0 in (1/2, 1], 0.5 in (1/4, 1/2], -1.0 in [-1, -1/2); zeros apart
+    index = target_bin_index(np.array([1.0, 0.5, -1.0, 0.0, 1.5]))
+    assert index.tolist() == [1 - 1 - EXPONENTS[0], 1 - 2 - EXPONENTS[0],
+                              1 + K - 1 - EXPONENTS[0], 0, 1 - EXPONENTS[0]]
+
+
+def test_histogram_refuses_non_finite_targets():
+    for bad in (np.nan, np.inf, -np.inf):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            target_histogram(np.array([1.0, bad]))
+
+
+def test_one_row_moves_the_histogram_by_its_sensitivity():
+    # brute force over neighbours: adding/removing a target moves the counts by a unit
+    # vector (or nothing, a zero target); replacing one by e_a - e_b (or nothing)
+    y = np.array([3.0, -0.5, 700.0, 0.0])
+    base = target_histogram(y)
+    values = [0.0, 3.5, -0.2, 1e6, -1e-12]
+    for v in values:
+        added = target_histogram(np.append(y, v))
+        assert np.linalg.norm(added - base) <= target_range_sensitivity() + 1e-12
+    worst = 0.0
+    for i, v in itertools.product(range(y.size), values):
+        replaced = y.copy()
+        replaced[i] = v
+        worst = max(worst, float(np.linalg.norm(target_histogram(replaced) - base)))
+    assert worst == pytest.approx(target_range_sensitivity(replace_one=True))  # reached
+    assert target_range_sensitivity() == 1.0
+
+
+# ------------------------------------------------------------------ post-processing
+def test_range_from_an_exact_release():
+    y = np.concatenate([np.full(80, 700.0), np.full(80, -3.0), np.full(5, 1e6)])
+    released = target_range_from_release(target_histogram(y), sigma=2.0)
+    # 700 in (512, 1024]; -3 in [-4, -2); the 5 targets near 1e6 under the threshold
+    # z sigma = 8.7: the hull [-4, 1024]
+    assert released.resolved and (released.low, released.high) == (-4.0, 1024.0)
+    assert released.threshold == pytest.approx(
+        2.0 * norm.isf(FALSE_OCCUPANCY / (2 * K + 1)))
+    assert released.centre_half() == (510.0, 514.0)
+    assert released.centre_half(symmetric=True) == (0.0, 1024.0)
+
+
+@pytest.mark.parametrize(("targets", "expected"), [
+    (np.full(50, 6.0), (4.0, 8.0)),
+    (np.full(50, -6.0), (-8.0, -4.0)),
+    (np.full(50, 1.0), (0.5, 1.0)),  # a power of two is its bin's upper end
+    (np.concatenate([np.full(50, 0.0), np.full(50, 6.0)]), (0.0, 8.0)),  # the zero bin
+    (np.concatenate([np.full(50, 5000.0), np.full(50, 6000.0)]), (4096.0, 8192.0)),
+])
+def test_the_range_is_the_hull_of_the_occupied_bins(targets, expected):
+    released = target_range_from_release(target_histogram(targets), sigma=1.0)
+    assert released.resolved and (released.low, released.high) == expected
+
+
+def test_nothing_occupied_or_only_zeros_is_not_resolved():
+    released = target_range_from_release(np.zeros(2 * K + 1), sigma=1.0)
+    assert not released.resolved and (released.low, released.high) == (0.0, 0.0)
+    assert isinstance(released, PrivateTargetRange)
+    zeros = target_range_from_release(target_histogram(np.zeros(50)), sigma=1.0)
+    assert not zeros.resolved
+
+
+def test_release_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="counts"):
+        target_range_from_release(np.zeros(2 * K), sigma=1.0)
+    with pytest.raises(ValueError, match="failure"):
+        target_occupancy_threshold(1.0, failure=0.0)
+
+
+def test_false_occupancy_rate_is_at_most_its_level():
+    # pure noise: the chance that any bin is read as occupied is at most the level
+    # (Bonferroni over the 2K + 1 bins). 400 draws at 0.05: Binomial(400, <= 0.05),
+    # P(> 35) < 1e-3 (this test's false-failure rate); 4000 draws at the default 1e-3:
+    # P(Binomial(4000, <= 1e-3) > 13) < 1e-3
+    rng = np.random.default_rng(5)
+    sigma = 3.0
+    for level, draws, most in ((0.05, 400, 35), (FALSE_OCCUPANCY, 4000, 13)):
+        false = 0
+        for _ in range(draws):
+            noise = rng.normal(0.0, sigma, 2 * K + 1)
+            released = target_range_from_release(noise, sigma, failure=level)
+            occupied = bool(np.any(noise >= released.threshold))
+            assert released.threshold == target_occupancy_threshold(sigma, level)
+            assert not released.resolved or occupied
+            false += occupied
+        assert false <= most, (level, false)
+
+
+# ------------------------------------------------------------------ in the estimators
+def test_default_fit_releases_the_range_first_and_composes_it():
+    X, y = _table()
+    model = DPLinearRegression(epsilon=1.0, random_state=0, n_samples_public=len(y)).fit(X, y)
+    first = model.privacy_.event.events[0]
+    mu = calibrate_mu(1.0, 1e-5)
+    assert isinstance(first, Gaussian) and first.relation is Neighbouring.ADD_REMOVE
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
+    report = model.fit_info_["target_range"]
+    assert report["resolved"] and report["released"] == (512.0, 1024.0)
+    assert model.target_range_ == (512.0, 1024.0)
+    assert report["noise_std"] == pytest.approx(1.0 / (math.sqrt(TARGET_RANGE_SHARE) * mu))
+    assert model.fit_info_["pre_releases"][0]["name"] == "target_range"
+    predictions = model.predict(X)
+    assert predictions.min() >= 512.0 and predictions.max() <= 1024.0
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
+def test_targets_in_their_units_are_learnt_and_were_crushed_before(cls):
+    # before the release the default clipped these targets to [-1, 1] silently
+    X, y = _table(n=4000)
+    Xt, yt = _table(n=2000, seed=1)
+
+    def r2(model):
+        return 1.0 - np.mean((model.predict(Xt) - yt) ** 2) / np.var(yt)
+
+    released = cls(epsilon=1.0, random_state=0).fit(X, y)
+    declared = cls(epsilon=1.0, random_state=0, target_range=(0.0, 1024.0)).fit(X, y)
+    with pytest.warns(UserWarning, match=r"clipped to \[-1, 1\]"):
+        fallback = cls(epsilon=1.0, random_state=0, target_range_share=0.0).fit(X, y)
+    from sklearn.linear_model import LinearRegression
+
+    ceiling = r2(LinearRegression().fit(X, y))
+    assert r2(released) > 0.9 * ceiling and r2(declared) > 0.9 * ceiling
+    # the release costs 5% of the budget, and its range (512, 1024] is tighter
+    assert r2(released) > r2(declared) - 0.02
+    assert r2(fallback) < 0.0  # below the constant predictor
+    assert fallback.target_range_ == (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)
+    assert "target_range" not in fallback.fit_info_
+
+
+def test_a_declared_range_or_bound_releases_nothing():
+    X, y = _table(n=1000, scale=0.2, offset=0.0)  # in [-1, 1]
+    for kw in ({"target_range": (-1.0, 1.0)}, {"target_bound": 1.0}):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*target_range.*")
+            model = DPLinearRegression(epsilon=1.0, random_state=0, **kw).fit(X, y)
+        assert "target_range" not in model.fit_info_
+        assert all(r["name"] != "target_range" for r in model.fit_info_["pre_releases"])
+        assert model.target_range_ == (-1.0, 1.0)
+
+
+def test_the_range_is_recorded_first_in_the_ledger(tmp_path):
+    X, y = _table(n=1500)
+    ledger = str(tmp_path / "ledger.db")
+    from noisygd.ledger import Ledger
+
+    with Ledger(ledger) as opened:
+        opened.set_budget("d", epsilon=4.0, delta=1e-5)
+    DPLinearRegression(epsilon=1.0, random_state=0, ledger=ledger, dataset="d").fit(X, y)
+    with Ledger(ledger) as opened:
+        names = [r.algorithm.split("/")[1] for r in opened.releases("d")]
+    assert names[0] == "target_range" and "target_scale" in names
+
+
+def test_same_seed_same_model_and_a_refit_releases_again():
+    X, y = _table(n=2000)
+    a = DPLinearRegression(epsilon=1.0, random_state=3).fit(X, y)
+    b = DPLinearRegression(epsilon=1.0, random_state=3).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
+    # a refit on targets 1000 times smaller releases its own range (not the earlier fit's)
+    a.fit(X, y / 1000.0)
+    assert a.target_range_ == (0.5, 1.0)
+
+
+def test_replace_one_draws_the_exact_noise():
+    X, y = _table(n=2000)
+    model = DPLinearRegression(epsilon=1.0, random_state=0, neighbouring="replace_one",
+                               n_samples_public=len(y)).fit(X, y)
+    mu = calibrate_mu(1.0, 1e-5)
+    first = model.privacy_.event.events[0]
+    assert first.relation is Neighbouring.REPLACE_ONE
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert model.fit_info_["target_range"]["noise_std"] == pytest.approx(
+        math.sqrt(2.0) / (math.sqrt(TARGET_RANGE_SHARE) * mu), rel=1e-9)
+
+
+def test_a_range_resolving_no_bin_warns_and_keeps_the_fallback():
+    X, y = _table(n=40)  # 40 targets against a threshold of ~ 80 counts at epsilon 1
+    with pytest.warns(UserWarning, match="resolved no bin"):
+        model = DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert not model.fit_info_["target_range"]["resolved"]
+    assert model.target_range_ == (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)
+
+
+def test_methods_that_cannot_compose_warn_and_keep_the_fallback():
+    X, y = _table(n=500, scale=0.2, offset=0.0)
+    with pytest.warns(UserWarning, match="does not release a private target range"):
+        model = DPLinearRegression(epsilon=1.0, random_state=0, method="ssp").fit(X, y)
+    assert model.target_range_ == (-1.0, 1.0)
+
+
+def test_without_an_intercept_the_range_is_symmetric():
+    X, y = _table(n=3000)
+    model = DPLinearRegression(epsilon=1.0, random_state=0, fit_intercept=False).fit(X, y)
+    assert model.target_range_ == (-1024.0, 1024.0)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 0.6, "some"])
+def test_share_is_validated(bad):
+    X, y = _table(n=200)
+    with pytest.raises((ValueError, TypeError), match="target_range_share"):
+        DPLinearRegression(target_range_share=bad).fit(X, y)
