@@ -547,11 +547,6 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     if args.target is None:
         raise CLIError("give --schema FILE (a schema of public bounds, see 'noisygd schema "
                        "draft'), or --target COLUMN for a table of numeric features")
-    if model_name != "logistic" and args.target_bound is None and dask_session is not None:
-        raise CLIError(f"--model {model_name} on a Dask cluster needs a public bound on the "
-                       "targets (the private target range is released from rows in memory "
-                       "only): give --target-bound B (targets are clipped to [-B, B]), or use "
-                       "--schema with [target] bounds = [low, high]")
     check_output_path(args.out, "--out")
     report_path = _report_path(args)
     cls = getattr(estimators, MODELS[model_name])

@@ -436,6 +436,36 @@ def test_linear_regression_scale_release_reads_no_rows_on_the_client(client, dat
     assert dk.privacy_.event == mem.privacy_.event
 
 
+@pytest.mark.parametrize("estimator", ["DPLinearRegression", "DPHuberRegressor"])
+def test_private_target_range_on_dask_equals_the_in_memory_fit(client, data, monkeypatch,
+                                                               estimator) -> None:
+    """With no target range declared, the private target range's histogram is summed over
+    the partitions on the cluster (no dask array pulled to the client) and the fit equals
+    the in-memory one: the same released range, model and event."""
+    from noisygd import estimators
+    from noisygd.oracles.dask import oracle_defaults
+
+    X, _ = data
+    target = 40.0 + 10.0 * (X[:, 0] - X[:, 2])  # in its own units: nothing declared
+    params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10}
+    cls = getattr(estimators, estimator)
+    mem = cls(**params).fit(X, target)
+
+    def pulled(self, *args, **kwargs):
+        raise AssertionError("a dask array was pulled to the client")
+
+    Xd, yd = _dask(X, target, 3)
+    monkeypatch.setattr(da.Array, "__array__", pulled)
+    with oracle_defaults(client=client):
+        dk = cls(**params).fit(Xd, yd)
+    assert mem.fit_info_["target_range"]["resolved"]
+    assert dk.fit_info_["target_range"] == mem.fit_info_["target_range"]
+    assert dk.target_range_ == mem.target_range_
+    assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
+    assert _close(np.atleast_1d(dk.intercept_), np.atleast_1d(mem.intercept_))
+    assert dk.privacy_.event == mem.privacy_.event
+
+
 def test_partitions_not_persisted_are_read_again_at_every_call(client, data,
                                                                 tmp_path) -> None:
     """``persist=False``: every call reads each partition again (a block map appends one

@@ -148,13 +148,9 @@ def fit_estimator(estimator: Any, X: Any, y: Any) -> Any:
         targets = _class_targets(est, y)
         est._store(est._fit_targets(X, targets, previewed))
         return est
-    mid, half = est._target_centre_half()
-    # the declared range's clip and centring: per-row maps, as in memory
-    y = da.clip(y.astype(np.float64) - mid, -half, half)  # shifted, then clipped (rounding)
-    est.__dict__.pop("_target_shift", None)
-    est._store(est._fit_targets(X, [y], previewed))
-    est._add_target_centre(mid)  # the estimator's own map (with any released target shift)
-    return est
+    # the range's clip and centring (declared, or the private target range): per-row maps,
+    # the estimator's own (as in memory)
+    return est._fit_clipped_targets(X, y.astype(np.float64), previewed, da.clip)
 
 
 def _class_targets(est: Any, y: Any) -> list[Any]:

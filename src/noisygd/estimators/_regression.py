@@ -65,8 +65,9 @@ _TARGET_DOC = """    target_bound : float, optional
         released range: the hull of the bins whose noisy counts pass the occupancy threshold
         (within a factor 2 of the targets' extremes). ``"auto"`` is 0.05
         (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method clips
-        and composes with a prior release, the rows are in memory, the fit is neither tuned
-        nor secure and the budget pays for it; recorded first in the ledger
+        and composes with a prior release, the fit is neither tuned nor secure and the budget
+        pays for it (rows in memory, or a Dask collection: the histogram is summed on the
+        cluster); recorded first in the ledger
         (``<Estimator>/target_range``), reported in ``fit_info_["target_range"]`` and used
         as ``target_range_``. Where it is not released, or resolves no bin (few rows against
         its noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a
@@ -90,7 +91,8 @@ TARGET_RANGE_CHILD = 6
 class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float | None
     _FIT_STATE: ClassVar[tuple[str, ...]] = (*_DPLinearModel._FIT_STATE,
-                                             "_released_target_range", "_raw_targets")
+                                             "_released_target_range", "_raw_targets",
+                                             "_clip_targets")
 
     def _fit(self, X: Any, y: Any) -> _DPRegressor:
         """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
@@ -106,35 +108,44 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         self._rows_in_memory = not is_dask_collection(X)  # metadata: where the range is counted
         self.__dict__.pop("target_range_", None)  # an earlier fit's (this one sets its own)
         self._start_fit()
-        if not self._rows_in_memory or self.tune:  # over a DaskOracle; a private selection
+        if not self._rows_in_memory:  # the same fit over a DaskOracle
+            return fit_estimator(self, X, y)
+        if self.tune:  # a private selection: the declared range, or the fallback
             self._warn_fallback_target_range()
-            out = fit_estimator(self, X, y) if not self._rows_in_memory else self._fit_tuned(
-                X, y)
-            mid, half = self._target_centre_half()  # declared, or the fallback
+            out = self._fit_tuned(X, y)
+            mid, half = self._target_centre_half()
             self.target_range_ = (mid - half, mid + half)
             return out
-        mid, half = self._target_centre_half()
         previewed = self._preview_ledger(X)  # notes X's shape, which the releases' rules read
         check_data(X, y, y_numeric=True)  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
+        return self._fit_clipped_targets(X, np.asarray(y, dtype=np.float64), previewed, np.clip)
+
+    def _fit_clipped_targets(self, X: Any, y: Any, previewed: Any, clip: Any) -> _DPRegressor:
+        """The fit of the validated targets ``y`` (float64; in memory or a Dask array, with
+        ``clip`` NumPy's or Dask's): clipped to the declared range, or to the private target
+        range once released (:meth:`_with_target_range`, which reads ``y`` itself), centred at
+        its midpoint; then ``target_range_``, ``fit_info_["target_range"]`` and the centre
+        added back to the intercept. The one home of this map, in memory and on Dask."""
         self._warn_fallback_target_range()
-        y = np.asarray(y, dtype=np.float64)
+        mid, half = self._target_centre_half()
         if self._uses_private_target_range():  # its release reads them, then clips them
             self._raw_targets = y
-        # Centring each target at the declared public range's midpoint and clipping it to
-        # the half-range are per-row maps (clipped after the shift, so that rounding can never
-        # put a target outside [-h, h]); with the private target range, again at the
-        # released one once it is released (:meth:`_with_target_range`).
-        y = np.clip(y - mid, -half, half)
+            self._clip_targets = clip
+        # Centring each target at the range's midpoint and clipping it to the half-range are
+        # per-row maps (clipped after the shift, so that rounding can never put a target
+        # outside [-h, h]); with the private target range, again at the released one once it
+        # is released (:meth:`_with_target_range`).
+        y = clip(y - mid, -half, half)
         self.__dict__.pop("_target_shift", None)
         try:
             fit = self._fit_targets(X, [y], previewed)
             mid, half = self._target_centre_half()
             released = self.__dict__.get("_released_target_range")
         finally:
-            self.__dict__.pop("_released_target_range", None)
-            self.__dict__.pop("_raw_targets", None)
+            for name in ("_released_target_range", "_raw_targets", "_clip_targets"):
+                self.__dict__.pop(name, None)
         self._store(fit)
         self._report_target_range(mid, half, released)
         self._add_target_centre(mid)
@@ -182,7 +193,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         warnings.warn(
             f"{type(self).__name__}: no target_range or target_bound is declared and this fit "
             "does not release a private target range (target_range_share=0, tune=True, "
-            "secure=True, rows in a Dask collection, a method that does not compose with a "
+            "secure=True, a method that does not compose with a "
             "prior release, or a budget too small for it), so the targets are clipped to "
             f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
             "target_range=(low, high) (a public range of the targets)", UserWarning,
@@ -298,12 +309,11 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
     def _uses_private_target_range(self) -> bool:
         """Whether this fit first releases the private target range (class doc,
         ``target_range_share``; public facts only): neither ``target_range`` nor
-        ``target_bound`` declared, a positive share, rows in memory, not tuned and not
-        secure, a method that clips and composes with a prior release and, with ``"auto"``,
-        a budget that pays for it with the later releases and the fit."""
+        ``target_bound`` declared, a positive share, not tuned and not secure, a method that
+        clips and composes with a prior release and, with ``"auto"``, a budget that pays for
+        it with the later releases and the fit (rows in memory or a Dask collection)."""
         if (self._declared_target_centre_half() is not None
                 or self._share_of_target_range() <= 0.0
-                or not self.__dict__.get("_rows_in_memory", True)
                 or self.tune or self.secure or "_clip_factor" in self.__dict__):
             return False
         solver = self._solver
@@ -330,33 +340,52 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             return (tuple(stages), reads if reads is not None else built) if stages else None
         from noisygd.mechanisms.target_range import (
             target_histogram,
+            target_histogram_size,
             target_range_from_release,
             target_range_sensitivity,
         )
 
-        raw_targets = self.__dict__["_raw_targets"]
+        raw_targets, clip = self.__dict__["_raw_targets"], self.__dict__["_clip_targets"]
         sigma, event = self._target_range_event()
         rng = self._release_rng(self.random_state, child=TARGET_RANGE_CHILD)
+
+        def statistic() -> np.ndarray:
+            if self.__dict__.get("_rows_in_memory", True):
+                return target_histogram(raw_targets)
+            from noisygd.oracles.dask import partition_sum  # summed on the cluster
+
+            return partition_sum(raw_targets[:, None], target_histogram,
+                                 target_histogram_size())
+
+        initial: list[Any] = []
 
         def then(released: Any) -> PreparedFit:
             self._released_target_range = released
             mid, half = self._target_centre_half()
-            targets[:] = [np.clip(raw_targets - mid, -half, half)]
+            targets[:] = [clip(raw_targets - mid, -half, half)]
             if reads is not None:
                 return PreparedFit(list(reads), None)
+            for oracle in initial:  # a DaskOracle's partitions, built for the checks only
+                getattr(oracle, "close", lambda: None)()
             built[:] = self._oracles(X, targets)
             return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
 
         stage = PreRelease("target_range", event, (), sigma, rng, then,
                            description="counts of the nonzero targets by sign and binary "
                                        "exponent (a row adds <= 1)",
-                           statistic=lambda: target_histogram(raw_targets), statistic_terms=1,
+                           statistic=statistic, statistic_terms=1,
                            statistic_sensitivity=target_range_sensitivity(
                                Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE),
                            reduce=lambda noisy: target_range_from_release(noisy, sigma))
         # what fit_private checks before the first stage (its statistic reads the targets):
-        # the first row only, so that no pass over X is spent on them
-        first = self._oracles(X[:1], [t[:1] for t in targets])
+        # on rows in memory the first row only, so that no pass over X is spent on them; on
+        # Dask the conditioning's (or, without it, the fit's) oracles, as built
+        if self.__dict__.get("_rows_in_memory", True):
+            first = self._oracles(X[:1], [t[:1] for t in targets])
+        elif reads is not None:
+            first = list(reads)
+        else:
+            first = initial[:] = self._oracles(X, targets)
         return (stage, *stages), first
 
     def _uses_private_conditioning(self) -> bool:
