@@ -456,10 +456,11 @@ class DPHuberRegressor(_DPRegressor):
         + _COMMON_DOC
         + r"""    threshold : float or "auto", default="auto"
         Huber threshold: quadratic for residuals below it, linear above. ``"auto"`` is the
-        targets' declared half-range :math:`h` (half of ``target_range``'s width, else
-        ``target_bound``; 1.0 when nothing is declared): public, and scale-equivariant (the
-        fit of :math:`cy` with the range :math:`c` times as wide is :math:`c` times the fit
-        of :math:`y`), where a fixed 1.0 ties the loss to the targets' units. Measured on
+        targets' half-range :math:`h` (half of ``target_range``'s width, else
+        ``target_bound``, else the private target range's; 1.0 in its fallback): public, and
+        scale-equivariant (the fit of :math:`cy` with the range :math:`c` times as wide is
+        :math:`c` times the fit of :math:`y`), where a fixed 1.0 ties the loss to the
+        targets' units. Measured on
         ``benchmarks/bench_raw_tables.py``'s raw regression tables at epsilon 1 (share of the
         non-private :math:`R^2`, 2 seeds; hourly bike rentals in [0, 1000], a credit bill in
         [0, 200 000], wine quality in [0, 10]): threshold 1 -0.42 / -0.98 / 0.07 (a median
