@@ -169,10 +169,10 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
         self.fit_info_["target_range"] = {
             "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
-            "rule": "per sign, the upper edge 2^(k+1) of the highest binary-exponent bin "
-                    "whose noisy count reaches z sigma (z: at most 0.001 chance that any "
-                    "empty bin does); [-1, 1] where no bin does "
-                    "(noisygd.mechanisms.target_range)",
+            "rule": "the hull of the occupied bins (a zero bin, and by sign the binary "
+                    "exponents (2^k, 2^(k+1)]); a bin is occupied when its noisy count "
+                    "reaches z sigma (z: at most 0.001 chance that any empty bin does); "
+                    "[-1, 1] where none spans a range (noisygd.mechanisms.target_range)",
             "event": self._target_range_event()[1].describe(),
             "released": (released.low, released.high) if released.resolved else None,
             "threshold": released.threshold, "noise_std": released.noise_std,
@@ -371,8 +371,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
 
         stage = PreRelease("target_range", event, (), sigma, rng, then,
-                           description="counts of the nonzero targets by sign and binary "
-                                       "exponent (a row adds <= 1)",
+                           description="counts of the targets in a zero bin and by sign "
+                                       "and binary exponent (a row adds 1)",
                            statistic=statistic, statistic_terms=1,
                            statistic_sensitivity=target_range_sensitivity(
                                Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE),
