@@ -22,8 +22,8 @@ predictor as 0).
 declared ``target_range`` computed from a noisy histogram drawn here (a release at the
 share's mu, noise of its own seed) and a fit at the budget less that share (mu^2 times
 0.95): ``anchored`` (octave bins, per sign the highest occupied bin's upper end and 0 as the
-other end: the first version), ``hull`` (the adopted rule: upper-closed octave bins, a zero
-bin, the hull of the occupied bins), ``quarter hull`` (the same on quarter-octave bins) and
+other end: the first version), ``hull`` (the adopted rule without its windows, which came
+after: upper-closed octave bins, a zero bin, the hull of the occupied bins), ``quarter hull`` (the same on quarter-octave bins) and
 ``eighth refine`` (octaves and eighth-octaves released together at sensitivity sqrt(2), the
 octave hull's end bins narrowed to the occupied eighth-octave bins inside them). Writes
 ``experiments/results/target_range_rules.{json,md}``.

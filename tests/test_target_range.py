@@ -21,6 +21,7 @@ from noisygd.estimators import (
 )
 from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
 from noisygd.mechanisms.target_range import (
+    MAX_WINDOW,
     TARGET_RANGE_SHARE,
     PrivateTargetRange,
     target_bin_index,
@@ -29,6 +30,7 @@ from noisygd.mechanisms.target_range import (
     target_occupancy_threshold,
     target_range_from_release,
     target_range_sensitivity,
+    window_threshold,
 )
 
 K = EXPONENTS[1] - EXPONENTS[0] + 1
@@ -103,7 +105,8 @@ def test_range_from_an_exact_release():
     # z sigma = 8.7: the hull [-4, 1024]
     assert released.resolved and (released.low, released.high) == (-4.0, 1024.0)
     assert released.threshold == pytest.approx(
-        2.0 * norm.isf(FALSE_OCCUPANCY / (2 * K + 1)))
+        2.0 * norm.isf(FALSE_OCCUPANCY / 2 / (2 * K + 1)))  # half the level: single bins
+    assert released.window == 1
     assert released.centre_half() == (510.0, 514.0)
     assert released.centre_half(symmetric=True) == (0.0, 1024.0)
 
@@ -118,6 +121,46 @@ def test_range_from_an_exact_release():
 def test_the_range_is_the_hull_of_the_occupied_bins(targets, expected):
     released = target_range_from_release(target_histogram(targets), sigma=1.0)
     assert released.resolved and (released.low, released.high) == expected
+
+
+def test_mass_spread_thin_over_adjacent_bins_is_read_in_windows():
+    # three adjacent positive bins, (4, 8], (8, 16], (16, 32], each 3.6 sigma: no single bin
+    # reaches z sigma (4.49), pairs of them (7.2 sigma) reach z_W sigma sqrt 2 (6.97):
+    # both windows of width 2 pass, and their hull spans the three bins
+    sigma = 1.0
+    noisy = np.zeros(2 * K + 1)
+    first = 1 + (2 - EXPONENTS[0])  # the bin (2^2, 2^3]
+    noisy[first:first + 3] = 3.6
+    assert 3.6 < target_occupancy_threshold(sigma)
+    assert 7.2 >= window_threshold(sigma, 2) and 3.6 * 2 < 2 * target_occupancy_threshold(sigma)
+    released = target_range_from_release(noisy, sigma)
+    assert released.resolved and released.window == 2
+    assert (released.low, released.high) == (4.0, 32.0)
+    # the same mass in single bins far above the threshold is read bin by bin
+    noisy[first:first + 3] = 10.0
+    assert target_range_from_release(noisy, sigma).window == 1
+    # the windows' threshold: z_W over every window of widths 2..MAX_WINDOW, times sqrt(w)
+    windows = sum(2 * (K - w + 1) for w in range(2, MAX_WINDOW + 1))
+    assert window_threshold(2.0, 3) == pytest.approx(
+        2.0 * math.sqrt(3) * norm.isf(FALSE_OCCUPANCY / 2 / windows))
+
+
+def test_few_targets_over_several_octaves_are_resolved_where_single_bins_are_not():
+    # 200 targets, 25 in each octave of (2^4, 2^12]: at sigma = 12 no bin alone reaches
+    # z sigma (54 counts); windows of several adjacent octaves do (exact counts: the rule,
+    # without the draw of its noise)
+    y = np.concatenate([np.full(25, 1.5 * 2.0 ** k) for k in range(4, 12)])
+    counts = target_histogram(y)
+    sigma = 12.0
+    assert counts.max() < target_occupancy_threshold(sigma)
+    released = target_range_from_release(counts, sigma)
+    width = released.window
+    assert released.resolved and 1 < width <= MAX_WINDOW
+    # the narrowest occupied width: no window narrower than it passes
+    assert 25.0 * (width - 1) < window_threshold(sigma, width - 1) or width == 2
+    assert 25.0 * width >= window_threshold(sigma, width)
+    # every occupied window lies inside the targets' octaves, and together they span them
+    assert (released.low, released.high) == (16.0, 4096.0)
 
 
 def test_nothing_occupied_or_only_zeros_is_not_resolved():
@@ -136,9 +179,10 @@ def test_release_of_the_wrong_length_is_refused():
 
 
 def test_false_occupancy_rate_is_at_most_its_level():
-    # pure noise: the chance that any bin is read as occupied is at most the level
-    # (Bonferroni over the 2K + 1 bins). 400 draws at 0.05: Binomial(400, <= 0.05),
-    # P(> 35) < 1e-3 (this test's false-failure rate); 4000 draws at the default 1e-3:
+    # pure noise: the chance that any bin or window is read as occupied is at most the
+    # level (Bonferroni: half over the 2K + 1 bins, half over the windows). 400 draws at
+    # 0.05: Binomial(400, <= 0.05), P(> 35) < 1e-3 (this test's false-failure rate); 4000
+    # draws at the default 1e-3:
     # P(Binomial(4000, <= 1e-3) > 13) < 1e-3
     rng = np.random.default_rng(5)
     sigma = 3.0
@@ -147,10 +191,9 @@ def test_false_occupancy_rate_is_at_most_its_level():
         for _ in range(draws):
             noise = rng.normal(0.0, sigma, 2 * K + 1)
             released = target_range_from_release(noise, sigma, failure=level)
-            occupied = bool(np.any(noise >= released.threshold))
             assert released.threshold == target_occupancy_threshold(sigma, level)
-            assert not released.resolved or occupied
-            false += occupied
+            # any bin or window read as occupied: a range, or the zero bin alone
+            false += released.resolved or bool(noise[0] >= released.threshold)
         assert false <= most, (level, false)
 
 

@@ -170,13 +170,15 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         self.fit_info_["target_range"] = {
             "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
             "rule": "the hull of the occupied bins (a zero bin, and by sign the binary "
-                    "exponents (2^k, 2^(k+1)]); a bin is occupied when its noisy count "
-                    "reaches z sigma (z: at most 0.001 chance that any empty bin does); "
-                    "[-1, 1] where none spans a range (noisygd.mechanisms.target_range)",
+                    "exponents (2^k, 2^(k+1)]), or where no sign bin is, of the narrowest "
+                    "occupied windows of 2 to 8 adjacent bins; occupied: the noisy count "
+                    "reaches z sigma (at most 0.001 chance that any empty bin or window "
+                    "does); [-1, 1] where none spans a range "
+                    "(noisygd.mechanisms.target_range)",
             "event": self._target_range_event()[1].describe(),
             "released": (released.low, released.high) if released.resolved else None,
             "threshold": released.threshold, "noise_std": released.noise_std,
-            "resolved": released.resolved}
+            "window": released.window, "resolved": released.resolved}
         if not released.resolved:
             warnings.warn(
                 f"{type(self).__name__}: the private target range resolved no bin (too few "

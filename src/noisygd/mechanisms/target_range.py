@@ -24,10 +24,17 @@ range). A row adds exactly one count, so under add/remove the counts move by one
 (:data:`TARGET_RANGE_SHARE`).
 
 **Post-processing** (:func:`target_range_from_release`). A bin is occupied when its noisy
-count reaches :math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2K + 1))` over the
-:math:`2K + 1` bins (Bonferroni: at most :math:`\alpha` =
-:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY` chance that any empty bin
-passes). The range is the hull of the occupied bins on the real line: from the lower end of
+count reaches :math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2(2K + 1)))` over the
+:math:`2K + 1` bins (Bonferroni at half of :math:`\alpha` =
+:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`). Where no bin of either sign is
+occupied (few targets spread over several octaves: none alone reaches the threshold), the
+same noisy counts are read again in windows of ``w`` adjacent bins of one sign, ``w`` from 2
+to :data:`MAX_WINDOW`: a window is occupied when its noisy sum reaches
+:math:`z_W\sigma\sqrt w` (its noise's standard deviation is :math:`\sigma\sqrt w`),
+Bonferroni at the other half of :math:`\alpha` over every window of every width, and the
+narrowest width with an occupied window is used. So at most :math:`\alpha` chance that any
+empty bin or window passes, and the windows cost no privacy (post-processing of the same
+release). The range is the hull of the occupied bins on the real line: from the lower end of
 the lowest (:math:`-2^{k+1}` for a negative bin, :math:`2^k` for a positive one, 0 for the
 zero bin) to the upper end of the highest. It is a robust range, within a factor 2 of the
 targets' extremes, that may leave out tails of fewer than about :math:`z\sigma` targets per
@@ -35,8 +42,9 @@ bin (clipped to it, as a declared range clips them). Targets near 5 500 give
 :math:`[4096, 8192]`, proportions in :math:`(0.5, 1]` give :math:`[0.5, 1]`; a range anchored
 at 0 (the first version: the highest bin of each sign, 0 as the other end) gave
 :math:`[0, 8192]` and :math:`[0, 2]`, and the fit's noise, which scales with the range's
-half-width, 2 to 8 times larger (``experiments/target_range.py``). Where no bin is occupied,
-or only the zero bin, nothing is resolved and the caller keeps its fallback.
+half-width, 2 to 8 times larger (``experiments/target_range.py``). Where no bin and no
+window is occupied, or only the zero bin, nothing is resolved and the caller keeps its
+fallback.
 
 A false occupied bin far from the targets would widen the range, and the fit's noise with
 it, by orders of magnitude, which is why the occupancy level is the feature range's
@@ -62,6 +70,7 @@ from noisygd._checks import check_positive
 from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
 
 __all__ = [
+    "MAX_WINDOW",
     "TARGET_RANGE_SHARE",
     "PrivateTargetRange",
     "target_bin_index",
@@ -70,6 +79,7 @@ __all__ = [
     "target_occupancy_threshold",
     "target_range_from_release",
     "target_range_sensitivity",
+    "window_threshold",
 ]
 
 #: The declared share of the Gaussian-DP budget :math:`\mu^2` spent on the release (a
@@ -121,13 +131,34 @@ def target_range_sensitivity(replace_one: bool = False) -> float:
 
 
 def target_occupancy_threshold(sigma: float, failure: float = FALSE_OCCUPANCY) -> float:
-    r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2K + 1))`: the noisy count at which
-    a bin of the target histogram is read as occupied (module doc)."""
+    r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2(2K + 1)))`: the noisy count at
+    which a bin of the target histogram is read as occupied (module doc: half the level
+    :math:`\alpha`; the wider windows take the other half)."""
     from scipy.stats import norm
 
     if not 0.0 < failure < 1.0:
         raise ValueError("failure must be in (0, 1)")
-    return float(norm.isf(failure / target_histogram_size())) * check_positive("sigma", sigma)
+    return (float(norm.isf(failure / 2.0 / target_histogram_size()))
+            * check_positive("sigma", sigma))
+
+
+#: The widest window of adjacent bins read where no single bin is occupied (module doc).
+MAX_WINDOW = 8
+
+
+def window_threshold(sigma: float, width: int, failure: float = FALSE_OCCUPANCY) -> float:
+    r""":math:`z_W\sigma\sqrt w`: the noisy sum at which a window of ``width`` adjacent bins
+    of one sign is read as occupied, :math:`z_W = \Phi^{-1}(1 - \alpha/(2N))` over the
+    :math:`N = \sum_{w=2}^{W} 2(K - w + 1)` windows of widths 2 to :data:`MAX_WINDOW`
+    (Bonferroni; module doc)."""
+    from scipy.stats import norm
+
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    K = _bins()
+    windows = sum(2 * (K - w + 1) for w in range(2, MAX_WINDOW + 1))
+    return (float(norm.isf(failure / 2.0 / windows)) * check_positive("sigma", sigma)
+            * math.sqrt(width))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +172,13 @@ class PrivateTargetRange:
     resolved : bool
         Whether the occupied bins span a range of positive width.
     threshold : float
-        :math:`z\sigma`, the count a bin needed.
+        :math:`z\sigma`, the count a single bin needed.
     noise_std : float
         :math:`\sigma` of each released count.
+    window : int
+        The width (in bins) of the windows the range was read from: 1 where single bins
+        were occupied, up to :data:`MAX_WINDOW` where only wider windows were; 0 where
+        nothing was resolved.
     """
 
     low: float
@@ -151,6 +186,7 @@ class PrivateTargetRange:
     resolved: bool
     threshold: float
     noise_std: float
+    window: int = 1
 
     def centre_half(self, symmetric: bool = False) -> tuple[float, float]:
         """``(m, h)`` of the range: its midpoint and half-width, or with ``symmetric``
@@ -160,26 +196,41 @@ class PrivateTargetRange:
         return (self.low + self.high) / 2.0, (self.high - self.low) / 2.0
 
 
+def _span(sign: int, first: int, last: int) -> tuple[float, float]:
+    """The real interval of the bins ``first..last`` (indices along the exponent grid) of
+    one sign (0 positive: :math:`(2^k, 2^{k+1}]`; 1 negative: mirrored)."""
+    lo = math.ldexp(1.0, first + EXPONENTS[0])
+    hi = math.ldexp(1.0, last + EXPONENTS[0] + 1)
+    return (lo, hi) if sign == 0 else (-hi, -lo)
+
+
 def target_range_from_release(noisy: np.ndarray, sigma: float,
                               failure: float = FALSE_OCCUPANCY) -> PrivateTargetRange:
     r"""The released range from the noisy histogram ``noisy`` (:func:`target_histogram`'s
     vector plus Gaussian noise of standard deviation ``sigma``; module doc): the hull of
-    the occupied bins. Post-processing: public."""
+    the occupied bins, or where none of the sign bins is occupied, of the occupied windows of
+    the narrowest width that has one. Post-processing: public."""
     K = _bins()
     counts = np.asarray(noisy, dtype=np.float64).reshape(-1)
     if counts.size != target_histogram_size():
         raise ValueError(f"noisy must hold {target_histogram_size()} counts (the zero bin "
                          f"and 2 signs x {K} exponents)")
     threshold = target_occupancy_threshold(sigma, failure)
-    occupied = counts >= threshold
-    ends = [(0.0, 0.0)] if occupied[0] else []
-    for j in np.flatnonzero(occupied[1:K + 1]):  # (2^k, 2^(k+1)]
-        k = int(j) + EXPONENTS[0]
-        ends.append((math.ldexp(1.0, k), math.ldexp(1.0, k + 1)))
-    for j in np.flatnonzero(occupied[K + 1:]):  # [-2^(k+1), -2^k)
-        k = int(j) + EXPONENTS[0]
-        ends.append((-math.ldexp(1.0, k + 1), -math.ldexp(1.0, k)))
+    signed = counts[1:].reshape(2, K)
+    zero = [(0.0, 0.0)] if counts[0] >= threshold else []
+    for width in range(1, MAX_WINDOW + 1):
+        if width == 1:
+            passing = signed >= threshold
+        else:  # sums of ``width`` adjacent bins of one sign
+            sums = np.stack([np.convolve(row, np.ones(width), mode="valid") for row in signed])
+            passing = sums >= window_threshold(sigma, width, failure)
+        ends = [_span(sign, int(j), int(j) + width - 1)
+                for sign in (0, 1) for j in np.flatnonzero(passing[sign])]
+        if ends:
+            break
+    ends += zero
     if not ends:
-        return PrivateTargetRange(0.0, 0.0, False, threshold, float(sigma))
+        return PrivateTargetRange(0.0, 0.0, False, threshold, float(sigma), 0)
     low, high = min(a for a, _ in ends), max(b for _, b in ends)
-    return PrivateTargetRange(low, high, high > low, threshold, float(sigma))
+    return PrivateTargetRange(low, high, high > low, threshold, float(sigma),
+                              width if high > low else 0)
