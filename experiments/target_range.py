@@ -23,9 +23,10 @@ declared ``target_range`` computed from a noisy histogram drawn here (a release 
 share's mu, noise of its own seed) and a fit at the budget less that share (mu^2 times
 0.95): ``anchored`` (octave bins, per sign the highest occupied bin's upper end and 0 as the
 other end: the first version), ``hull`` (the adopted rule without its windows, which came
-after: upper-closed octave bins, a zero bin, the hull of the occupied bins), ``quarter hull`` (the same on quarter-octave bins) and
-``eighth refine`` (octaves and eighth-octaves released together at sensitivity sqrt(2), the
-octave hull's end bins narrowed to the occupied eighth-octave bins inside them). Writes
+after: upper-closed octave bins, a zero bin, the hull of the occupied bins), ``quarter
+hull`` (the same on quarter-octave bins) and ``eighth refine`` (octaves and eighth-octaves
+released together at sensitivity sqrt(2), the octave hull's end bins narrowed to the
+occupied eighth-octave bins inside them). Writes
 ``experiments/results/target_range_rules.{json,md}``.
 
 Run: ``python experiments/target_range.py --part k/2`` for k = 0, 1, then ``--merge 2``;
