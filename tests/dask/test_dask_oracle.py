@@ -409,6 +409,14 @@ def test_bounded_row_sums_equal_in_memory(client, data, P) -> None:
         np.testing.assert_allclose(got.vector(names), mem.vector(names), rtol=1e-12)
 
 
+def _forbid_pulls(monkeypatch: Any) -> None:
+    """Make turning any dask array into a NumPy array (on the client) fail the test."""
+    def pulled(self, *args, **kwargs):
+        raise AssertionError("a dask array was pulled to the client")
+
+    monkeypatch.setattr(da.Array, "__array__", pulled)
+
+
 def test_linear_regression_scale_release_reads_no_rows_on_the_client(client, data,
                                                                       monkeypatch) -> None:
     """DPLinearRegression's private scale is a reduction on the DaskOracle: no dask array
@@ -423,11 +431,8 @@ def test_linear_regression_scale_release_reads_no_rows_on_the_client(client, dat
                               "target_bound": 3.0, "scale_share": 0.1, "method": "noisy_gd"}
     mem = DPLinearRegression(**params).fit(X, target)
 
-    def pulled(self, *args, **kwargs):
-        raise AssertionError("a dask array was pulled to the client")
-
     Xd, yd = _dask(X, target, 3)
-    monkeypatch.setattr(da.Array, "__array__", pulled)
+    _forbid_pulls(monkeypatch)
     with oracle_defaults(client=client):
         dk = DPLinearRegression(**params).fit(Xd, yd)
     assert mem.target_scale_ < 1.0
@@ -451,11 +456,8 @@ def test_private_target_range_on_dask_equals_the_in_memory_fit(client, data, mon
     cls = getattr(estimators, estimator)
     mem = cls(**params).fit(X, target)
 
-    def pulled(self, *args, **kwargs):
-        raise AssertionError("a dask array was pulled to the client")
-
     Xd, yd = _dask(X, target, 3)
-    monkeypatch.setattr(da.Array, "__array__", pulled)
+    _forbid_pulls(monkeypatch)
     with oracle_defaults(client=client):
         dk = cls(**params).fit(Xd, yd)
     assert mem.fit_info_["target_range"]["resolved"]
