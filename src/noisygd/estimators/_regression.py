@@ -92,7 +92,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
     target_bound: float | None
     _FIT_STATE: ClassVar[tuple[str, ...]] = (*_DPLinearModel._FIT_STATE,
                                              "_released_target_range", "_raw_targets",
-                                             "_clip_targets")
+                                             "_clip_targets", "_held_target_range")
 
     def _fit(self, X: Any, y: Any) -> _DPRegressor:
         """:meth:`fit` (the prior events held by :meth:`_prior_releases`).
@@ -128,9 +128,13 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         range once released (:meth:`_with_target_range`, which reads ``y`` itself), centred at
         its midpoint; then ``target_range_``, ``fit_info_["target_range"]`` and the centre
         added back to the intercept. The one home of this map, in memory and on Dask."""
+        # the decision (public facts, each check a preview of the budget) made once and held
+        # for the fit: the warning, the stages and their events read it
+        self.__dict__.pop("_held_target_range", None)
+        self._held_target_range = self._uses_private_target_range()
         self._warn_fallback_target_range()
         mid, half = self._target_centre_half()
-        if self._uses_private_target_range():  # its release reads them, then clips them
+        if self._held_target_range:  # its release reads them, then clips them
             self._raw_targets = y
             self._clip_targets = clip
         # Centring each target at the range's midpoint and clipping it to the half-range are
@@ -144,7 +148,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             mid, half = self._target_centre_half()
             released = self.__dict__.get("_released_target_range")
         finally:
-            for name in ("_released_target_range", "_raw_targets", "_clip_targets"):
+            for name in ("_released_target_range", "_raw_targets", "_clip_targets",
+                         "_held_target_range"):
                 self.__dict__.pop(name, None)
         self._store(fit)
         self._report_target_range(mid, half, released)
@@ -313,7 +318,11 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         ``target_range_share``; public facts only): neither ``target_range`` nor
         ``target_bound`` declared, a positive share, not tuned and not secure, a method that
         clips and composes with a prior release and, with ``"auto"``, a budget that pays for
-        it with the later releases and the fit (rows in memory or a Dask collection)."""
+        it with the later releases and the fit (rows in memory or a Dask collection). During
+        a fit, the decision :meth:`_fit_clipped_targets` made and holds."""
+        held = self.__dict__.get("_held_target_range")
+        if held is not None:
+            return bool(held)
         if (self._declared_target_centre_half() is not None
                 or self._share_of_target_range() <= 0.0
                 or self.tune or self.secure or "_clip_factor" in self.__dict__):
