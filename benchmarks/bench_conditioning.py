@@ -30,13 +30,14 @@ with its defaults under add/remove (``noisy_sgd``, ``dp_ftrl``, ``dynamic``, ``n
 for regression ``ssp``; ``output_perturbation``, ``langevin`` and ``rrpsgd`` are accounted
 under replace-one only and refuse the default relation with a message naming
 ``neighbouring="replace_one"``), each **plain**
-(no ``feature_bounds``: what a user gets, including the private centre, and for
-classifiers the row scale, on by default, ``conditioning_share="auto"``, share 0.1, and the
-private per-feature scale after it, ``feature_scale_share="auto"``, share 0.05) and
-with the **declared box** (``feature_bounds`` the public box; regressors always get
-``target_range=(0, 1)``, public by construction), and **uncond** (no bounds,
-``conditioning_share=0``: the fit without the private conditioning, nor the per-feature
-scale, which needs it). The metric is the share of the non-private gain:
+(no ``feature_bounds``, and for regressors no ``target_range``: what a user gets, including
+the private centre, and for classifiers the row scale, on by default,
+``conditioning_share="auto"``, share 0.1, the private per-feature scale after it,
+``feature_scale_share="auto"``, share 0.05, and for regressors the private target range,
+``target_range_share="auto"``, share 0.05) and with the **declared box** (``feature_bounds``
+the public box; regressors also get ``target_range=(0, 1)``, public by construction), and
+**uncond** (no bounds, ``conditioning_share=0``: the fit without the private conditioning,
+nor the per-feature scale, which needs it; regressors still release their target range). The metric is the share of the non-private gain:
 ``(AUC - 0.5) / (AUC_np - 0.5)`` for binary problems, ``R^2 / R^2_np`` for regression (the
 constant predictor is 0), on the test split, with scikit-learn's ``LogisticRegression()`` /
 ``LinearRegression()`` as the non-private model. Opacus's fixed recipe
@@ -216,7 +217,9 @@ def fit_estimator(prob: dict[str, Any], method: str, declared: str, eps: float, 
     if declared == "uncond":
         kw["conditioning_share"] = 0.0
     if prob["task"] == "regression":
-        est = DPLinearRegression(target_range=(0.0, 1.0), **kw).fit(prob["X"], prob["y"])
+        if declared == "box":
+            kw["target_range"] = (0.0, 1.0)
+        est = DPLinearRegression(**kw).fit(prob["X"], prob["y"])
         scores = est.predict(prob["Xt"])
     else:
         est = DPLogisticRegression(classes=[0, 1], **kw).fit(prob["X"], prob["y"])
