@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 from noisygd.accounting.gdp import gaussian_mu
-from noisygd.estimators import CONDITIONING_SHARE, DPLogisticRegression, base_rate_from_release
+from noisygd.estimators import (
+    CONDITIONING_ROUNDS,
+    CONDITIONING_SHARE,
+    DPLogisticRegression,
+    base_rate_from_release,
+)
 
 
 def test_base_rate_is_laplaces_rule_on_the_clipped_positives_with_a_finite_logit():
@@ -46,16 +51,17 @@ def test_the_label_sum_rides_with_the_conditioning_and_the_run_starts_at_its_rat
           "feature_scale_share": 0.0}
     est = DPLogisticRegression(epsilon=1.0, random_state=0, **kw).fit(X, y)
     rel = est.conditioning_["release"]
-    # one release, sqrt(share) mu, whatever it sums (four sums: each at sigma = 2 Delta/mu_c)
+    # the first round, sqrt(share f_0) mu, whatever it sums (four sums: each at sigma =
+    # 2 Delta/mu_c); the later rounds release no label sum
     first = est.privacy_.event.events[0]
-    assert gaussian_mu(first) == pytest.approx(
-        math.sqrt(CONDITIONING_SHARE) * gaussian_mu(est.privacy_.event), rel=1e-9)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(
+        CONDITIONING_SHARE * CONDITIONING_ROUNDS[0]) * gaussian_mu(est.privacy_.event), rel=1e-9)
     assert "t the label" in est.fit_info_["pre_releases"][0]["statistic"]
     # its rate: within 4 noise sds of the truth, sd = (2 / mu_c) / (2 N) on the rate
     sd = 1.0 / gaussian_mu(first) / len(y)
     assert abs(rel["base_rate"] - y.mean()) <= 4 * sd + 2 / len(y)
-    s = est.conditioning_["intercept_scale"]
-    assert s == pytest.approx(rel["row_scale"] / math.sqrt(d), rel=1e-12)  # R = 1
+    s = est.conditioning_["intercept_scale"]  # the row scale in units of the radius
+    assert s == pytest.approx(rel["radius"] * rel["row_scale"] / math.sqrt(d), rel=1e-12)
     # NoisyGD's distance counts the start: ||theta0|| = |logit(rate)| / s
     plan = est.fit_info_["plans"][0]["plan"]
     start = plan["init_distance_start"]["start_norm"]

@@ -13,6 +13,7 @@ import pytest
 from noisygd.accounting import best
 from noisygd.accounting.events import Gaussian, SelfComposed
 from noisygd.cli import main
+from noisygd.estimators import CONDITIONING_RELEASES
 from noisygd.exceptions import PrivacyLeakWarning
 
 
@@ -120,12 +121,13 @@ def test_fit_says_which_method_ran_and_what_it_released_before_the_run(tmp_path,
     est = DPLogisticRegression(classes=[0, 1], random_state=1).fit(
         frame[["a", "b", "c"]].to_numpy(), frame["label"].to_numpy())
     names = [r["name"] for r in est.fit_info_["pre_releases"]]
-    assert names == ["feature_range", "conditioning", "feature_scale"]
+    assert names == ["feature_range", *CONDITIONING_RELEASES, "feature_scale"]
     lines = fit_summary_lines(est)
     assert lines[0] == f"method: {est.fit_info_['method']} (method='auto': " \
                        f"{est.fit_info_['method_choice']['rule']})"
-    assert [line.split(":")[1].strip() for line in lines[1:4]] == names
-    assert lines[4] == f"number of rows: {est.fit_info_['n_samples_source']}"
+    k = len(names)
+    assert [line.split(":")[1].strip() for line in lines[1:1 + k]] == names
+    assert lines[1 + k] == f"number of rows: {est.fit_info_['n_samples_source']}"
     assert all(line in stdout.splitlines() for line in lines)
     # the summary comes before the privacy lines, which name the accountant
     assert stdout.index(lines[0]) < stdout.index("gdp: eps =")
@@ -263,7 +265,7 @@ def test_demo_text_names_the_method_and_the_releases_before_the_run(capsys):
     assert lines[start + 1].startswith("method: ")
     released = [s for s in lines[start + 2:] if s.startswith("released before the run: ")]
     assert [s.split(":")[1].strip() for s in released] == [
-        "feature_range", "conditioning", "feature_scale"]
+        "feature_range", *CONDITIONING_RELEASES, "feature_scale"]
     assert any(s.lstrip().startswith("gdp: eps = ") for s in lines[start:])
 
 
@@ -312,12 +314,13 @@ def test_fit_records_each_release_and_show_composes_them(tmp_path, capsys):
     shown = json.loads(out)
     # each fit: its private feature range, conditioning and per-feature scale (the
     # default without bounds), then its run
-    assert [r["algorithm"].split("/")[1] for r in shown["releases"]] == [
-        "feature_range", "conditioning", "feature_scale", "noisy_gd"] * 2
+    per = ["feature_range", *CONDITIONING_RELEASES, "feature_scale", "noisy_gd"]
+    assert [r["algorithm"].split("/")[1] for r in shown["releases"]] == per * 2
     # the spend is the accountants' composition of the stored events, not 1 + 1
     code, out, _ = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "train", "--json")
     events = [event_from_dict(r["event"]) for r in json.loads(out)["releases"]]
-    per_fit = [best(Composed(tuple(events[i:i + 4])), 1e-5).epsilon for i in (0, 4)]
+    k = len(per)
+    per_fit = [best(Composed(tuple(events[i:i + k])), 1e-5).epsilon for i in (0, k)]
     assert per_fit == pytest.approx([1.0, 1.0], rel=1e-6)
     composed = best(Composed(tuple(events)), 1e-5)
     assert shown["spent_epsilon"] == pytest.approx(composed.epsilon, rel=1e-12)

@@ -13,6 +13,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from noisygd.accounting.events import Composed, Gaussian
 from noisygd.estimators import (
+    CONDITIONING_RELEASES,
+    CONDITIONING_ROUNDS,
     DPHuberRegressor,
     DPLinearRegression,
     DPLogisticRegression,
@@ -71,12 +73,16 @@ def test_public_n_and_replace_one_release_no_count():
 
     mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        # the default's private feature range at sqrt(0.05) mu, its private conditioning at
-        # sqrt(0.1) mu, its per-feature scale at sqrt(0.05) mu, then the run: no count
-        feature_range, conditioning, scale, run = m.privacy_.event.events
-        assert not isinstance(run, Composed) and isinstance(conditioning, Gaussian)
+        # the default's private feature range at sqrt(0.05) mu, its private conditioning's
+        # rounds at sqrt(0.1 f_k) mu (f_k the declared split: 0.1 mu^2 in all), its
+        # per-feature scale at sqrt(0.05) mu, then the run: no count
+        feature_range, *conditioning, scale, run = m.privacy_.event.events
+        assert len(conditioning) == len(CONDITIONING_ROUNDS)
+        assert not isinstance(run, Composed)
+        assert all(isinstance(e, Gaussian) for e in conditioning)
         assert gaussian_mu(feature_range) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
-        assert gaussian_mu(conditioning) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
+        for event, fraction in zip(conditioning, CONDITIONING_ROUNDS, strict=True):
+            assert gaussian_mu(event) == pytest.approx(np.sqrt(0.1 * fraction) * mu, rel=1e-9)
         assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
         assert m.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert m2.privacy_.event.neighbouring.value == "replace_one"
@@ -104,11 +110,12 @@ def test_multiclass_one_vs_rest_splits_the_budget():
                                  random_state=0).fit(X, y)
     assert model.coef_.shape == (3, 3)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
-    # the private conditioning and per-feature scale (two releases, shared by the 3
+    # the private conditioning's rounds and per-feature scale (releases shared by the 3
     # problems) + count + 3 problems
-    assert len(model.privacy_.event.events) == 6
+    rounds = len(CONDITIONING_ROUNDS)
+    assert len(model.privacy_.event.events) == rounds + 5
     assert (model.conditioning_["feature_scale_release"]["event"]
-            == model.privacy_.event.events[1].describe())
+            == model.privacy_.event.events[rounds].describe())
     assert model.conditioning_["release"]["event"] == model.privacy_.event.events[0].describe()
     assert model.score(X, y) > 0.8
 
@@ -632,14 +639,15 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
         feature_range_share=0.0, ).get_params()["scale_share"] == 0.1  # a declared split
     kw = {"target_range": (0.0, 1.0), "random_state": 3}
     on = DPLinearRegression(feature_range_share=0.0, **kw).fit(X, y)
-    # the private centre's release first (the default without bounds), its per-feature
-    # scale's, then the residual scale's
-    centre, features, scale, count, _ = on.privacy_.event.events
+    # the private centre's releases first (the default without bounds: its rounds), its
+    # per-feature scale's, then the residual scale's
+    *centre, features, scale, count, _ = on.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
-    assert on.conditioning_["release"]["event"] == centre.describe()
+    assert on.conditioning_["release"]["event"] == centre[0].describe()
+    assert on.conditioning_["release"]["events"] == [e.describe() for e in centre]
     assert on.conditioning_["feature_scale_release"]["event"] == features.describe()
     assert gaussian_mu(features) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
-    assert gaussian_mu(centre) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
+    assert sum(gaussian_mu(e) ** 2 for e in centre) == pytest.approx(0.1 * mu * mu, rel=1e-9)
     assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.1) * mu, rel=1e-9)
     assert gaussian_mu(count) == pytest.approx(np.sqrt(0.01) * mu, rel=1e-9)  # unchanged
     assert gaussian_mu(on.privacy_.event) == pytest.approx(mu, rel=1e-9)
@@ -948,7 +956,11 @@ def test_linear_regression_runs_to_the_ridge_horizon_unless_told_otherwise():
     accelerated = DPLinearRegression(method_options={"horizon": None}, **kw).fit(X, y)
     t_plan = int(accelerated.n_iter_[0])
     assert accelerated.fit_info_["plans"][0]["plan"]["l2"] == plan["l2"]  # the same ridge
-    beta = float(np.linalg.norm(box[1] / 2)) ** 2 * (1 + 1 / X.shape[1])  # R^2 + s^2
+    # R^2 + s^2 declared, or the residual scale's released smoothness (its upper confidence
+    # bound, given to the planner also where the release does not resolve the rows' scale)
+    released = model.fit_info_.get("released_facts") or {}
+    beta = released.get("smoothness") or float(np.linalg.norm(box[1] / 2)) ** 2 * (
+        1 + 1 / X.shape[1])
     lam = plan["l2"]
     expected = ridge_horizon_steps(smoothness=beta + lam, strong_convexity=lam,
                                    planned_steps=t_plan, momentum=plan["momentum"])
@@ -1040,17 +1052,22 @@ def test_private_conditioning_composes_records_first_and_reports():
     assert default.conditioning_["release"]["share"] == CONDITIONING_SHARE
     np.testing.assert_array_equal(default.coef_, on.coef_)
     rel = on.conditioning_["release"]
-    first = on.privacy_.event.events[0]  # the release comes first, at sqrt(f) mu
-    assert gaussian_mu(first) == pytest.approx(np.sqrt(0.1) * gaussian_mu(on.privacy_.event),
-                                               rel=1e-9)
+    # the releases come first, at sqrt(f f_k) mu (f_k the rounds' split)
+    rounds = on.privacy_.event.events[:len(CONDITIONING_ROUNDS)]
+    for event, fraction in zip(rounds, CONDITIONING_ROUNDS, strict=True):
+        assert gaussian_mu(event) == pytest.approx(
+            np.sqrt(0.1 * fraction) * gaussian_mu(on.privacy_.event), rel=1e-9)
     assert best(on.privacy_.event, 1e-5).epsilon <= 1.0 * (1 + 1e-9)
     assert on.conditioning_["centre"] is not None
     plan = on.fit_info_["plans"][0]["plan"]  # the run clips at the released scale, times
     assert plan["clip_rule"]["base_clip"] == pytest.approx(rel["clip"], rel=1e-12)  # the
     clip = rel["clip"] * plan["clip_rule"]["factor"]  # sharp clip's factor (tests/test_sharp_clip)
     assert plan["sigma"] / plan["noise_multiplier"] == pytest.approx(clip, rel=1e-9)
-    # R = 1; one binary problem: the intercept starts at the released base rate, s / sqrt(d)
-    assert on.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"] / np.sqrt(8))
+    # one binary problem: the intercept starts at the released base rate, s / sqrt(d) (the
+    # row scale in units of the released radius, the rows' bound about the centre)
+    assert on.conditioning_["row_norm_bound"] == rel["radius"] <= 1.0
+    assert on.conditioning_["intercept_scale"] == pytest.approx(
+        rel["radius"] * rel["row_scale"] / np.sqrt(8))
     assert rel["base_rate"] == pytest.approx(y.mean(), abs=0.05)
     # predictions are those of the fitted coordinates (centre and scale mapped back)
     np.testing.assert_allclose(on.decision_function(X), X @ on.coef_ + on.intercept_,
@@ -1074,9 +1091,9 @@ def test_private_conditioning_is_recorded_before_the_rows_are_read(tmp_path):
                                    random_state=0, conditioning_share=CONDITIONING_SHARE)
         est.fit(X, y)
         releases = ledger.releases("d")
-        assert [r.algorithm for r in releases] == ["DPLogisticRegression/conditioning",
-                                                   "DPLogisticRegression/feature_scale",
-                                                   "DPLogisticRegression/noisy_gd"]
+        assert [r.algorithm for r in releases] == [
+            *(f"DPLogisticRegression/{name}" for name in CONDITIONING_RELEASES),
+            "DPLogisticRegression/feature_scale", "DPLogisticRegression/noisy_gd"]
         assert ledger.spent("d").epsilon == pytest.approx(est.privacy_.epsilon, rel=1e-6)
 
 
@@ -1155,9 +1172,10 @@ def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
 @pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
 def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
                                                                                monkeypatch):
-    """The four noise draws of a default DPLinearRegression fit (centre, per-feature scale,
-    residual scale, count) start from four different generator states, and the same seed
-    gives the same model."""
+    """The noise draws on row sums of a default DPLinearRegression fit (the centre's three
+    rounds, per-feature scale, residual scale, count; the centre's distance histograms are
+    drawn in place, on streams of their own) start from different generator states, and
+    the same seed gives the same model."""
     import noisygd.training as training
 
     real, states = training.add_gaussian_noise, []
@@ -1172,8 +1190,8 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
     kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
     first = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
-    assert len(first.privacy_.event.events) == 5 and len(states) == 4  # and the run's
-    assert len(set(states)) == 4  # centre, feature scale, scale, count: four streams
+    assert len(first.privacy_.event.events) == len(CONDITIONING_ROUNDS) + 4  # and the run's
+    assert len(states) == len(set(states)) == 6  # three centres, feature scale, scale, count
     again = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
 

@@ -14,6 +14,7 @@ from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Gaussian, Neighbouring
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.estimators import (
+    CONDITIONING_RELEASES,
     FEATURE_SCALE_SHARE,
     DPLinearRegression,
     DPLogisticRegression,
@@ -92,8 +93,12 @@ def test_the_release_is_recorded_before_its_read_and_composed(tmp_path, monkeypa
     model = DPLogisticRegression(
         feature_range_share=0.0, classes=[0, 1], ledger=str(tmp_path / "l.db"), dataset="d",
                                  random_state=0).fit(X, y)
-    assert seen == [(False, ["conditioning"]), (True, ["conditioning", "feature_scale"])]
-    scale = model.privacy_.event.events[1]  # after the conditioning, before count and run
+    # each stage's sums are read once its release is recorded: the conditioning's rounds (the
+    # distance histograms between them read X, not the oracle), then the feature scale
+    names = list(CONDITIONING_RELEASES)
+    assert seen == [(False, names[:1]), (False, names[:3]), (False, names[:5]),
+                    (True, [*names, "feature_scale"])]
+    scale = model.privacy_.event.events[len(names)]  # after the conditioning, before the run
     assert scale.describe() == model.conditioning_["feature_scale_release"]["event"]
     assert gaussian_mu(model.privacy_.event) == pytest.approx(calibrate_mu(1.0, 1e-5),
                                                               rel=1e-9)
@@ -210,10 +215,11 @@ def test_each_stage_reads_its_scan_sums_and_closes_its_oracles(monkeypatch):
     model = DPLogisticRegression(feature_range_share=0.0, classes=[0, 1], random_state=0).fit(X, y)
     assert "feature_scale_release" in model.conditioning_
     kinds = [k for k, _ in events]
-    assert kinds == ["build", "sums", "close", "build", "sums", "close", "build"]
-    first, second, third = (i for k, i in events if k == "build")
-    assert [i for k, i in events if k == "close"] == [first, second]
-    assert len({first, second, third}) == 3
+    # the conditioning's three rounds, the feature scale, then the run's oracle
+    assert kinds == ["build", "sums", "close"] * 4 + ["build"]
+    builds = [i for k, i in events if k == "build"]
+    assert [i for k, i in events if k == "close"] == builds[:-1]
+    assert len(set(builds)) == 5
 
 
 def test_a_declared_ridge_stays_on_the_coefficients():
@@ -228,7 +234,8 @@ def test_a_declared_ridge_stays_on_the_coefficients():
     declared = DPLogisticRegression(l2=lam, **kw).fit(X, y)
     assert declared.conditioning_["feature_scale"] is None
     assert "feature_scale_release" not in declared.conditioning_
-    assert [r["name"] for r in declared.fit_info_["pre_releases"]] == ["conditioning"]
+    assert [r["name"] for r in declared.fit_info_["pre_releases"]] == list(
+        CONDITIONING_RELEASES)
     scaled = DPLogisticRegression(l2=lam, feature_scale_share=FEATURE_SCALE_SHARE, **kw).fit(X, y)
     f = scaled.conditioning_["feature_scale"]
     assert f is not None and f.max() / f.min() > 5.0  # columns spanning 10x

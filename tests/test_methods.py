@@ -35,9 +35,9 @@ def test_noisy_sgd_pays_for_the_count_in_one_calibration():
                                  random_state=0).fit(X, y)
     event = model.privacy_.event
     assert isinstance(event, Composed)
-    # the private conditioning and per-feature scale (default) come first
-    conditioning, _, count, sgd = event.events
-    assert model.conditioning_["release"]["event"] == conditioning.describe()
+    # the private conditioning's rounds and per-feature scale (default) come first
+    *conditioning, _, count, sgd = event.events
+    assert model.conditioning_["release"]["events"] == [e.describe() for e in conditioning]
     assert isinstance(count, Gaussian)
     assert isinstance(sgd, SelfComposed) and isinstance(sgd.event, PoissonSampled)
     # The whole release meets the budget, and uses most of it (calibration is tight).
@@ -68,8 +68,8 @@ def test_dp_ftrl_is_a_tree_event_under_replace_one():
     model = DPLogisticRegression(
         feature_range_share=0.0, epsilon=1.0, method="dp_ftrl", neighbouring="replace_one",
                                  classes=[0, 1], random_state=0).fit(X, y)
-    conditioning, _, event = model.privacy_.event.events  # the private conditioning first
-    assert model.conditioning_["release"]["event"] == conditioning.describe()
+    *conditioning, _, event = model.privacy_.event.events  # the private conditioning first
+    assert model.conditioning_["release"]["events"] == [e.describe() for e in conditioning]
     assert type(event).__name__ == "TreeAggregation"
     plan = model.fit_info_["plans"][0]["plan"]
     assert plan["l2_ftrl_source"].startswith("regret bound") and plan["regret_bound"] > 0

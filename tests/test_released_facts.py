@@ -90,10 +90,19 @@ def test_released_smoothness_bounds_the_served_rows_curvature():
     assert facts["mean_curvature"] == pytest.approx(mean_sq / 31, rel=0.05)
 
 
-def test_an_unresolved_release_keeps_the_declared_facts():
-    X, y = _problem(60, 5)  # a tiny table at a small epsilon: the scale is not resolved
+def test_an_unresolved_release_gives_the_smoothness_alone():
+    """A tiny table at a small epsilon: the residual scale's release does not resolve the
+    rows' scale (U_high > 2 U), so the planner gets its smoothness, an upper confidence
+    bound whatever the resolution, and the declared facts for the comparator and the
+    ridge's balance; the smoothness is at most the declared bound's."""
+    X, y = _problem(60, 5)
     est = DPLinearRegression(target_range=(0.0, 1.0), epsilon=0.2, random_state=0).fit(X, y)
-    assert "released_facts" not in est.fit_info_
+    facts = est.fit_info_["released_facts"]
+    assert facts["comparator_radius"] is None and facts["mean_curvature"] is None
+    assert "unresolved" in facts["source"]
+    _, bound, s = est._conditioning(X.shape[1])
+    declared = est._make_objective().data_constants(math.hypot(bound, s))[1]
+    assert 0.0 < facts["smoothness"] <= declared
     assert RESOLVED_SCALE_RATIO == 2.0
 
 

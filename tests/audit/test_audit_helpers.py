@@ -161,7 +161,7 @@ def test_estimator_problems_refuse_bad_arguments():
             build(1.0)
     with pytest.raises(ValueError, match="n_classes must be an integer >= 3"):
         multinomial_problem(epsilon=1.0, n_classes=2)
-    # the classifier pins the canary's prediction with 1% of D: it needs 100 rows
+    # the classifier pins the canary's prediction with 20% of D: it asks for 100 rows
     with pytest.raises(ValueError, match="n_ordinary must be an integer >= 100"):
         logistic_problem(epsilon=1.0, n_ordinary=99)
 
@@ -217,19 +217,19 @@ def test_centred_linear_regression_problem_datasets_plan_and_shift(monkeypatch):
 
 # ------------------------------------------------------------ logistic_problem
 def test_logistic_problem_datasets_plan_and_shift(monkeypatch):
-    """D: n rows of class 1, 99% at -v and 1% at +v; D' = canary +v of class 0 first;
+    """D: n rows of class 1, 80% at -v and 20% at +v; D' = canary +v of class 0 first;
     nu = mu sqrt(1 - 0.16); same-noise differences have mean mu (t-test, false-failure 1e-3)."""
     seen = _recording(monkeypatch, "DPLogisticRegression")
     n = 1000
     p = logistic_problem(epsilon=2.0, n_ordinary=n)
     _check_common(p, "logistic", n, CENTRE + COUNT + RANGE)
-    assert "class 0" in p.canary and "1% of them at +R" in p.canary
+    assert "class 0" in p.canary and "20% of them at +R" in p.canary
     diffs = _paired_differences(p, range(6))
     t = (diffs.mean() - p.nu) / (diffs.std(ddof=1) / math.sqrt(diffs.size))
     assert abs(t) < stats.t.ppf(1 - 5e-4, diffs.size - 1)
     (X0, y0), (X1, y1) = seen[0], seen[1]
-    assert int(np.sum(X0[:, 0] == CENTRED_ROW)) == n // 100
-    assert int(np.sum(X0[:, 0] == -CENTRED_ROW)) == n - n // 100
+    assert int(np.sum(X0[:, 0] == CENTRED_ROW)) == n // 5
+    assert int(np.sum(X0[:, 0] == -CENTRED_ROW)) == n - n // 5
     np.testing.assert_array_equal(y0, 1)
     assert X1[0, 0] == CENTRED_ROW and y1[0] == 0
     np.testing.assert_array_equal(X1[1:], X0)

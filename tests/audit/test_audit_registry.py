@@ -171,10 +171,11 @@ def test_white_box_fit_is_the_default_fit(which: str) -> None:
 def test_centred_estimator_audit_runs_the_default_centre_release(which: str) -> None:
     # review U4: the default fit releases the private feature range and a centre first; the
     # rows sit at +-v (v just below 2^41, the range's top bin), which the released range
-    # g = 2^-41 serves at about +-R; the classifier's rows of D sit at -v, so the centre
-    # lands near -v and the canary (+v) is served projected onto the ball of radius R about
-    # it (in g-coordinates); the regressor's sit at -v and +v (centre near 0). A smoke run of
-    # the audit: sound.
+    # g = 2^-41 serves at about +-R; the classifier's rows of D sit 80% at -v and 20% at +v,
+    # so the centre lands near -0.6 v and the canary (+v) is served projected onto the ball
+    # of the released radius (R: the rows at +v lie 1.6 R from the centre) about it (in
+    # g-coordinates); the regressor's sit at -v and +v (centre near 0). A smoke run of the
+    # audit: sound.
     from noisygd.audit.estimator_problems import CENTRED_ROW
     from noisygd.audit.runner import run_audit
     from noisygd.audit.whitebox import _as_served
@@ -184,8 +185,9 @@ def test_centred_estimator_audit_runs_the_default_centre_release(which: str) -> 
     centre, g = r1.info["centre"], r1.info["feature_scale"]
     assert g is not None and g[0] == 2.0 ** -41  # R / m, m = 2^41 the released magnitude
     # the regressor's D has rows at both -v and +v (its canary's residual stays near 2h)
-    expected = 0.0 if which == "linear_regression_centre" else -CENTRED_ROW
+    expected = 0.0 if which == "linear_regression_centre" else -0.6 * CENTRED_ROW
     assert centre is not None and centre[0] == pytest.approx(expected, abs=0.1 * CENTRED_ROW)
+    assert r1.info["row_norm_bound"] == 1.0  # the released radius: R
     assert r1.info["mu_run"] == pytest.approx(p.nu, rel=1e-6)
     assert best(r1.event, 1e-5).epsilon == pytest.approx(2.0, rel=1e-3)
 

@@ -32,7 +32,12 @@ from noisygd.accounting import Composed, Gaussian, best
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.accounting.serialization import event_to_dict
-from noisygd.estimators import DPHuberRegressor, DPLinearRegression, DPLogisticRegression
+from noisygd.estimators import (
+    CONDITIONING_RELEASES,
+    DPHuberRegressor,
+    DPLinearRegression,
+    DPLogisticRegression,
+)
 from noisygd.exceptions import BudgetExceededError, UnknownOptionError
 from noisygd.ledger import Ledger, LedgerError
 from noisygd.objectives.glm import LogisticLoss
@@ -80,19 +85,23 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
     model = DPLogisticRegression(
         feature_range_share=0.0, epsilon=1.0, classes=[0, 1], ledger=url, dataset="d",
                                  random_state=0).fit(X, y)
-    # the default without bounds: the private conditioning first, at sqrt(0.1) mu, its
-    # per-feature scale at sqrt(0.05) mu, then the fit's release (count + run); together
-    # they are the fit's event, and compose to epsilon
-    cond, scale, release = _releases(url)
+    # the default without bounds: the private conditioning's releases first, 0.1 mu^2 in
+    # all, its per-feature scale at sqrt(0.05) mu, then the fit's release (count + run);
+    # together they are the fit's event, and compose to epsilon
+    *cond, scale, release = _releases(url)
     mu = calibrate_mu(1.0, DELTA)
-    assert cond.algorithm == "DPLogisticRegression/conditioning"
+    assert [r.algorithm for r in cond] == [f"DPLogisticRegression/{name}"
+                                           for name in CONDITIONING_RELEASES]
     assert scale.algorithm == "DPLogisticRegression/feature_scale"
-    assert cond.id == model.conditioning_["release"]["ledger_release"]
+    assert cond[0].id == model.conditioning_["release"]["ledger_release"]
+    assert cond[-1].id == model.conditioning_["release"]["conditioning_3_release"]
     assert scale.id == model.conditioning_["feature_scale_release"]["ledger_release"]
-    assert gaussian_mu(cond.event) == pytest.approx(math.sqrt(0.1) * mu, rel=1e-12)
+    assert math.fsum(gaussian_mu(r.event) ** 2 for r in cond) == pytest.approx(
+        0.1 * mu * mu, rel=1e-12)
     assert gaussian_mu(scale.event) == pytest.approx(math.sqrt(0.05) * mu, rel=1e-12)
-    assert Composed((cond.event, scale.event, *release.event.events)) == model.privacy_.event
-    assert best(Composed((cond.event, scale.event, release.event)),
+    cond_events = tuple(r.event for r in cond)
+    assert Composed((*cond_events, scale.event, *release.event.events)) == model.privacy_.event
+    assert best(Composed((*cond_events, scale.event, release.event)),
                 DELTA).epsilon == pytest.approx(1.0, rel=1e-6)
     assert release.id == model.ledger_release_.id == model.fit_info_["ledger_release"]
     assert release.algorithm == "DPLogisticRegression/noisy_gd"
@@ -223,7 +232,7 @@ def test_the_budget_is_composed_and_the_release_that_does_not_fit_is_refused(sql
         clone(make).fit(X, y)
     releases = _releases(sqlite_path)  # each fit: its conditioning, feature scale, run
     assert [r.algorithm.split("/")[1] for r in releases] == [
-        "conditioning", "feature_scale", "noisy_gd"] * 2
+        *CONDITIONING_RELEASES, "feature_scale", "noisy_gd"] * 2
     assert releases[-1].spent_epsilon == pytest.approx(two, rel=1e-9) and two < 2.0
 
 
@@ -270,8 +279,10 @@ def test_the_exact_event_is_recorded_before_the_run_reads_the_data(sqlite_path):
         feature_range_share=0.0, classes=[0, 1], method=solver, ledger=sqlite_path,
                                  dataset="d", random_state=0).fit(X, y)
     (before,) = solver.seen  # the conditioning, feature scale, fit's exact event: recorded
-    cond, scale, fit = before
-    assert Composed((cond.event, scale.event, *fit.event.events)) == model.privacy_.event
+    *cond, scale, fit = before
+    assert len(cond) == len(CONDITIONING_RELEASES)
+    assert Composed((*(r.event for r in cond), scale.event,
+                     *fit.event.events)) == model.privacy_.event
 
 
 def test_a_process_killed_during_the_fit_leaves_the_spend_recorded(sqlite_path):
@@ -373,8 +384,9 @@ def test_a_plan_error_after_the_reservation_leaves_only_the_count_recorded(sqlit
                                  method_options={"noise_dimension": 10**6})
     with pytest.raises(ValueError, match=r"noise_dimension.\] must be at most the \d+ param"):
         model.fit(X, y)  # a value only the planner checks, after the private count
-    cond, _, release = _releases(sqlite_path)
-    assert cond.algorithm == "DPLogisticRegression/conditioning"  # released before the count
+    *cond, _, release = _releases(sqlite_path)
+    assert [r.algorithm for r in cond] == [  # released before the count
+        f"DPLogisticRegression/{name}" for name in CONDITIONING_RELEASES]
     # only the conditioning and the noisy count had touched the data when planning failed
     mu_count = math.sqrt(0.01) * calibrate_mu(1.0, DELTA)
     assert release.event == Gaussian(1.0 / mu_count)
@@ -451,21 +463,23 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
     kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
     model = DPLinearRegression(
         feature_range_share=0.0, method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
-    at_centre, at_features, at_scale = seen
-    centre_event, features_event, scale_event = model.privacy_.event.events[:3]
-    assert [r.algorithm for r in at_centre] == ["DPLinearRegression/conditioning"]
-    assert [r.algorithm for r in at_features] == ["DPLinearRegression/conditioning",
-                                                  "DPLinearRegression/feature_scale"]
-    assert [r.algorithm for r in at_scale] == ["DPLinearRegression/conditioning",
-                                               "DPLinearRegression/feature_scale",
+    # the centre's three rounds read sums (its distance histograms read X), then the
+    # per-feature scale, then the residual scale: each once its release is recorded
+    *at_centre, at_features, at_scale = seen
+    k = len(CONDITIONING_RELEASES)
+    centre = [f"DPLinearRegression/{name}" for name in CONDITIONING_RELEASES]
+    assert [[r.algorithm for r in at] for at in at_centre] == [centre[:1], centre[:3],
+                                                               centre]
+    assert [r.algorithm for r in at_features] == [*centre, "DPLinearRegression/feature_scale"]
+    assert [r.algorithm for r in at_scale] == [*centre, "DPLinearRegression/feature_scale",
                                                "DPLinearRegression/target_scale"]
-    assert at_scale[0].event == centre_event and at_scale[2].event == scale_event
-    assert at_scale[1].event == features_event
-    assert gaussian_mu(centre_event) == pytest.approx(
-        math.sqrt(0.1) * calibrate_mu(1.0, DELTA), rel=1e-9)
+    events = model.privacy_.event.events
+    assert [r.event for r in at_scale] == list(events[:k + 2])
+    assert math.fsum(gaussian_mu(e) ** 2 for e in events[:k]) == pytest.approx(
+        0.1 * calibrate_mu(1.0, DELTA) ** 2, rel=1e-9)
     (at_run,) = solver.seen
-    assert len(at_run) == 4 and at_run[3].event == Composed(model.privacy_.event.events[3:])
-    centre_release, _, scale_release, fit_release = _releases(sqlite_path)
+    assert len(at_run) == k + 3 and at_run[k + 2].event == Composed(events[k + 2:])
+    centre_release, *_, scale_release, fit_release = _releases(sqlite_path)
     assert fit_release.id == model.ledger_release_.id
     assert model.conditioning_["release"]["ledger_release"] == centre_release.id
     assert model.fit_info_["target_scale_release"] == scale_release.id
@@ -522,8 +536,9 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
         clone(make).fit(X, y)
     releases = _releases(sqlite_path)
     # each fit: its private centre, its scale, its run
-    assert [r.algorithm.split("/")[1] for r in releases] == [
-        "conditioning", "feature_scale", "target_scale", "noisy_gd"] * 2
-    assert releases[3].spent_epsilon == pytest.approx(first.privacy_.epsilon, rel=1e-9)
+    per = [*CONDITIONING_RELEASES, "feature_scale", "target_scale", "noisy_gd"]
+    assert [r.algorithm.split("/")[1] for r in releases] == per * 2
+    assert releases[len(per) - 1].spent_epsilon == pytest.approx(first.privacy_.epsilon,
+                                                                 rel=1e-9)
     assert releases[-1].spent_epsilon == pytest.approx(
         best(Composed((first.privacy_.event, second.privacy_.event)), DELTA).epsilon, rel=1e-9)

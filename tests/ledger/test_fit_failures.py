@@ -20,7 +20,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from noisygd.accounting import Composed, Gaussian
-from noisygd.estimators import DPLinearRegression, DPLogisticRegression
+from noisygd.estimators import CONDITIONING_RELEASES, DPLinearRegression, DPLogisticRegression
 from noisygd.exceptions import DataAccessError
 from noisygd.ledger import Ledger, LedgerError
 from noisygd.objectives.glm import LogisticLoss
@@ -200,10 +200,11 @@ def test_an_interrupted_fit_keeps_its_conditioning_and_its_run(path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         est.fit(X, labels)
     releases = _releases(path)
-    assert [r.algorithm for r in releases[3:]] == ["DPLogisticRegression/conditioning",
-                                                   "DPLogisticRegression/feature_scale",
-                                                   "DPLogisticRegression/noisy_gd"]
-    assert releases[5].settled_at is not None and releases[5].event == releases[2].event
+    k = len(CONDITIONING_RELEASES) + 2  # each fit: its conditioning, feature scale, run
+    assert [r.algorithm for r in releases[k:]] == [
+        *(f"DPLogisticRegression/{name}" for name in CONDITIONING_RELEASES),
+        "DPLogisticRegression/feature_scale", "DPLogisticRegression/noisy_gd"]
+    assert releases[-1].settled_at is not None and releases[-1].event == releases[k - 1].event
     assert _fitted_state(est) == []
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
@@ -229,10 +230,10 @@ def test_a_regression_whose_run_loses_its_data_keeps_its_releases(path, monkeypa
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
-    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
-                                                      "DPLinearRegression/feature_scale",
-                                                      "DPLinearRegression/target_scale",
-                                                      "DPLinearRegression/noisy_gd"]
+    assert [r.algorithm for r in _releases(path)] == [
+        *(f"DPLinearRegression/{name}" for name in CONDITIONING_RELEASES),
+        "DPLinearRegression/feature_scale", "DPLinearRegression/target_scale",
+        "DPLinearRegression/noisy_gd"]
     assert _fitted_state(est) == []
 
 
@@ -257,24 +258,25 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
     assert _fitted_state(est) == []
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", real)
     est.fit(X, y)
-    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
-                                                      "DPLinearRegression/feature_scale",
-                                                      "DPLinearRegression/target_scale",
-                                                      "DPLinearRegression/noisy_gd"]
-    assert est.ledger_release_.id == _releases(path)[3].id
+    assert [r.algorithm for r in _releases(path)] == [
+        *(f"DPLinearRegression/{name}" for name in CONDITIONING_RELEASES),
+        "DPLinearRegression/feature_scale", "DPLinearRegression/target_scale",
+        "DPLinearRegression/noisy_gd"]
+    assert est.ledger_release_.id == _releases(path)[-1].id
 
 
 def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkeypatch):
-    """Two pre-release stages (the private centre, then the scale in its coordinates): the
-    store is lost when the scale's sums are read, after the centre's noise was drawn, so
-    both stages' records stay (the scale's was recorded before its read; the centre's
-    release exists), the fit's own is never recorded, and the estimator holds nothing."""
+    """Pre-release stages (the private centre's rounds, then the scale in its
+    coordinates): the store is lost when the scale's sums are read, after the centre's
+    noise was drawn, so every stage's record stays (the scale's was recorded before its
+    read; the centre's releases exist), the fit's own is never recorded, and the estimator
+    holds nothing."""
     X, y = _regression_data()
     real, calls = ArrayOracle.bounded_row_sums, []
 
     def lost(self, target_half_range=None, **kwargs):
         calls.append(target_half_range)
-        if len(calls) >= 2:
+        if target_half_range is not None:  # the scale's sums (with the targets')
             raise DataAccessError("store lost")
         return real(self, target_half_range, **kwargs)
 
@@ -285,9 +287,10 @@ def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkey
                              feature_scale_share=0)  # two stages: centre, then scale
     with pytest.raises(DataAccessError):
         est.fit(X, y)
-    assert calls == [None, 0.5]  # the centre's sums (no targets), then the scale's
-    assert [r.algorithm for r in _releases(path)] == ["DPLinearRegression/conditioning",
-                                                      "DPLinearRegression/target_scale"]
+    assert calls == [None, None, None, 0.5]  # the centre's rounds (no targets), the scale's
+    assert [r.algorithm for r in _releases(path)] == [
+        *(f"DPLinearRegression/{name}" for name in CONDITIONING_RELEASES),
+        "DPLinearRegression/target_scale"]
     assert _fitted_state(est) == []
 
 

@@ -22,6 +22,7 @@ from noisygd.accounting.events import (
     SelfComposed,
 )
 from noisygd.accounting.tree import tree_event
+from noisygd.estimators import CONDITIONING_RELEASES, CONDITIONING_ROUNDS
 from noisygd.exceptions import UnsupportedEventError
 from noisygd.report import (
     NO_TRAINING_CURVE,
@@ -33,6 +34,7 @@ from noisygd.report import (
     truncate_event,
     write_report,
 )
+from noisygd.report.content import PRE_RELEASE_NAMES
 from noisygd.report.curves import run_steps, step_grid
 
 pytest.importorskip("matplotlib")
@@ -149,10 +151,11 @@ def test_step_grid_covers_one_to_total():
 
 # ---------------------------------------------------------------------- content
 def test_budget_parts_name_the_releases_made_before_the_run():
-    """A default DPLinearRegression fit without bounds: its four pre-release stages are named
+    """A default DPLinearRegression fit without bounds: its pre-release stages are named
     parts of the budget, in order, each with its declared share of mu^2 (feature range 0.05,
-    centre 0.1, per-feature scale 0.05, residual scale 0.1), then the count (0.01) and the
-    run (the rest, 0.69); a release passed in as prior_events keeps its generic label."""
+    centre 0.1 over its five releases, per-feature scale 0.05, residual scale 0.1), then the
+    count (0.01) and the run (the rest, 0.69); a release passed in as prior_events keeps its
+    generic label."""
     from noisygd.estimators import DPLinearRegression
 
     rng = np.random.default_rng(0)
@@ -160,14 +163,17 @@ def test_budget_parts_name_the_releases_made_before_the_run():
     y = X @ np.array([1.0, 2.0, 3.0, 4.0]) / 10
     model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0).fit(X, y)
     parts = build_report(model).budget_parts
-    assert [p["part"] for p in parts[:4]] == [
+    k = len(CONDITIONING_ROUNDS)
+    assert [p["part"] for p in parts[:k + 3]] == [
         "the private feature range (released before the run)",
-        "the private centre and row scale (released before the run)",
+        *(f"{PRE_RELEASE_NAMES[name]} (released before the run)"
+          for name in CONDITIONING_RELEASES),
         "the private per-feature scale (released before the run)",
         "the private target and residual scales (released before the run)"]
     shares = [p["mu2_share"] for p in parts]
-    assert shares == pytest.approx([0.05, 0.1, 0.05, 0.1, 0.01, 0.69], rel=1e-9)
-    assert parts[4]["part"].startswith("the number of rows")
+    assert shares == pytest.approx([0.05, *(0.1 * f for f in CONDITIONING_ROUNDS), 0.05, 0.1,
+                                    0.01, 0.69], rel=1e-9)
+    assert parts[k + 3]["part"].startswith("the number of rows")
     prior = Gaussian(20.0, 1.0)
     given = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0,
                                feature_bounds=(0.0, 1.0)).fit(X, y, prior_events=[prior])
@@ -178,13 +184,13 @@ def test_budget_parts_name_the_releases_made_before_the_run():
 
 def test_budget_parts_give_the_count_its_declared_share(fitted):
     r = build_report(fitted)
-    conditioning, scale, count, run = r.budget_parts
+    *conditioning, scale, count, run = r.budget_parts
     assert count["part"].startswith("the number of rows")
     # the classifier's private conditioning (default without bounds) takes 10% of the
-    # Gaussian-DP budget mu^2, its per-feature scale 5%, training.py gives the noisy count
-    # 1%, the run the rest
-    assert conditioning["mu2_share"] == pytest.approx(0.1, rel=1e-9)
-    assert conditioning["event"] == fitted.conditioning_["release"]["event"]
+    # Gaussian-DP budget mu^2 over its releases, its per-feature scale 5%, training.py gives
+    # the noisy count 1%, the run the rest
+    assert sum(c["mu2_share"] for c in conditioning) == pytest.approx(0.1, rel=1e-9)
+    assert [c["event"] for c in conditioning] == fitted.conditioning_["release"]["events"]
     assert scale["mu2_share"] == pytest.approx(0.05, rel=1e-9)
     assert scale["event"] == fitted.conditioning_["feature_scale_release"]["event"]
     assert count["mu2_share"] == pytest.approx(0.01, rel=1e-9)

@@ -17,7 +17,7 @@ from noisygd.accounting import best
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Composed, Gaussian
 from noisygd.algorithms.base import FitResult
-from noisygd.estimators import DPLogisticRegression
+from noisygd.estimators import CONDITIONING_ROUNDS, DPLogisticRegression
 from noisygd.solvers import Budget, PublicFacts, Solver
 
 
@@ -75,9 +75,10 @@ def test_toy_method_fits_through_the_estimator_with_a_true_privacy_report():
     # that clips and is a Gaussian composition), the count (paid for under add/remove) and
     # the toy step, composed.
     assert isinstance(event, Composed)
-    conditioning, scale, count, step = event.events
+    *conditioning, scale, count, step = event.events
+    assert len(conditioning) == len(CONDITIONING_ROUNDS)
     assert model.conditioning_["feature_scale_release"]["event"] == scale.describe()
-    assert model.conditioning_["release"]["event"] == conditioning.describe()
+    assert model.conditioning_["release"]["events"] == [e.describe() for e in conditioning]
     assert isinstance(count, Gaussian) and isinstance(step, Gaussian)
     # Gaussian-DP composes exactly: the whole budget is spent and not exceeded.
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
@@ -93,8 +94,8 @@ def test_toy_method_under_replace_one_uses_the_doubled_sensitivity():
     model = DPLogisticRegression(feature_range_share=0.0, epsilon=0.5, method=NoisyMeanStep(),
                                  neighbouring="replace_one", classes=[0, 1],
                                  random_state=1).fit(X, y)
-    conditioning, scale, step = model.privacy_.event.events  # the private conditioning first
-    assert conditioning.sensitivity == 2.0  # replace-one doubles every release's
+    *conditioning, scale, step = model.privacy_.event.events  # the private conditioning first
+    assert [e.sensitivity for e in conditioning] == [2.0] * len(CONDITIONING_ROUNDS)  # doubled
     assert scale.sensitivity == 2.0
     assert isinstance(step, Gaussian) and step.sensitivity == 2.0
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(0.5, rel=1e-6)
@@ -107,8 +108,8 @@ def test_one_vs_rest_splits_the_toy_budget():
     model = DPLogisticRegression(
         feature_range_share=0.0, epsilon=1.0, method=NoisyMeanStep(), classes=[0, 1, 2],
                                  multiclass="ovr", random_state=0).fit(X, y)
-    # the private conditioning and per-feature scale (shared) + count + 3 problems
-    assert len(model.privacy_.event.events) == 6
+    # the private conditioning's rounds and per-feature scale (shared) + count + 3 problems
+    assert len(model.privacy_.event.events) == len(CONDITIONING_ROUNDS) + 5
     assert model.privacy_.by_accountant["gdp"] == pytest.approx(1.0, rel=1e-6)
 
 

@@ -34,6 +34,8 @@ reason) is empty, and the ``poor_score`` tag relaxes the accuracy thresholds.
 """
 
 from noisygd.estimators._common import (
+    CONDITIONING_RELEASES,
+    CONDITIONING_ROUNDS,
     CONDITIONING_SHARE,
     DEFAULT_CONDITIONING_SHARE,
     DEFAULT_FEATURE_RANGE_SHARE,
@@ -75,6 +77,8 @@ from noisygd.estimators._residual_scales import (
 )
 
 __all__ = [
+    "CONDITIONING_RELEASES",
+    "CONDITIONING_ROUNDS",
     "CONDITIONING_SHARE",
     "DEFAULT_CONDITIONING_SHARE",
     "DEFAULT_FEATURE_RANGE_SHARE",

@@ -61,6 +61,17 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
 #: The share of the Gaussian-DP budget ``mu^2`` the private conditioning is measured with
 #: (a declared budget split, like ``scale_share``'s 0.1).
 CONDITIONING_SHARE = 0.1
+#: The private conditioning's releases, as fractions of ``conditioning_share``: three centres
+#: (and row scales), the first at the row bound ``R``, each later one about the centre
+#: before it within a radius read off a histogram of the rows' distances to that centre,
+#: released between them (docs/estimators.md, "Private conditioning": a declared split;
+#: the centres are averaged by inverse variance, so the rows near the origin lose only the
+#: histograms' shares, and each round divides the radius of rows far from it).
+CONDITIONING_ROUNDS = (0.3, 0.05, 0.3, 0.05, 0.3)
+#: The names of those releases, in order (``fit_info_["pre_releases"]``; the ledger records
+#: each as ``"<estimator>/<name>"``).
+CONDITIONING_RELEASES = ("conditioning", "conditioning_radius", "conditioning_2",
+                         "conditioning_radius_2", "conditioning_3")
 #: The estimators' default ``conditioning_share``: ``"auto"``, the declared
 #: split :data:`CONDITIONING_SHARE` wherever the budget pays for it and the fit (class doc,
 #: "Private conditioning", with the measurements the default was decided on).

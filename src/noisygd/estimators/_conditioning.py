@@ -1,5 +1,7 @@
 """The private conditioning's post-processing: the released centre and row scale
-(:func:`private_conditioning`, :func:`conditioning_from_release`) and the private per-feature
+(:func:`private_conditioning`, :func:`conditioning_from_release`), refined by a second
+release about the first centre within a released radius (:func:`distance_histogram`,
+:func:`radius_from_release`, :func:`refined_conditioning`), and the private per-feature
 scale (:func:`feature_scale_from_release`)."""
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ class PrivateConditioning:
     centre_shrinkage : float
         The James-Stein factor :math:`B \in [0, 1]` that pulled the released mean toward
         its grand mean (:func:`shrunk_centre`); 0 where the centre was not shrunk.
+    row_bound : float or None
+        The radius :math:`\rho` the row scale is in units of, and the bound of the fit's
+        rows about the centre: ``R`` for one release (:func:`conditioning_from_release`),
+        the released radius for the refined one (:func:`refined_conditioning`); None: ``R``.
+    radius : PrivateTargetRange or None
+        The refined release's post-processed distance histogram (:func:`radius_from_release`),
+        None for one release.
     """
 
     centre: np.ndarray
@@ -55,6 +64,8 @@ class PrivateConditioning:
     noise_multiplier: float
     count: float = 1.0
     centre_shrinkage: float = 0.0
+    row_bound: float | None = None
+    radius: Any = None
 
 
 def shrunk_centre(c_hat: np.ndarray, tau: float) -> tuple[np.ndarray, float, float]:
@@ -224,7 +235,211 @@ def conditioning_from_release(noisy: np.ndarray, row_norm_bound: float, sigma: f
     u_hat = min(1.0, max(u_hat, sigma / n_t))
     root = math.sqrt(u_hat)
     return PrivateConditioning(R * centre, root, R * root, R * math.sqrt(2.0 * u_hat),
-                               sigma / math.sqrt(n_sums), n_t, shrinkage)
+                               sigma / math.sqrt(n_sums), n_t, shrinkage, R)
+
+
+def distance_histogram(X: Any, centre: np.ndarray,
+                       feature_scale: np.ndarray | None = None, unit: float = 1.0
+                       ) -> np.ndarray:
+    r"""The counts of the rows' distances to ``centre`` in units of ``unit`` (the row bound
+    ``R``), :math:`\delta_i = \lVert f\odot x_i - c\rVert/R` (:math:`f` the public
+    ``feature_scale``, ones when None; the centre in the rescaled coordinates
+    :math:`f\odot x`), in a zero bin and by binary exponent
+    :math:`(2^k, 2^{k+1}]` (:func:`~noisygd.mechanisms.target_range.target_histogram`'s
+    layout: a row adds one count, sensitivity 1 under add/remove, :math:`\sqrt2` under
+    replace-one). **Not private**: the refined conditioning's second release
+    (:func:`refined_conditioning`) adds the noise.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    centre : ndarray of shape (d,)
+        :math:`c`, in the coordinates of :math:`f\odot x`.
+    feature_scale : ndarray of shape (d,), optional
+        :math:`f`.
+    unit : float, default 1.0
+        :math:`R`.
+
+    Returns
+    -------
+    ndarray of shape (2K + 1,)
+    """
+    from noisygd.mechanisms.target_range import target_histogram
+    from noisygd.oracles.rows import row_norms
+
+    f = None if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
+    c = np.asarray(centre, dtype=np.float64)
+    norms = row_norms(X, centre=c if f is None else c / f, feature_scale=f) / check_positive(
+        "unit", unit)
+    # a distance beyond floating-point range (a row of 1e308 about a centre of the opposite
+    # sign) is in the top bin, as every distance above 2^40 is: still one count per row
+    return target_histogram(np.nan_to_num(norms, nan=np.finfo(np.float64).max,
+                                          posinf=np.finfo(np.float64).max))
+
+
+def radius_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float,
+                        previous: float | None = None) -> tuple[float, Any]:
+    r"""The next round's radius :math:`\rho` from the noisy distance histogram
+    (:func:`distance_histogram` plus Gaussian noise of standard deviation ``sigma``;
+    post-processing): with :math:`2^{k+1}` the upper edge of the occupied bins'
+    hull (:func:`~noisygd.mechanisms.target_range.target_range_from_release`: a bin is
+    occupied when its noisy count reaches :math:`z\sigma`, at most a 0.001 chance that any
+    empty one does),
+
+    .. math:: \rho = \min(2 \cdot 2^{k+1} R,\ \rho_{\rm prev})
+
+    (the histogram's distances in units of ``R``), one binary exponent above the occupied
+    bins (the rows of the bins above them, each too few to be resolved, mostly lie inside
+    it), never above the ``previous`` round's radius :math:`\rho_{\rm prev}` (default
+    ``R``: the rows the first round read lie in that ball, and a row beyond the previous
+    radius was already projected there), which it keeps where no bin is occupied. Returns
+    :math:`\rho` and the released hull (in units of ``R``)."""
+    from noisygd.mechanisms.target_range import target_range_from_release
+
+    R = check_positive("row_norm_bound", row_norm_bound)
+    before = R if previous is None else check_positive("previous", previous)
+    released = target_range_from_release(noisy, sigma)
+    if not released.high > 0.0:
+        return before, released
+    return min(2.0 * released.high * R, before), released
+
+
+@dataclasses.dataclass(frozen=True)
+class ConditioningRound:
+    r"""One release of the private conditioning (:func:`refined_conditioning`).
+
+    Attributes
+    ----------
+    noisy : ndarray of shape (p + 2,)
+        :math:`(\tilde S_b, \tilde S_u, \tilde N) = \sum_i (b_i,\ \lVert b_i\rVert^2,\ 1)
+        + \mathcal N(0, \sigma^2 I)`, :math:`b_i = \pi_\rho(x_i - a)/\rho` (the first round:
+        :math:`a = 0`, :math:`\rho = R`, :func:`private_conditioning`'s release).
+    about : ndarray of shape (p,)
+        :math:`a`, the centre the rows were taken about.
+    radius : float
+        :math:`\rho`.
+    sigma : float
+        :math:`\sigma`.
+    """
+
+    noisy: np.ndarray
+    about: np.ndarray
+    radius: float
+    sigma: float
+
+
+def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
+                         shrink_centre: bool = False, released_radius: Any = None
+                         ) -> PrivateConditioning:
+    r"""The private conditioning from rounds of releases, each about the centre the
+    earlier ones gave and within a released radius (CoinPress's iterative mean estimation:
+    Biswas, Dong, Kamath and Ullman, NeurIPS 2020; docs/estimators.md, "Private
+    conditioning"). Post-processing of the releases: public.
+
+    Round :math:`k` (:class:`ConditioningRound`) releases the sums of the rows about
+    :math:`a_k` projected onto the ball of radius :math:`\rho_k`, over :math:`\rho_k`:
+    the first :func:`private_conditioning`'s (:math:`a_1 = 0`, :math:`\rho_1 = R`), each
+    later one about the centre of the rounds before it, within the radius its distance
+    histogram gave (:func:`radius_from_release`). With :math:`N_k = \max(\tilde N_k, 1)`
+    and :math:`\hat b_k = \tilde S_{b,k}/N_k`, round :math:`k`'s centre
+    :math:`c_k = a_k + \rho_k\hat b_k` misses the rows' mean by noise of standard
+    deviation :math:`\tau_k = \rho_k\sigma_k/N_k` in each coordinate, independent of the
+    other rounds' where no row is projected; the centre is their inverse-variance mean
+
+    .. math:: \hat c = \frac{\sum_k c_k/\tau_k^2}{\sum_k 1/\tau_k^2}, \qquad
+        \tau^2 = \Big(\sum_k \frac1{\tau_k^2}\Big)^{-1},
+
+    shrunk as :func:`shrunk_centre` says with ``shrink_centre`` (error :math:`e`; else
+    :math:`e = p\tau^2`). Each round also estimates the rows' spread about their mean,
+    :math:`V = \frac1n\sum_i\lVert x_i - \bar x\rVert^2`, as
+    :func:`conditioning_from_release` reads its own release,
+
+    .. math:: \hat V_k = \rho_k^2\Big(\frac{\tilde S_{u,k}}{N_k} - \lVert\hat
+        b_k\rVert^2 + \frac{p\sigma_k^2}{N_k^2}\Big), \qquad
+        \operatorname{Var}\hat V_k \approx v_k = \frac{\rho_k^4\sigma_k^2}{N_k^2}
+        \big(1 + 4\lVert\hat b_k\rVert^2\big)
+
+    (the noise of :math:`\tilde S_{u,k}` and of :math:`\lVert\hat b_k\rVert^2`'s linear
+    term); their inverse-variance mean :math:`\hat V` (weights :math:`1/v_k`, standard
+    error :math:`s_V`) gives the rows' mean squared distance to :math:`\hat c`, in units of
+    the last radius :math:`\rho`,
+
+    .. math:: \hat U = \min\Big(1,\ \max\Big(\frac{\hat V + e}{\rho^2},\
+        \frac{s_V}{\rho^2}\Big)\Big),
+
+    which for one round is :func:`conditioning_from_release`'s (floor :math:`\sigma/N`).
+
+    The fit then runs on the rows about :math:`\hat c` within :math:`\rho` (``row_bound``),
+    with the clip :math:`\rho\sqrt{2\hat U}` and the row scale :math:`\sqrt{\hat U}` in
+    units of :math:`\rho`: where the rows lie far from the origin (a column of years, of
+    latitudes), :math:`\rho \ll R` and the later rounds resolve the centre and the
+    spread, which the first, at :math:`R`, cannot. The count is the rounds' counts'
+    inverse-variance mean.
+
+    Raises
+    ------
+    ValueError
+        If there is no round, a release is not a one-dimensional array of ``p + 2`` finite
+        numbers (the same ``p`` in all), a centre ``about`` not ``p`` finite numbers, or a
+        scale not positive and finite.
+    """
+    if not rounds:
+        raise ValueError("refined_conditioning needs at least one round")
+    p = None
+    weights, centres, counts, count_weights, spreads, spread_weights = [], [], [], [], [], []
+    unit = check_positive("radius", rounds[0].radius)  # the arithmetic in units of R
+    for k, rnd in enumerate(rounds):
+        noisy = np.asarray(rnd.noisy, dtype=np.float64)
+        if noisy.ndim != 1 or noisy.size < 2 or not np.all(np.isfinite(noisy)):
+            raise ValueError(f"round {k}'s release must be p + 2 >= 2 finite numbers (S_b, "
+                             f"S_u, N), got shape {noisy.shape}, or not all finite")
+        if p is None:
+            p = noisy.size - 2
+        elif noisy.size != p + 2:
+            raise ValueError(f"round {k}'s release holds {noisy.size} numbers, not p + 2 = "
+                             f"{p + 2}")
+        about = np.asarray(rnd.about, dtype=np.float64)
+        if about.shape != (p,) or not np.all(np.isfinite(about)):
+            raise ValueError(f"round {k}'s centre must be {p} finite numbers, got shape "
+                             f"{about.shape}")
+        r = check_positive("radius", rnd.radius) / unit
+        sigma = check_positive("sigma", rnd.sigma)
+        n_k = max(float(noisy[-1]), 1.0)
+        b_k = noisy[:p] / n_k
+        bb = float(b_k @ b_k)
+        spreads.append(r * r * (float(noisy[p]) / n_k - bb + p * (sigma / n_k) ** 2))
+        spread_weights.append((n_k / (r * r * sigma)) ** 2 / (1.0 + 4.0 * bb))
+        centres.append(about / unit + r * b_k)
+        weights.append((n_k / (r * sigma)) ** 2)  # 1/tau_k^2
+        counts.append(n_k)
+        count_weights.append(1.0 / sigma**2)
+    assert p is not None
+    total = math.fsum(weights)
+    c_hat = sum(w * c for w, c in zip(weights, centres, strict=True)) / total
+    tau2 = 1.0 / total
+    centre, shrinkage, error = (shrunk_centre(c_hat, math.sqrt(tau2)) if shrink_centre
+                                else (c_hat, 0.0, p * tau2))
+    last = rounds[-1]
+    r, sigma = float(last.radius) / unit, float(last.sigma)
+    if len(rounds) == 1:  # conditioning_from_release's arithmetic
+        noisy, n_t = np.asarray(last.noisy, dtype=np.float64), counts[-1]
+        b_hat = noisy[:p] / n_t
+        u_hat = (float(noisy[p]) / n_t - float(b_hat @ b_hat) + p * (sigma / n_t) ** 2
+                 + error)
+        floor = sigma / n_t
+    else:
+        weight = math.fsum(spread_weights)
+        spread = math.fsum(w * v for w, v in zip(spread_weights, spreads, strict=True)) / weight
+        u_hat = (spread + error) / (r * r)
+        floor = 1.0 / (math.sqrt(weight) * r * r)
+    u_hat = min(1.0, max(u_hat, floor))
+    root = math.sqrt(u_hat)
+    rho = float(last.radius)
+    count = math.fsum(w * n for w, n in zip(count_weights, counts, strict=True)) / math.fsum(
+        count_weights)
+    return PrivateConditioning(unit * np.asarray(centre, dtype=np.float64), root, rho * root,
+                               rho * math.sqrt(2.0 * u_hat), sigma / math.sqrt(n_sums),
+                               count, shrinkage, rho, released_radius)
 
 
 def base_rate_from_release(label_sum: float, count: float) -> tuple[float, float]:

@@ -252,7 +252,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         scale = private.intercept_scale
         if self.__dict__.get("_private_base_rate") is not None:
             scale = self._default_intercept_scale(scale, n_features)
-        return self._released_centre(private), float(self.row_norm_bound), scale
+        bound = float(self.row_norm_bound if private.row_bound is None else private.row_bound)
+        return self._released_centre(private), bound, scale
 
     def _default_intercept_scale(self, bound: float, n_features: int) -> float:
         r""":math:`s = R/\sqrt d` for rows centred at a public centre (docs/estimators.md,

@@ -12,11 +12,21 @@ import numpy as np
 
 from noisygd._checks import check_choice, check_real
 from noisygd.accounting.events import Neighbouring
-from noisygd.estimators._common import CONDITIONING_SHARE, FEATURE_SCALE_SHARE, MIN_BUDGET_MU
+from noisygd.estimators._common import (
+    CONDITIONING_RELEASES,
+    CONDITIONING_ROUNDS,
+    CONDITIONING_SHARE,
+    FEATURE_SCALE_SHARE,
+    MIN_BUDGET_MU,
+)
 from noisygd.estimators._conditioning import (
     FEATURE_SCALE_Z,
+    ConditioningRound,
     conditioning_from_release,
+    distance_histogram,
     feature_scale_from_release,
+    radius_from_release,
+    refined_conditioning,
 )
 from noisygd.training import PreparedFit, PreRelease
 
@@ -75,16 +85,54 @@ class _PrivatePreReleases:
         """``conditioning_share`` as a number (``"auto"``: :data:`CONDITIONING_SHARE`)."""
         return self._declared_share("conditioning_share", CONDITIONING_SHARE)
 
-    def _conditioning_event(self) -> tuple[float, Any]:
-        """``(mu_c, event)`` of the conditioning release (public facts only)."""
+    #: Whether the private conditioning is refined by later releases about its first centre
+    #: (:func:`~noisygd.estimators._conditioning.refined_conditioning`), its share split as
+    #: :data:`~noisygd.estimators._common.CONDITIONING_ROUNDS` says.
+    _REFINES_CONDITIONING: ClassVar[bool] = True
+
+    def _conditioning_rounds(self) -> tuple[float, ...]:
+        """The fractions of ``conditioning_share`` of the conditioning's releases, in order
+        (centres at even positions, distance histograms at odd ones): ``(1.0,)`` where the
+        conditioning is not refined."""
+        return CONDITIONING_ROUNDS if self._REFINES_CONDITIONING else (1.0,)
+
+    def _conditioning_mu(self, k: int) -> float:
+        """The Gaussian-DP mu of the conditioning's release ``k`` (public facts only)."""
         from noisygd.accounting.calibration import calibrate_mu
+
+        return math.sqrt(self._share_of_conditioning() * self._conditioning_rounds()[k]) * (
+            calibrate_mu(float(self.epsilon), float(self.delta)))
+
+    def _conditioning_event(self, k: int = 0) -> tuple[float, Any]:
+        """``(mu_k, event)`` of the conditioning's centre release ``k`` (an even position of
+        :meth:`_conditioning_rounds`; 0 the first), from public facts only."""
         from noisygd.accounting.events import Gaussian
 
         rel = Neighbouring(self.neighbouring)
-        mu_c = math.sqrt(self._share_of_conditioning()) * calibrate_mu(
-            float(self.epsilon), float(self.delta))
+        mu_c = self._conditioning_mu(k)
         sens = rel.clipped_sum_sensitivity
         return mu_c, Gaussian(sens / mu_c, sens, rel)
+
+    def _radius_event(self, k: int = 1) -> tuple[float, Any]:
+        r"""``(sigma, event)`` of the conditioning's distance histogram ``k`` (an odd
+        position of :meth:`_conditioning_rounds`), from public facts only: :math:`\sigma =
+        \Delta_h/\mu_k` on every count, :math:`\Delta_h` the histogram's exact sensitivity
+        (1 under add/remove, :math:`\sqrt2` under replace-one:
+        :func:`~noisygd.mechanisms.target_range.target_range_sensitivity`)."""
+        from noisygd.accounting.events import Gaussian
+        from noisygd.mechanisms.target_range import target_range_sensitivity
+
+        rel = Neighbouring(self.neighbouring)
+        mu_h = self._conditioning_mu(k)
+        exact = target_range_sensitivity(rel is Neighbouring.REPLACE_ONE)
+        sens = rel.clipped_sum_sensitivity
+        return exact / mu_h, Gaussian(sens / mu_h, sens, rel)
+
+    def _conditioning_release_events(self) -> tuple[Any, ...]:
+        """The events of the conditioning's releases, in order (:meth:`_conditioning_rounds`:
+        the centres and, between them, the distance histograms)."""
+        return tuple((self._radius_event(k) if k % 2 else self._conditioning_event(k))[1]
+                     for k in range(len(self._conditioning_rounds())))
 
     #: What the conditioning release sums (:class:`~noisygd.oracles.base.RowSums`), in order.
     _CONDITIONING_SUMS = ("rows", "squared_norms", "count")
@@ -109,60 +157,170 @@ class _PrivatePreReleases:
         return None
 
     def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
-                                  range_scale: np.ndarray | None) -> list[Any]:
+                                  range_scale: np.ndarray | None,
+                                  centre: np.ndarray | None = None,
+                                  bound: float | None = None) -> list[Any]:
         r"""The oracles the private conditioning reads: the rows uncentred (in the released
         feature range's coordinates :math:`g\odot x` when ``range_scale`` is :math:`g`),
-        projected onto the ball of radius ``R``, their row sums taken by the scan."""
+        projected onto the ball of radius ``R``, their row sums taken by the scan; with
+        ``centre`` :math:`c_1` (in those coordinates) and ``bound`` :math:`\rho`, the rows
+        :math:`g\odot x - c_1` projected onto the ball of radius :math:`\rho` (the refined
+        release's, :func:`~noisygd.estimators._conditioning.refined_conditioning`)."""
         from noisygd.objectives.centred import CentredGLM
         from noisygd.oracles import make_oracle
 
         objective = self._make_objective()
-        if range_scale is not None:  # uncentred, rescaled: centre 0, feature scale g
-            objective = CentredGLM(objective, np.zeros(X.shape[1]), 1.0,  # type: ignore
+        if range_scale is not None or centre is not None:  # centre c (x's units), scale g
+            at = np.zeros(X.shape[1]) if centre is None else (
+                centre if range_scale is None else centre / range_scale)
+            objective = CentredGLM(objective, at, 1.0,  # type: ignore[arg-type]
                                    feature_scale=range_scale)
-        first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
+        first = make_oracle(objective, X, targets[0],
+                            row_norm_bound=float(self.row_norm_bound if bound is None
+                                                 else bound),
                             row_sums=("rows",))
         return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
 
     def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any,
-                            next_sums: tuple[str, ...] = (), deferred: bool = False
-                            ) -> tuple[PreRelease, list[Any], list[Any]]:
-        """The private conditioning (:func:`private_conditioning`'s release) as a
-        :class:`~noisygd.training.PreRelease`: its sums from the oracle of the uncentred rows
-        (projected onto the ball of radius ``R``; the row sums taken by its construction's
-        scan), then the fit's oracles in the released coordinates (``_private_conditioning``
-        set for :meth:`_conditioning`; ``next_sums``: the row sums a later stage reads from
-        them, taken by their scan). The oracles read are closed (their ``O(n)`` arrays freed)
-        before the next ones are built. Returns the stage, the oracles it reads (an empty
-        list with ``deferred``, for the feature range's post-processing to fill), and a list
-        its post-processing fills with the oracles it builds (for a later stage's
-        post-processing). ``rng``: a stream of its own."""
+                            next_sums: tuple[str, ...] = (), deferred: bool = False,
+                            child: int = 0) -> tuple[list[PreRelease], list[Any], list[Any]]:
+        """The private conditioning's releases as :class:`~noisygd.training.PreRelease`
+        stages (:func:`private_conditioning`'s release, and where it is refined
+        (:data:`_REFINES_CONDITIONING`) the distance histogram and the second release,
+        :func:`refined_conditioning`): the first's sums from the oracle of the uncentred
+        rows (projected onto the ball of radius ``R``; the row sums taken by its
+        construction's scan), the second's from the rows about the first centre within the
+        released radius, then the fit's oracles in the released coordinates
+        (``_private_conditioning`` set for :meth:`_conditioning`; ``next_sums``: the row sums
+        a later stage reads from them, taken by their scan). The oracles read are closed
+        (their ``O(n)`` arrays freed) before the next ones are built. Returns the stages, the
+        oracles the first reads (an empty list with ``deferred``, for the feature range's
+        post-processing to fill), and a list the last one's post-processing fills with the
+        oracles it builds (for a later stage's post-processing). ``rng``: the first
+        release's stream (the later ones': :meth:`_refining_stages`)."""
         R = float(self.row_norm_bound)
-        mu_c, event = self._conditioning_event()
+        mu_c, event = self._conditioning_event(0)
         sums = self._conditioning_sums(len(targets))
-        sigma = math.sqrt(len(sums)) * Neighbouring(
-            self.neighbouring).clipped_sum_sensitivity / mu_c
+        sens = Neighbouring(self.neighbouring).clipped_sum_sensitivity
+        sigma = math.sqrt(len(sums)) * sens / mu_c
         raw = [] if deferred else self._conditioning_raw_oracles(X, targets, None)
         built: list[Any] = []
         extra = len(sums) - len(self._CONDITIONING_SUMS)  # the label sum, after the others
+        refines = self._REFINES_CONDITIONING
 
-        def then(noisy: np.ndarray) -> PreparedFit:
-            self._private_conditioning = conditioning_from_release(
-                noisy[:noisy.size - extra], R, sigma, n_sums=len(sums),
-                shrink_centre=self._SHRINK_CENTRE)
-            self._released_labels(noisy[noisy.size - extra:])
-            for oracle in raw:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
+        def build_fit_oracles(previous: list[Any]) -> PreparedFit:
+            for oracle in previous:  # a DaskOracle's partitions, an ArrayOracle's O(n) arrays
                 getattr(oracle, "close", lambda: None)()
             built[:] = self._oracles(X, targets, row_sums=next_sums)
             return PreparedFit(list(built), self._clip_for_method(X.shape[1]),
                                start=self._start(X.shape[1]))
+
+        rounds: list[ConditioningRound] = []
+
+        def then(noisy: np.ndarray) -> PreparedFit:
+            main = noisy[:noisy.size - extra]
+            self._private_conditioning = conditioning_from_release(
+                main, R, sigma, n_sums=len(sums), shrink_centre=self._SHRINK_CENTRE)
+            self._released_labels(noisy[noisy.size - extra:])
+            if not refines:
+                return build_fit_oracles(raw)
+            rounds.append(ConditioningRound(main, np.zeros(main.size - 2), R, sigma))
+            return PreparedFit(list(raw), None)  # the histogram reads X, not these
 
         labels = ", t" if extra else ""
         stage = PreRelease("conditioning", event, sums, sigma, rng, then,
                            target_half_range=1.0 if extra else None,
                            description=f"(x~/R, ||x~||^2/R^2, 1{labels}), x~ = x min(1, "
                                        f"R/||x||){', t the label in {-1, +1}' if extra else ''}")
-        return stage, raw, built
+        if not refines:
+            return [stage], raw, built
+        return [stage, *self._refining_stages(X, targets, raw, rounds, build_fit_oracles,
+                                              child)], raw, built
+
+    def _refining_stages(self, X: Any, targets: list[Any], raw: list[Any],
+                         rounds: list[ConditioningRound], build_fit_oracles: Any,
+                         child: int) -> list[PreRelease]:
+        r"""The refined conditioning's stages after the first release (whose round its
+        post-processing put in ``rounds``), in pairs (:meth:`_conditioning_rounds`): the
+        histogram of the rows' distances to the centre so far
+        (:func:`~noisygd.estimators._conditioning.distance_histogram`; its
+        post-processing the radius :math:`\rho`,
+        :func:`~noisygd.estimators._conditioning.radius_from_release`), then the sums of
+        the rows about that centre projected onto the ball of radius :math:`\rho`, over
+        :math:`\rho` (its post-processing
+        :func:`~noisygd.estimators._conditioning.refined_conditioning` over the rounds so
+        far, and after the last the fit's oracles, ``build_fit_oracles``). Release stream of
+        position ``k``: ``child + 6 + 2k``."""
+        from noisygd.mechanisms.target_range import (
+            target_histogram_size,
+            target_range_sensitivity,
+        )
+
+        R = float(self.row_norm_bound)
+        sums = self._CONDITIONING_SUMS
+        sens = Neighbouring(self.neighbouring).clipped_sum_sensitivity
+        replace_one = Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE
+        # the oracles the last stage's post-processing built (first: those the first release
+        # read, ``raw``, filled in place by the feature range's post-processing)
+        state: dict[str, Any] = {"rho": R, "released": None, "reading": raw}
+        last = len(self._conditioning_rounds()) - 1
+
+        def statistic() -> np.ndarray:
+            centre, g = self._private_conditioning.centre, self._range_scale()
+            if self.__dict__.get("_rows_in_memory", True):
+                return distance_histogram(X, centre, g, R)
+            import functools
+
+            from noisygd.oracles.dask import partition_sum  # summed on the cluster
+
+            return partition_sum(X, functools.partial(distance_histogram, centre=centre,
+                                                      feature_scale=g, unit=R),
+                                 target_histogram_size())
+
+        def then_radius(sigma_h: float) -> Any:
+            def then(noisy: np.ndarray) -> PreparedFit:
+                state["rho"], state["released"] = radius_from_release(
+                    noisy, sigma_h, R, previous=state["rho"])
+                for oracle in state["reading"]:
+                    getattr(oracle, "close", lambda: None)()
+                state["reading"] = self._conditioning_raw_oracles(
+                    X, targets, self._range_scale(), self._private_conditioning.centre,
+                    state["rho"])
+                return PreparedFit(list(state["reading"]), None)
+            return then
+
+        def then_centre(k: int, sigma: float) -> Any:
+            def then(noisy: np.ndarray) -> PreparedFit:
+                rounds.append(ConditioningRound(noisy, self._private_conditioning.centre,
+                                                state["rho"], sigma))
+                self._private_conditioning = refined_conditioning(
+                    rounds, n_sums=len(sums), shrink_centre=self._SHRINK_CENTRE,
+                    released_radius=state["released"])
+                if k == last:
+                    return build_fit_oracles(state["reading"])
+                # the next histogram reads X, not these
+                return PreparedFit(list(state["reading"]), None)
+            return then
+
+        stages = []
+        for k in range(1, last + 1):
+            rng = self._release_rng(self.random_state, child=child + 6 + 2 * k)
+            if k % 2:
+                sigma_h, event = self._radius_event(k)
+                stages.append(PreRelease(
+                    CONDITIONING_RELEASES[k], event, (), sigma_h, rng, then_radius(sigma_h),
+                    description="counts of the rows' distances to the centre so far in a zero "
+                                "bin and by binary exponent (a row adds 1)",
+                    statistic=statistic, statistic_terms=1,
+                    statistic_sensitivity=target_range_sensitivity(replace_one)))
+            else:
+                mu_k, event = self._conditioning_event(k)
+                sigma = math.sqrt(len(sums)) * sens / mu_k
+                stages.append(PreRelease(
+                    CONDITIONING_RELEASES[k], event, sums, sigma, rng, then_centre(k, sigma),
+                    description="(b, ||b||^2, 1), b = (x - a) min(1, rho/||x - a||)/rho, a the "
+                                "centre so far, rho the released radius"))
+        return stages
 
     def _report_conditioning(self, fit: Any, cond: Any, scale: Any = None,
                              base_rate: Any = None) -> None:
@@ -180,6 +338,18 @@ class _PrivatePreReleases:
             "clip": cond.clip, "centre_shrinkage": cond.centre_shrinkage,
             "event": self._conditioning_event()[1].describe(),
             **({"ledger_release": release} if release is not None else {})}
+        if cond.radius is not None:  # refined: the radius and the two later releases
+            self.conditioning_["release"].update(
+                rounds=list(CONDITIONING_ROUNDS), radius=cond.row_bound,
+                radius_rule=("twice the upper edge 2^(k+1) of the occupied bins of the rows' "
+                             "distances to the first centre (at most 2R; R where none is "
+                             "occupied), the second centre and row scale within it, the "
+                             "centres averaged by inverse variance "
+                             "(noisygd.estimators._conditioning.refined_conditioning)"),
+                distances_resolved=bool(cond.radius.high > 0.0),
+                events=[e.describe() for e in self._conditioning_release_events()],
+                **{f"{name}_release": fit.info[f"{name}_release"]
+                   for name in CONDITIONING_RELEASES[1:] if f"{name}_release" in fit.info})
         if base_rate is not None:
             self.conditioning_["release"].update(
                 base_rate=base_rate[0],
@@ -269,7 +439,7 @@ class _PrivatePreReleases:
                 or (isinstance(self.feature_scale_share, str) and self._ridge_declared())):
             return False
         return self._budget_pays("feature_scale_share", (
-            self._conditioning_event()[1], self._feature_scale_event()[1],
+            *self._conditioning_release_events(), self._feature_scale_event()[1],
             *self._releases_after_conditioning()))
 
     def _uses_private_conditioning(self) -> bool:
@@ -296,7 +466,7 @@ class _PrivatePreReleases:
         if not self._uses_private_conditioning():
             return []
         events = [self._feature_range_event()[1]] if self._uses_feature_range() else []
-        events.append(self._conditioning_event()[1])
+        events.extend(self._conditioning_release_events())
         if self._uses_feature_scale():
             events.append(self._feature_scale_event()[1])
         return events
@@ -347,7 +517,7 @@ class _PrivatePreReleases:
             return False
         later = (self._feature_scale_event()[1],) if self._uses_feature_scale() else ()
         return self._budget_pays("feature_range_share", (
-            self._feature_range_event()[1], self._conditioning_event()[1], *later,
+            self._feature_range_event()[1], *self._conditioning_release_events(), *later,
             *self._releases_after_conditioning()))
 
     def _feature_range_stage(self, X: Any, rng: Any, then: Any) -> PreRelease:
@@ -408,10 +578,11 @@ class _PrivatePreReleases:
         first reads and the list the last one's post-processing fills."""
         scaled = self._uses_feature_scale()
         ranged = self._uses_feature_range()
-        stage, conditioning_reads, built = self._conditioning_stage(
+        stages, conditioning_reads, built = self._conditioning_stage(
             X, targets, self._release_rng(self.random_state, child=child),
-            next_sums=("rows", "absolute_rows") if scaled else (), deferred=ranged)
-        stages, raw = [stage], conditioning_reads
+            next_sums=("rows", "absolute_rows") if scaled else (), deferred=ranged,
+            child=child)
+        raw = conditioning_reads
         if ranged:  # first, on stream child + 4; its post-processing builds what the
             # conditioning reads, in the released coordinates g * x
             # the oracles fit_private checks before the first stage (their type, objective
@@ -474,7 +645,7 @@ class _PrivatePreReleases:
         release and the fit (public facts only: epsilon, delta, the method, earlier prior
         events; no data is read)."""
         return self._budget_pays("conditioning_share", (
-            self._conditioning_event()[1], *self._releases_after_conditioning()))
+            *self._conditioning_release_events(), *self._releases_after_conditioning()))
 
     def _releases_after_conditioning(self) -> tuple[Any, ...]:
         """The events of the releases this fit makes after the private conditioning and

@@ -422,6 +422,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         private = self.__dict__.get("_private_conditioning")
         if private is not None and self.fit_intercept and self._conditioned():
             centre = self._released_centre(private)
+            if private.row_bound is not None:  # the rows' radius about the released centre
+                bound = float(private.row_bound)
             if self.intercept_scale is None:
                 scale = private.intercept_scale / math.sqrt(n_features)
         return centre, bound, scale
@@ -1075,12 +1077,22 @@ class DPLinearRegression(_DPRegressor):
         comparator"; post-processing of the release): the squared loss's smoothness at the
         rows' released mean squared norm, :math:`\beta = R^2\hat U_+ + s^2`, the comparator
         radius :math:`D_0 = h\sqrt{\hat V}\sqrt d/(R\sqrt{\hat U})` and the mean curvature
-        :math:`(R^2\hat U + s^2)/d'`; None (the declared facts) where the release does not
-        resolve the rows' scale, :math:`\hat U_+ > 2\hat U` (:data:`RESOLVED_SCALE_RATIO`)."""
+        :math:`(R^2\hat U + s^2)/d'`. Where the release does not resolve the rows' scale,
+        :math:`\hat U_+ > 2\hat U` (:data:`RESOLVED_SCALE_RATIO`), the smoothness alone (an
+        upper confidence bound whatever the resolution: the rows' mean squared norm is
+        below :math:`R^2\hat U_+`), the comparator and the ridge's balance from the declared
+        facts; None (all declared) where the bounds leave floating-point range."""
         scales = self._scales
-        if scales.row_scale_high ** 2 > RESOLVED_SCALE_RATIO * scales.row_scale ** 2:
-            return None
         _, bound, s = self._conditioning(n_features)
+        if scales.row_scale_high ** 2 > RESOLVED_SCALE_RATIO * scales.row_scale ** 2:
+            high = math.hypot(bound * scales.row_scale_high, s or 0.0)
+            if not (math.isfinite(high) and high > 0.0):
+                return None
+            return ReleasedFacts(
+                smoothness=self._make_objective().data_constants(high)[1],
+                source="DPLinearRegression's private scales, unresolved (U_high > 2 U): "
+                       "smoothness R^2 U_high + s^2 (trace bound at the rows' released mean "
+                       "squared norm, upper confidence); the comparator declared")
         root, scale = bound * scales.row_scale, s or 0.0
         mean_sq = root * root + scale * scale  # float products: inf, never an exception
         if not (math.isfinite(mean_sq) and mean_sq > 0.0 and root > 0.0):

@@ -343,10 +343,18 @@ def _estimator_statements(est: Any, info: Mapping[str, Any] | None) -> dict[str,
 PRE_RELEASE_NAMES = {"target_range": "the private target range",
                      "feature_range": "the private feature range",
                      "conditioning": "the private centre and row scale",
+                     "conditioning_radius": "the rows' distances to the private centre",
+                     "conditioning_2": "the private centre and row scale, second round",
+                     "conditioning_radius_2": "the rows' distances to the private centre, "
+                                              "second round",
+                     "conditioning_3": "the private centre and row scale, third round",
                      "feature_scale": "the private per-feature scale",
                      "target_scale": "the private target and residual scales"}
-#: The stages that change the coordinates of the features.
-CONDITIONING_STAGES = frozenset({"feature_range", "conditioning", "feature_scale"})
+#: The stages that change the coordinates of the features (the conditioning's are
+#: ``noisygd.estimators.CONDITIONING_RELEASES``; the report sits below the estimators).
+CONDITIONING_STAGES = frozenset({"feature_range", "conditioning", "conditioning_radius",
+                                 "conditioning_2", "conditioning_radius_2", "conditioning_3",
+                                 "feature_scale"})
 
 
 def _coefficients(coef: Any, intercept: Any, names: Sequence[str] | None,
