@@ -293,11 +293,32 @@ def test_a_range_resolving_no_bin_warns_and_keeps_the_fallback():
     assert model.target_range_ == (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)
 
 
-def test_methods_that_cannot_compose_warn_and_keep_the_fallback():
+@pytest.mark.parametrize("method", ["output_perturbation", "langevin"])
+def test_methods_that_cannot_compose_warn_and_keep_the_fallback(method):
     X, y = _table(n=500, scale=0.2, offset=0.0)
     with pytest.warns(UserWarning, match="does not release a private target range"):
-        model = DPLinearRegression(epsilon=1.0, random_state=0, method="ssp").fit(X, y)
+        model = DPLinearRegression(epsilon=1.0, random_state=0, method=method, radius=5.0,
+                                   neighbouring="replace_one", max_iter=20).fit(X, y)
     assert model.target_range_ == (-1.0, 1.0)
+
+
+def test_ssp_releases_the_range_and_composes_with_it():
+    """SSP's sensitivity is the declared target bound's and its event a Gaussian composition
+    (``gaussian``): the private target range is released first and composed exactly, and its
+    half-range is the bound SSP's plan uses."""
+    from noisygd.accounting.gdp import gaussian_mu
+
+    X, y = _table(n=3000)
+    model = DPLinearRegression(epsilon=1.0, random_state=0, method="ssp").fit(X, y)
+    assert [r["name"] for r in model.fit_info_["pre_releases"]] == ["target_range"]
+    released = model.fit_info_["target_range"]
+    assert released["resolved"] and model.target_range_ == released["released"]
+    first = model.privacy_.event.events[0]
+    assert first.describe() == released["event"]
+    mu = calibrate_mu(1.0, 1e-5)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(model.privacy_.event) == pytest.approx(mu, rel=1e-9)
+    assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
 
 
 def test_without_an_intercept_the_range_is_symmetric():

@@ -64,10 +64,11 @@ _TARGET_DOC = """    target_bound : float, optional
         under add/remove, :math:`\\sqrt2` under replace-one), and clips the targets to the
         released range: the hull of the bins whose noisy counts pass the occupancy threshold
         (within a factor 2 of the targets' extremes). ``"auto"`` is 0.05
-        (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method clips
-        and composes with a prior release, the fit is neither tuned nor secure and the budget
-        pays for it (rows in memory, or a Dask collection: the histogram is summed on the
-        cluster); recorded first in the ledger
+        (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method is a
+        Gaussian composition (``ssp`` included: its sensitivity is the released half-range)
+        or clips and composes with a prior release, the fit is neither tuned nor secure and
+        the budget pays for it (rows in memory, or a Dask collection: the histogram is summed
+        on the cluster); recorded first in the ledger
         (``<Estimator>/target_range``), reported in ``fit_info_["target_range"]`` and used
         as ``target_range_``. Where it is not released, or resolves no bin (few rows against
         its noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a
@@ -317,6 +318,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         """Whether this fit first releases the private target range (class doc,
         ``target_range_share``; public facts only): neither ``target_range`` nor
         ``target_bound`` declared, a positive share, not tuned and not secure, a method that
+        is a Gaussian composition (``Solver.gaussian``: the release composes exactly with it,
+        and a method whose sensitivity is the target bound, SSP, reads the released one) or
         clips and composes with a prior release and, with ``"auto"``, a budget that pays for
         it with the later releases and the fit (rows in memory or a Dask collection). During
         a fit, the decision :meth:`_fit_clipped_targets` made and holds."""
@@ -328,7 +331,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 or self.tune or self.secure or "_clip_factor" in self.__dict__):
             return False
         solver = self._solver
-        if not (solver.clips_gradients and (solver.gaussian or solver.accepts_prior_event)):
+        if not (solver.gaussian or (solver.clips_gradients and solver.accepts_prior_event)):
             return False
         return self._budget_pays("target_range_share", (
             self._target_range_event()[1], *self._events_after_target_range()))
