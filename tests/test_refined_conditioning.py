@@ -261,3 +261,18 @@ def test_the_report_names_every_conditioning_release():
 
     assert set(CONDITIONING_RELEASES) <= CONDITIONING_STAGES
     assert set(CONDITIONING_RELEASES) <= set(PRE_RELEASE_NAMES)
+
+
+def test_distance_histogram_by_blocks_is_the_whole_histogram(monkeypatch):
+    """Counted a block of rows at a time (bounded temporaries), the histogram is the one of
+    all rows at once."""
+    import noisygd.estimators._conditioning as conditioning
+    from noisygd.mechanisms.target_range import target_histogram
+    from noisygd.oracles.rows import row_norms
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1000, 4)) * 3.0 + 10.0
+    centre, f = np.full(4, 5.0), np.array([0.5, 1.0, 2.0, 1.0])
+    whole = target_histogram(row_norms(X, centre=centre / f, feature_scale=f) / 2.0)
+    monkeypatch.setattr(conditioning, "DISTANCE_BLOCK_ROWS", 64)
+    assert np.array_equal(distance_histogram(X, centre, f, unit=2.0), whole)

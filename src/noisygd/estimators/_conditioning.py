@@ -19,6 +19,8 @@ from noisygd.mechanisms.noise import add_gaussian_noise
 #: The per-feature scale's resolution floor, in standard deviations of its release
 #: (:func:`feature_scale_from_release`).
 FEATURE_SCALE_Z = 2.0
+#: Rows per block of :func:`distance_histogram` (its temporaries are a block's, not ``n``'s).
+DISTANCE_BLOCK_ROWS = 1 << 16
 #: The largest weight the per-feature scale gives a column against the root-mean-square
 #: column (:func:`feature_scale_from_release`): a declared cap (docs/estimators.md).
 FEATURE_SCALE_CAP = 10.0
@@ -264,17 +266,21 @@ def distance_histogram(X: Any, centre: np.ndarray,
     -------
     ndarray of shape (2K + 1,)
     """
-    from noisygd.mechanisms.target_range import target_histogram
+    from noisygd.mechanisms.target_range import target_histogram, target_histogram_size
     from noisygd.oracles.rows import row_norms
 
     f = None if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
     c = np.asarray(centre, dtype=np.float64)
-    norms = row_norms(X, centre=c if f is None else c / f, feature_scale=f) / check_positive(
-        "unit", unit)
-    # a distance beyond floating-point range (a row of 1e308 about a centre of the opposite
-    # sign) is in the top bin, as every distance above 2^40 is: still one count per row
-    return target_histogram(np.nan_to_num(norms, nan=np.finfo(np.float64).max,
-                                          posinf=np.finfo(np.float64).max))
+    at = c if f is None else c / f
+    unit = check_positive("unit", unit)
+    top = np.finfo(np.float64).max
+    counts = np.zeros(target_histogram_size())
+    for a in range(0, X.shape[0], DISTANCE_BLOCK_ROWS):  # O(block) temporaries, not O(n)
+        norms = row_norms(X[a:a + DISTANCE_BLOCK_ROWS], centre=at, feature_scale=f) / unit
+        # a distance beyond floating-point range (a row of 1e308 about a centre of the
+        # opposite sign) is in the top bin, as every distance above 2^40 is: one count a row
+        counts += target_histogram(np.nan_to_num(norms, nan=top, posinf=top))
+    return counts
 
 
 def radius_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float,
