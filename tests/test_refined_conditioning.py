@@ -123,8 +123,9 @@ def test_two_rounds_follow_the_documented_formulas():
     # each round's spread about the mean and its variance, then their weighted mean
     v1 = 16.0 * (30.0 / 100.0 - (1.0 + 0.36) + 2.0 * (2.0 / 100.0) ** 2)
     v2 = 0.25 * (30.0 / 200.0 - (0.1**2 + 0.05**2) + 2.0 * (3.0 / 200.0) ** 2)
-    q1 = (100.0 / (16.0 * 2.0)) ** 2 / (1.0 + 4.0 * 1.36)
-    q2 = (200.0 / (0.25 * 3.0)) ** 2 / (1.0 + 4.0 * 0.0125)
+    t1, t2 = (2.0 / 100.0) ** 2, (3.0 / 200.0) ** 2  # each round's noise variance of a mean
+    q1 = 1.0 / (4.0**4 * (t1 * (1.0 + 4.0 * (1.36 - 2.0 * t1)) + 4.0 * t1 * t1))
+    q2 = 1.0 / (0.5**4 * (t2 * (1.0 + 4.0 * (0.0125 - 2.0 * t2)) + 4.0 * t2 * t2))
     u = ((q1 * v1 + q2 * v2) / (q1 + q2) + error) / 0.25
     assert np.allclose(got.centre, centre, rtol=1e-13)
     assert got.row_scale == pytest.approx(math.sqrt(u), rel=1e-12)

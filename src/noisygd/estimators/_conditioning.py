@@ -361,12 +361,15 @@ def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
     :func:`conditioning_from_release` reads its own release,
 
     .. math:: \hat V_k = \rho_k^2\Big(\frac{\tilde S_{u,k}}{N_k} - \lVert\hat
-        b_k\rVert^2 + \frac{p\sigma_k^2}{N_k^2}\Big), \qquad
-        \operatorname{Var}\hat V_k \approx v_k = \frac{\rho_k^4\sigma_k^2}{N_k^2}
-        \big(1 + 4\lVert\hat b_k\rVert^2\big)
+        b_k\rVert^2 + p t_k\Big), \qquad
+        \operatorname{Var}\hat V_k \approx v_k = \rho_k^4\big(t_k(1 + 4\beta_k)
+        + 2p t_k^2\big), \quad t_k = \frac{\sigma_k^2}{N_k^2},\
+        \beta_k = \max(\lVert\hat b_k\rVert^2 - p t_k, 0)
 
-    (the noise of :math:`\tilde S_{u,k}` and of :math:`\lVert\hat b_k\rVert^2`'s linear
-    term); their inverse-variance mean :math:`\hat V` (weights :math:`1/v_k`, standard
+    (the variances of :math:`\tilde S_{u,k}/N_k`, of :math:`\lVert\hat b_k\rVert^2`'s
+    linear term and of its square term, a scaled chi-square with :math:`p` degrees of
+    freedom, which dominates where :math:`p` is large against :math:`N_k/\sigma_k`); their
+    inverse-variance mean :math:`\hat V` (weights :math:`1/v_k`, standard
     error :math:`s_V`) gives the rows' mean squared distance to :math:`\hat c`, in units of
     the last radius :math:`\rho`,
 
@@ -413,8 +416,11 @@ def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
         n_k = max(float(noisy[-1]), 1.0)
         b_k = noisy[:p] / n_k
         bb = float(b_k @ b_k)
-        spreads.append(r * r * (float(noisy[p]) / n_k - bb + p * (sigma / n_k) ** 2))
-        spread_weights.append((n_k / (r * r * sigma)) ** 2 / (1.0 + 4.0 * bb))
+        t2 = (sigma / n_k) ** 2  # the noise variance of each released mean
+        spreads.append(r * r * (float(noisy[p]) / n_k - bb + p * t2))
+        # Var of S_u / N, of 2 b.e and of ||e||^2 (e the mean's noise), at |b| estimated
+        spread_weights.append(1.0 / (r**4 * (t2 * (1.0 + 4.0 * max(bb - p * t2, 0.0))
+                                             + 2.0 * p * t2 * t2)))
         centres.append(about / unit + r * b_k)
         weights.append((n_k / (r * sigma)) ** 2)  # 1/tau_k^2
         counts.append(n_k)
