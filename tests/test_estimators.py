@@ -1172,10 +1172,10 @@ def test_release_streams_are_neither_the_fit_stream_nor_each_other(seed):
 @pytest.mark.parametrize("seed", [np.random.SeedSequence(5), [1, 2]])
 def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(seed,
                                                                                monkeypatch):
-    """The noise draws on row sums of a default DPLinearRegression fit (the centre's three
-    rounds, per-feature scale, residual scale, count; the centre's distance histograms are
-    drawn in place, on streams of their own) start from different generator states, and
-    the same seed gives the same model."""
+    """The noise draws on the oracle's row sums of a default DPLinearRegression fit (the
+    centre's first round, per-feature scale, residual scale, count; the centre's later
+    releases, statistics of X, are drawn in place on streams of their own) start from four
+    different generator states, and the same seed gives the same model."""
     import noisygd.training as training
 
     real, states = training.add_gaussian_noise, []
@@ -1191,7 +1191,7 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
     first = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     assert len(first.privacy_.event.events) == len(CONDITIONING_ROUNDS) + 4  # and the run's
-    assert len(states) == len(set(states)) == 6  # three centres, feature scale, scale, count
+    assert len(states) == len(set(states)) == 4  # centre, feature scale, scale, count
     again = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     np.testing.assert_array_equal(first.coef_, again.coef_)
 

@@ -277,3 +277,21 @@ def test_distance_histogram_by_blocks_is_the_whole_histogram(monkeypatch):
     whole = target_histogram(row_norms(X, centre=centre / f, feature_scale=f) / 2.0)
     monkeypatch.setattr(conditioning, "DISTANCE_BLOCK_ROWS", 64)
     assert np.array_equal(distance_histogram(X, centre, f, unit=2.0), whole)
+
+
+def test_round_sums_are_the_oracle_s_bounded_row_sums():
+    """What a later round releases, read from X (dense and CSR), equals the row sums of the
+    oracle of the rows about the centre within the radius (the centred objective's)."""
+    from noisygd.estimators._conditioning import round_sums
+    from noisygd.objectives import CentredGLM, LogisticLoss
+    from noisygd.oracles import make_oracle
+
+    rng = np.random.default_rng(8)
+    X = sp.random(500, 12, density=0.3, random_state=2, format="csr") * 3.0
+    f, a, rho = rng.uniform(0.5, 2.0, 12), rng.random(12) * 0.5, 0.8
+    oracle = make_oracle(CentredGLM(LogisticLoss(), a / f, 1.0, feature_scale=f), X,
+                         rng.integers(0, 2, 500), row_norm_bound=rho)
+    expected = oracle.bounded_row_sums().vector(("rows", "squared_norms", "count"))
+    for rows in (X, X.toarray()):
+        np.testing.assert_allclose(round_sums(rows, a, f, rho), expected, rtol=1e-10,
+                                   atol=1e-10)

@@ -283,6 +283,50 @@ def distance_histogram(X: Any, centre: np.ndarray,
     return counts
 
 
+def round_sums(X: Any, centre: np.ndarray, feature_scale: np.ndarray | None,
+               radius: float) -> np.ndarray:
+    r"""What a later round of the refined conditioning releases (:func:`refined_conditioning`),
+    read from ``X`` a block of rows at a time (no oracle is built): with
+    :math:`d_i = \lVert f\odot x_i - a\rVert` (the centre ``a`` in the coordinates of
+    :math:`f\odot x`) and :math:`s_i = \min(1, \rho/d_i)`,
+
+    .. math:: \Big(\sum_i b_i,\ \sum_i\lVert b_i\rVert^2,\ n\Big), \qquad
+        b_i = s_i(f\odot x_i - a)/\rho, \quad \lVert b_i\rVert^2 = \min(d_i/\rho, 1)^2,
+
+    the sums ``ArrayOracle.bounded_row_sums`` gives for the rows about ``a`` within
+    :math:`\rho` (``rows``, ``squared_norms``, ``count``): each row adds a vector of norm at
+    most :math:`\sqrt3`. CSR rows are never densified: :math:`\sum_i s_i(f\odot x_i - a)
+    = f\odot X^\top s - a\sum_i s_i`. **Not private**: the caller adds the noise.
+
+    Returns
+    -------
+    ndarray of shape (p + 2,)
+    """
+    import scipy.sparse as sp_
+
+    from noisygd.oracles.rows import row_norms
+
+    f = None if feature_scale is None else np.asarray(feature_scale, dtype=np.float64)
+    a = np.asarray(centre, dtype=np.float64)
+    at = a if f is None else a / f
+    rho = check_positive("radius", radius)
+    total = np.zeros(a.size)
+    squares, weights = 0.0, 0.0
+    for start in range(0, X.shape[0], DISTANCE_BLOCK_ROWS):
+        block = X[start:start + DISTANCE_BLOCK_ROWS]
+        d = row_norms(block, centre=at, feature_scale=f)
+        d = np.nan_to_num(d, nan=np.inf)
+        s = np.ones_like(d)
+        far = d > rho
+        s[far] = rho / d[far]
+        column = np.ravel(np.asarray(block.T @ s if sp_.issparse(block) else s @ block,
+                                     dtype=np.float64))
+        total += (column if f is None else f * column) - a * float(s.sum())
+        squares += float(np.sum(np.minimum(d / rho, 1.0) ** 2))
+        weights += float(block.shape[0])
+    return np.concatenate([total / rho, [squares, weights]])
+
+
 def radius_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float,
                         previous: float | None = None) -> tuple[float, Any]:
     r"""The next round's radius :math:`\rho` from the noisy distance histogram

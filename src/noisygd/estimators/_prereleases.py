@@ -27,6 +27,7 @@ from noisygd.estimators._conditioning import (
     feature_scale_from_release,
     radius_from_release,
     refined_conditioning,
+    round_sums,
 )
 from noisygd.training import PreparedFit, PreRelease
 
@@ -225,7 +226,9 @@ class _PrivatePreReleases:
             if not refines:
                 return build_fit_oracles(raw)
             rounds.append(ConditioningRound(main, np.zeros(main.size - 2), R, sigma))
-            return PreparedFit(list(raw), None)  # the histogram reads X, not these
+            for oracle in raw:  # the histogram reads X, not these: freed before it runs
+                getattr(oracle, "close", lambda: None)()
+            return PreparedFit(list(raw), None)
 
         labels = ", t" if extra else ""
         stage = PreRelease("conditioning", event, sums, sigma, rng, then,
@@ -260,33 +263,38 @@ class _PrivatePreReleases:
         sums = self._CONDITIONING_SUMS
         sens = Neighbouring(self.neighbouring).clipped_sum_sensitivity
         replace_one = Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE
-        # the oracles the last stage's post-processing built (first: those the first release
-        # read, ``raw``, filled in place by the feature range's post-processing)
-        state: dict[str, Any] = {"rho": R, "released": None, "reading": raw}
+        # the first release's oracles (``raw``, filled in place by the feature range's
+        # post-processing, closed by the first release's): what the later stages hand on for
+        # fit_private's checks; their statistics read X
+        state: dict[str, Any] = {"rho": R, "released": None}
         last = len(self._conditioning_rounds()) - 1
 
-        def statistic() -> np.ndarray:
-            centre, g = self._private_conditioning.centre, self._range_scale()
+        def on_rows(statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
+            """``statistic(X, **kwargs)`` in memory, or summed over a Dask collection's
+            partitions on the cluster (the same sums)."""
             if self.__dict__.get("_rows_in_memory", True):
-                return distance_histogram(X, centre, g, R)
+                return statistic(X, **kwargs)
             import functools
 
-            from noisygd.oracles.dask import partition_sum  # summed on the cluster
+            from noisygd.oracles.dask import partition_sum
 
-            return partition_sum(X, functools.partial(distance_histogram, centre=centre,
-                                                      feature_scale=g, unit=R),
-                                 target_histogram_size())
+            return partition_sum(X, functools.partial(statistic, **kwargs), size)
+
+        def histogram() -> np.ndarray:
+            return on_rows(distance_histogram, target_histogram_size(),
+                           centre=self._private_conditioning.centre,
+                           feature_scale=self._range_scale(), unit=R)
+
+        def centre_sums() -> np.ndarray:
+            return on_rows(round_sums, X.shape[1] + 2,
+                           centre=self._private_conditioning.centre,
+                           feature_scale=self._range_scale(), radius=state["rho"])
 
         def then_radius(sigma_h: float) -> Any:
             def then(noisy: np.ndarray) -> PreparedFit:
                 state["rho"], state["released"] = radius_from_release(
                     noisy, sigma_h, R, previous=state["rho"])
-                for oracle in state["reading"]:
-                    getattr(oracle, "close", lambda: None)()
-                state["reading"] = self._conditioning_raw_oracles(
-                    X, targets, self._range_scale(), self._private_conditioning.centre,
-                    state["rho"])
-                return PreparedFit(list(state["reading"]), None)
+                return PreparedFit(list(raw), None)
             return then
 
         def then_centre(k: int, sigma: float) -> Any:
@@ -297,9 +305,8 @@ class _PrivatePreReleases:
                     rounds, n_sums=len(sums), shrink_centre=self._SHRINK_CENTRE,
                     released_radius=state["released"])
                 if k == last:
-                    return build_fit_oracles(state["reading"])
-                # the next histogram reads X, not these
-                return PreparedFit(list(state["reading"]), None)
+                    return build_fit_oracles([])
+                return PreparedFit(list(raw), None)
             return then
 
         stages = []
@@ -311,15 +318,16 @@ class _PrivatePreReleases:
                     CONDITIONING_RELEASES[k], event, (), sigma_h, rng, then_radius(sigma_h),
                     description="counts of the rows' distances to the centre so far in a zero "
                                 "bin and by binary exponent (a row adds 1)",
-                    statistic=statistic, statistic_terms=1,
+                    statistic=histogram, statistic_terms=1,
                     statistic_sensitivity=target_range_sensitivity(replace_one)))
             else:
                 mu_k, event = self._conditioning_event(k)
                 sigma = math.sqrt(len(sums)) * sens / mu_k
                 stages.append(PreRelease(
-                    CONDITIONING_RELEASES[k], event, sums, sigma, rng, then_centre(k, sigma),
+                    CONDITIONING_RELEASES[k], event, (), sigma, rng, then_centre(k, sigma),
                     description="(b, ||b||^2, 1), b = (x - a) min(1, rho/||x - a||)/rho, a the "
-                                "centre so far, rho the released radius"))
+                                "centre so far, rho the released radius",
+                    statistic=centre_sums, statistic_terms=len(sums)))
         return stages
 
     def _report_conditioning(self, fit: Any, cond: Any, scale: Any = None,
