@@ -20,7 +20,7 @@ from noisygd.mechanisms.noise import add_gaussian_noise
 #: (:func:`feature_scale_from_release`).
 FEATURE_SCALE_Z = 2.0
 #: Rows per block of :func:`distance_histogram` (its temporaries are a block's, not ``n``'s).
-DISTANCE_BLOCK_ROWS = 1 << 16
+DISTANCE_BLOCK_ROWS = 1 << 14
 #: The largest weight the per-feature scale gives a column against the root-mean-square
 #: column (:func:`feature_scale_from_release`): a declared cap (docs/estimators.md).
 FEATURE_SCALE_CAP = 10.0
