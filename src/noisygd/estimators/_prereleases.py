@@ -158,27 +158,18 @@ class _PrivatePreReleases:
         return None
 
     def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
-                                  range_scale: np.ndarray | None,
-                                  centre: np.ndarray | None = None,
-                                  bound: float | None = None) -> list[Any]:
+                                  range_scale: np.ndarray | None) -> list[Any]:
         r"""The oracles the private conditioning reads: the rows uncentred (in the released
         feature range's coordinates :math:`g\odot x` when ``range_scale`` is :math:`g`),
-        projected onto the ball of radius ``R``, their row sums taken by the scan; with
-        ``centre`` :math:`c_1` (in those coordinates) and ``bound`` :math:`\rho`, the rows
-        :math:`g\odot x - c_1` projected onto the ball of radius :math:`\rho` (the refined
-        release's, :func:`~noisygd.estimators._conditioning.refined_conditioning`)."""
+        projected onto the ball of radius ``R``, their row sums taken by the scan."""
         from noisygd.objectives.centred import CentredGLM
         from noisygd.oracles import make_oracle
 
         objective = self._make_objective()
-        if range_scale is not None or centre is not None:  # centre c (x's units), scale g
-            at = np.zeros(X.shape[1]) if centre is None else (
-                centre if range_scale is None else centre / range_scale)
-            objective = CentredGLM(objective, at, 1.0,  # type: ignore[arg-type]
+        if range_scale is not None:  # uncentred, rescaled: centre 0, feature scale g
+            objective = CentredGLM(objective, np.zeros(X.shape[1]), 1.0,  # type: ignore
                                    feature_scale=range_scale)
-        first = make_oracle(objective, X, targets[0],
-                            row_norm_bound=float(self.row_norm_bound if bound is None
-                                                 else bound),
+        first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
                             row_sums=("rows",))
         return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
 
@@ -187,18 +178,17 @@ class _PrivatePreReleases:
                             child: int = 0) -> tuple[list[PreRelease], list[Any], list[Any]]:
         """The private conditioning's releases as :class:`~noisygd.training.PreRelease`
         stages (:func:`private_conditioning`'s release, and where it is refined
-        (:data:`_REFINES_CONDITIONING`) the distance histogram and the second release,
-        :func:`refined_conditioning`): the first's sums from the oracle of the uncentred
-        rows (projected onto the ball of radius ``R``; the row sums taken by its
-        construction's scan), the second's from the rows about the first centre within the
-        released radius, then the fit's oracles in the released coordinates
+        (:data:`_REFINES_CONDITIONING`) the later rounds, :meth:`_refining_stages`): the
+        first's sums from the oracle of the uncentred rows (projected onto the ball of
+        radius ``R``; the row sums taken by its construction's scan), the later ones'
+        statistics of ``X``, then the fit's oracles in the released coordinates
         (``_private_conditioning`` set for :meth:`_conditioning`; ``next_sums``: the row sums
         a later stage reads from them, taken by their scan). The oracles read are closed
-        (their ``O(n)`` arrays freed) before the next ones are built. Returns the stages, the
-        oracles the first reads (an empty list with ``deferred``, for the feature range's
-        post-processing to fill), and a list the last one's post-processing fills with the
-        oracles it builds (for a later stage's post-processing). ``rng``: the first
-        release's stream (the later ones': :meth:`_refining_stages`)."""
+        (their ``O(n)`` arrays freed) by the first release's post-processing. Returns the
+        stages, the oracles the first reads (an empty list with ``deferred``, for the
+        feature range's post-processing to fill), and a list the last one's post-processing
+        fills with the oracles it builds (for a later stage's post-processing). ``rng``: the
+        first release's stream (the later ones': :meth:`_refining_stages`)."""
         R = float(self.row_norm_bound)
         mu_c, event = self._conditioning_event(0)
         sums = self._conditioning_sums(len(targets))
@@ -250,10 +240,13 @@ class _PrivatePreReleases:
         post-processing the radius :math:`\rho`,
         :func:`~noisygd.estimators._conditioning.radius_from_release`), then the sums of
         the rows about that centre projected onto the ball of radius :math:`\rho`, over
-        :math:`\rho` (its post-processing
-        :func:`~noisygd.estimators._conditioning.refined_conditioning` over the rounds so
-        far, and after the last the fit's oracles, ``build_fit_oracles``). Release stream of
-        position ``k``: ``child + 6 + 2k``."""
+        :math:`\rho` (:func:`~noisygd.estimators._conditioning.round_sums`; its
+        post-processing :func:`~noisygd.estimators._conditioning.refined_conditioning` over
+        the rounds so far, and after the last the fit's oracles, ``build_fit_oracles``). Both
+        are statistics of ``X`` (summed on the cluster for a Dask collection), so no oracle
+        is built for them; they hand on the first release's closed oracles, ``raw``, for
+        :func:`~noisygd.training.fit_private`'s checks. Release stream of position ``k``:
+        ``child + 6 + 2k``."""
         from noisygd.mechanisms.target_range import (
             target_histogram_size,
             target_range_sensitivity,
