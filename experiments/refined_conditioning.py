@@ -53,14 +53,12 @@ def share_with(prob: dict[str, Any], eps: float, seed: int, refine: bool
                ) -> tuple[float, dict]:
     """The plain default fit's share of the non-private gain with the conditioning rule
     ``refine`` (set on the estimators' common base for this fit)."""
+    from unittest import mock
+
     from noisygd.estimators._prereleases import _PrivatePreReleases
 
-    saved = _PrivatePreReleases._REFINES_CONDITIONING
-    _PrivatePreReleases._REFINES_CONDITIONING = refine
-    try:
+    with mock.patch.object(_PrivatePreReleases, "_REFINES_CONDITIONING", refine):
         return plain_default_share(prob, eps, seed)[0], {}
-    finally:
-        _PrivatePreReleases._REFINES_CONDITIONING = saved
 
 
 def shifted(prob: dict[str, Any], ratio: float) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The private conditioning's post-processing: the released centre and row scale
-(:func:`private_conditioning`, :func:`conditioning_from_release`), refined by a second
-release about the first centre within a released radius (:func:`distance_histogram`,
-:func:`radius_from_release`, :func:`refined_conditioning`), and the private per-feature
+(:func:`private_conditioning`, :func:`conditioning_from_release`), refined in rounds, each
+about the centre before it within a released radius (:func:`distance_histogram`,
+:func:`radius_from_release`, :func:`round_sums`, :func:`refined_conditioning`), and the
+private per-feature
 scale (:func:`feature_scale_from_release`)."""
 
 from __future__ import annotations

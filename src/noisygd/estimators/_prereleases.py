@@ -262,26 +262,15 @@ class _PrivatePreReleases:
         state: dict[str, Any] = {"rho": R, "released": None}
         last = len(self._conditioning_rounds()) - 1
 
-        def on_rows(statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
-            """``statistic(X, **kwargs)`` in memory, or summed over a Dask collection's
-            partitions on the cluster (the same sums)."""
-            if self.__dict__.get("_rows_in_memory", True):
-                return statistic(X, **kwargs)
-            import functools
-
-            from noisygd.oracles.dask import partition_sum
-
-            return partition_sum(X, functools.partial(statistic, **kwargs), size)
-
         def histogram() -> np.ndarray:
-            return on_rows(distance_histogram, target_histogram_size(),
-                           centre=self._private_conditioning.centre,
-                           feature_scale=self._range_scale(), unit=R)
+            return self._row_statistic(X, distance_histogram, target_histogram_size(),
+                                       centre=self._private_conditioning.centre,
+                                       feature_scale=self._range_scale(), unit=R)
 
         def centre_sums() -> np.ndarray:
-            return on_rows(round_sums, X.shape[1] + 2,
-                           centre=self._private_conditioning.centre,
-                           feature_scale=self._range_scale(), radius=state["rho"])
+            return self._row_statistic(X, round_sums, X.shape[1] + 2,
+                                       centre=self._private_conditioning.centre,
+                                       feature_scale=self._range_scale(), radius=state["rho"])
 
         def then_radius(sigma_h: float) -> Any:
             def then(noisy: np.ndarray) -> PreparedFit:
@@ -546,18 +535,26 @@ class _PrivatePreReleases:
                           reduce=lambda noisy: feature_range_from_release(
                               noisy, sigma, float(self.row_norm_bound)))
 
-    def _range_statistic(self, X: Any) -> np.ndarray:
-        """:func:`~noisygd.mechanisms.feature_range.range_statistic` of the rows: in memory,
-        or summed over a Dask collection's partitions on the cluster
-        (:func:`~noisygd.oracles.dask.partition_sum`: the same counts)."""
-        from noisygd.mechanisms.feature_range import range_statistic
-
+    def _row_statistic(self, X: Any, statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
+        """``statistic(X, **kwargs)``, a vector of ``size`` sums over the rows: in memory, or
+        summed over a Dask collection's partitions on the cluster
+        (:func:`~noisygd.oracles.dask.partition_sum`: the same sums, integer counts
+        exactly). **Not private**: the stage adds the noise."""
         if self.__dict__.get("_rows_in_memory", True):
-            return range_statistic(X)
-        from noisygd.mechanisms.feature_range import range_statistic_size
+            return statistic(X, **kwargs)
+        import functools
+
         from noisygd.oracles.dask import partition_sum
 
-        return partition_sum(X, range_statistic, range_statistic_size(X.shape[1]))
+        return partition_sum(X, functools.partial(statistic, **kwargs) if kwargs else statistic,
+                             size)
+
+    def _range_statistic(self, X: Any) -> np.ndarray:
+        """:func:`~noisygd.mechanisms.feature_range.range_statistic` of the rows
+        (:meth:`_row_statistic`)."""
+        from noisygd.mechanisms.feature_range import range_statistic, range_statistic_size
+
+        return self._row_statistic(X, range_statistic, range_statistic_size(X.shape[1]))
 
     def _range_scale(self) -> np.ndarray | None:
         """The released feature range's scale :math:`g` (None when not released)."""

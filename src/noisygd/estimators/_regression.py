@@ -363,13 +363,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         sigma, event = self._target_range_event()
         rng = self._release_rng(self.random_state, child=TARGET_RANGE_CHILD)
 
-        def statistic() -> np.ndarray:
-            if self.__dict__.get("_rows_in_memory", True):
-                return target_histogram(raw_targets)
-            from noisygd.oracles.dask import partition_sum  # summed on the cluster
-
-            return partition_sum(raw_targets[:, None], target_histogram,
-                                 target_histogram_size())
+        def statistic() -> np.ndarray:  # the targets as a column (a Dask one: its partitions)
+            return self._row_statistic(raw_targets[:, None], target_histogram,
+                                       target_histogram_size())
 
         initial: list[Any] = []
 
