@@ -37,7 +37,8 @@ the private centre, and for classifiers the row scale, on by default,
 ``target_range_share="auto"``, share 0.05) and with the **declared box** (``feature_bounds``
 the public box; regressors also get ``target_range=(0, 1)``, public by construction), and
 **uncond** (no bounds, ``conditioning_share=0``: the fit without the private conditioning,
-nor the per-feature scale, which needs it; regressors still release their target range). The metric is the share of the non-private gain:
+nor the per-feature scale, which needs it; regressors still release their target range).
+The metric is the share of the non-private gain:
 ``(AUC - 0.5) / (AUC_np - 0.5)`` for binary problems, ``R^2 / R^2_np`` for regression (the
 constant predictor is 0), on the test split, with scikit-learn's ``LogisticRegression()`` /
 ``LinearRegression()`` as the non-private model. Opacus's fixed recipe
