@@ -16,17 +16,23 @@ from noisygd.accounting.events import Gaussian, Neighbouring
 from noisygd.accounting.gdp import gaussian_mu
 from noisygd.estimators import (
     FALLBACK_TARGET_BOUND,
+    TARGET_RANGE_RELEASES,
     DPHuberRegressor,
     DPLinearRegression,
 )
 from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
 from noisygd.mechanisms.target_range import (
     MAX_WINDOW,
+    TARGET_RANGE_ROUNDS,
     TARGET_RANGE_SHARE,
     PrivateTargetRange,
+    centre_from_release,
+    refined_range,
     target_bin_index,
     target_histogram,
     target_histogram_size,
+    target_mean_sensitivity,
+    target_mean_statistic,
     target_occupancy_threshold,
     target_range_from_release,
     target_range_sensitivity,
@@ -34,6 +40,8 @@ from noisygd.mechanisms.target_range import (
 )
 
 K = EXPONENTS[1] - EXPONENTS[0] + 1
+#: The first histogram's share of mu^2 (the refined rounds take the rest of the share).
+FIRST_SHARE = TARGET_RANGE_SHARE * TARGET_RANGE_ROUNDS[0]
 
 
 def _brute_histogram(y: np.ndarray) -> np.ndarray:
@@ -201,18 +209,30 @@ def test_false_occupancy_rate_is_at_most_its_level():
 def test_default_fit_releases_the_range_first_and_composes_it():
     X, y = _table()
     model = DPLinearRegression(epsilon=1.0, random_state=0, n_samples_public=len(y)).fit(X, y)
-    first = model.privacy_.event.events[0]
+    events = model.privacy_.event.events
     mu = calibrate_mu(1.0, 1e-5)
+    first = events[0]
     assert isinstance(first, Gaussian) and first.relation is Neighbouring.ADD_REMOVE
-    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(FIRST_SHARE) * mu, rel=1e-9)
+    # the rounds' mu^2 add up to the declared share exactly
+    rounds = events[:len(TARGET_RANGE_ROUNDS)]
+    assert math.fsum(gaussian_mu(e) ** 2 for e in rounds) == pytest.approx(
+        TARGET_RANGE_SHARE * mu * mu, rel=1e-9)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     report = model.fit_info_["target_range"]
-    assert report["resolved"] and report["released"] == (512.0, 1024.0)
-    assert model.target_range_ == (512.0, 1024.0)
-    assert report["noise_std"] == pytest.approx(1.0 / (math.sqrt(TARGET_RANGE_SHARE) * mu))
-    assert model.fit_info_["pre_releases"][0]["name"] == "target_range"
+    names = [r["name"] for r in model.fit_info_["pre_releases"]]
+    assert names[:len(TARGET_RANGE_RELEASES)] == list(TARGET_RANGE_RELEASES)
+    assert report["noise_std"] == pytest.approx(1.0 / (math.sqrt(FIRST_SHARE) * mu))
+    # the refined range lies inside the first one, (512, 1024], holds the targets' middle
+    # 95% and is several times narrower
+    low, high = model.target_range_
+    assert report["resolved"] and report["released"] == (low, high)
+    q = np.quantile(y, [0.025, 0.975])
+    assert 512.0 <= low <= q[0] and q[1] <= high <= 1024.0
+    assert high - low < (1024.0 - 512.0) / 1.5
+    assert [r["kind"] for r in report["rounds"]] == ["mean", "histogram"] * 2
     predictions = model.predict(X)
-    assert predictions.min() >= 512.0 and predictions.max() <= 1024.0
+    assert predictions.min() >= low and predictions.max() <= high
 
 
 @pytest.mark.parametrize("cls", [DPLinearRegression, DPHuberRegressor])
@@ -232,7 +252,7 @@ def test_targets_in_their_units_are_learnt_and_were_crushed_before(cls):
 
     ceiling = r2(LinearRegression().fit(X, y))
     assert r2(released) > 0.9 * ceiling and r2(declared) > 0.9 * ceiling
-    # the release costs 5% of the budget, and its range (512, 1024] is tighter
+    # the release costs 8% of the budget, and its range is tighter than (0, 1024)
     assert r2(released) > r2(declared) - 0.02
     assert r2(fallback) < 0.0  # below the constant predictor
     assert fallback.target_range_ == (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)
@@ -269,8 +289,12 @@ def test_same_seed_same_model_and_a_refit_releases_again():
     b = DPLinearRegression(epsilon=1.0, random_state=3).fit(X, y)
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
     # a refit on targets 1000 times smaller releases its own range (not the earlier fit's)
+    first = a.target_range_
     a.fit(X, y / 1000.0)
-    assert a.target_range_ == (0.5, 1.0)
+    low, high = a.target_range_
+    q = np.quantile(y / 1000.0, [0.025, 0.975])
+    assert 0.25 <= low <= q[0] and q[1] <= high <= 2.0
+    assert high - low < (first[1] - first[0]) / 100.0
 
 
 def test_replace_one_draws_the_exact_noise():
@@ -280,9 +304,13 @@ def test_replace_one_draws_the_exact_noise():
     mu = calibrate_mu(1.0, 1e-5)
     first = model.privacy_.event.events[0]
     assert first.relation is Neighbouring.REPLACE_ONE
-    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(FIRST_SHARE) * mu, rel=1e-9)
     assert model.fit_info_["target_range"]["noise_std"] == pytest.approx(
-        math.sqrt(2.0) / (math.sqrt(TARGET_RANGE_SHARE) * mu), rel=1e-9)
+        math.sqrt(2.0) / (math.sqrt(FIRST_SHARE) * mu), rel=1e-9)
+    # a mean round's noise: its exact replace-one sensitivity 2 over its own mu
+    mean_round = model.fit_info_["target_range"]["rounds"][0]
+    assert mean_round["noise_std"] == pytest.approx(
+        2.0 / (math.sqrt(TARGET_RANGE_SHARE * TARGET_RANGE_ROUNDS[1]) * mu), rel=1e-9)
 
 
 def test_a_range_resolving_no_bin_warns_and_keeps_the_fallback():
@@ -310,13 +338,13 @@ def test_ssp_releases_the_range_and_composes_with_it():
 
     X, y = _table(n=3000)
     model = DPLinearRegression(epsilon=1.0, random_state=0, method="ssp").fit(X, y)
-    assert [r["name"] for r in model.fit_info_["pre_releases"]] == ["target_range"]
+    assert [r["name"] for r in model.fit_info_["pre_releases"]] == list(TARGET_RANGE_RELEASES)
     released = model.fit_info_["target_range"]
     assert released["resolved"] and model.target_range_ == released["released"]
-    first = model.privacy_.event.events[0]
-    assert first.describe() == released["event"]
+    rounds = model.privacy_.event.events[:len(TARGET_RANGE_ROUNDS)]
+    assert " + ".join(e.describe() for e in rounds) == released["event"]
     mu = calibrate_mu(1.0, 1e-5)
-    assert gaussian_mu(first) == pytest.approx(math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(rounds[0]) == pytest.approx(math.sqrt(FIRST_SHARE) * mu, rel=1e-9)
     assert gaussian_mu(model.privacy_.event) == pytest.approx(mu, rel=1e-9)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
 
@@ -325,6 +353,83 @@ def test_without_an_intercept_the_range_is_symmetric():
     X, y = _table(n=3000)
     model = DPLinearRegression(epsilon=1.0, random_state=0, fit_intercept=False).fit(X, y)
     assert model.target_range_ == (-1024.0, 1024.0)
+    # one round at the whole share: no centre to refine about without an intercept
+    assert [r["name"] for r in model.fit_info_["pre_releases"]][:2] != list(
+        TARGET_RANGE_RELEASES[:2])
+    assert model.fit_info_["target_range"]["rounds"] == []
+    mu = calibrate_mu(1.0, 1e-5)
+    assert gaussian_mu(model.privacy_.event.events[0]) == pytest.approx(
+        math.sqrt(TARGET_RANGE_SHARE) * mu, rel=1e-9)
+
+
+# ------------------------------------------------------------------ refined rounds
+def test_a_mean_round_moves_by_its_sensitivity_and_reaches_it():
+    # brute force over neighbours of (count, sum of clipped standardised targets)
+    y = np.array([3.0, -0.5, 700.0, 0.0, 5.5])
+    m, h = 2.0, 4.0
+    base = target_mean_statistic(y, m, h)
+    assert base.tolist() == [5.0, float(np.sum(np.clip((y - m) / h, -1, 1)))]
+    values = [-1e9, -2.0, 2.0, 6.0, 1e9, 0.0]
+    worst_add = max(float(np.linalg.norm(target_mean_statistic(np.append(y, v), m, h) - base))
+                    for v in values)
+    assert worst_add <= target_mean_sensitivity() + 1e-12
+    assert worst_add == pytest.approx(target_mean_sensitivity())  # a target beyond the range
+    worst = 0.0
+    for i, v in itertools.product(range(y.size), values):
+        replaced = y.copy()
+        replaced[i] = v
+        worst = max(worst, float(np.linalg.norm(target_mean_statistic(replaced, m, h) - base)))
+    assert worst == pytest.approx(target_mean_sensitivity(replace_one=True))  # reached
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        target_mean_statistic(np.array([1.0, np.nan]), m, h)
+
+
+def test_the_centre_from_an_exact_release_is_the_clipped_mean():
+    y = np.array([1.0, 2.0, 3.0, 10.0])
+    exact = target_mean_statistic(y, centre=2.0, half=2.0)  # 10 clipped to 4
+    assert centre_from_release(exact, 2.0, 2.0, sigma=1.0) == pytest.approx(2.0 + 2.0 * 1.0 / 4)
+    # a count below 2 sigma resolves no mean; a ratio beyond +-1 is clipped to the range
+    assert centre_from_release(np.array([3.0, 1.0]), 0.0, 1.0, sigma=2.0) is None
+    assert centre_from_release(np.array([5.0, 50.0]), 0.0, 1.0, sigma=1.0) == 1.0
+
+
+def test_a_histogram_round_reads_the_distances_about_the_centre():
+    dist = target_range_from_release(target_histogram(np.abs(np.array([0.3, -0.7, 0.2]))),
+                                     sigma=1e-3)
+    assert (dist.low, dist.high) == (0.125, 1.0)
+    assert refined_range((-8.0, 8.0), 100.0, dist) == (99.0, 101.0)
+    nothing = PrivateTargetRange(0.0, 0.0, False, 1.0, 1.0, 0)
+    assert refined_range((-8.0, 8.0), 100.0, nothing) == (-8.0, 8.0)
+
+
+@pytest.mark.parametrize("offset,scale,n,eps,single_below",
+                         [(1e4, 1.0, 2000, 8.0, 0.0), (-5e6, 1.0, 20000, 8.0, 0.0),
+                          (300.0, 1.0, 2000, 1.0, 0.75)])
+def test_targets_far_from_zero_against_their_spread_are_learnt(monkeypatch, offset, scale, n,
+                                                              eps, single_below):
+    # targets 1e4 + z, -5e6 + z, 300 + z (a year, an altitude, kelvin): the first
+    # histogram's range is set by their offset, and with it alone (the release before the
+    # refined rounds) the test R^2 is below the constant predictor's (kelvin at epsilon 1:
+    # well below the refined fit's)
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((n + 2000, 5))
+    z = X @ rng.standard_normal(5) + 0.5 * rng.standard_normal(n + 2000)
+    y = offset + scale * z / z.std()
+    from sklearn.linear_model import LinearRegression
+
+    def r2(model):
+        return 1.0 - np.mean((model.predict(X[n:]) - y[n:]) ** 2) / np.var(y[n:])
+
+    ceiling = r2(LinearRegression().fit(X[:n], y[:n]))
+    refined = DPLinearRegression(epsilon=eps, random_state=0).fit(X[:n], y[:n])
+    assert r2(refined) > 0.95 * ceiling
+    low, high = refined.target_range_
+    assert high - low < 20.0 * scale  # of the order of the spread, not of the offset
+    import noisygd.mechanisms.target_range as target_range
+
+    monkeypatch.setattr(target_range, "TARGET_RANGE_ROUNDS", (1.0,))
+    single = DPLinearRegression(epsilon=eps, random_state=0).fit(X[:n], y[:n])
+    assert r2(single) < single_below
 
 
 @pytest.mark.parametrize("bad", [-0.1, 0.6, "some"])

@@ -47,6 +47,7 @@ from noisygd.estimators._common import (
     FEATURE_SCALE_SHARE,
     MIN_BUDGET_MU,
     SCALE_RANGE,
+    TARGET_RANGE_RELEASES,
     EstimatorPrivacy,
     box_feature_scale,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "SCALE_RANGE",
     "SCALE_SUMS",
     "SCALE_SUM_NAMES",
+    "TARGET_RANGE_RELEASES",
     "DPHuberRegressor",
     "DPLinearRegression",
     "DPLogisticRegression",

@@ -72,6 +72,11 @@ CONDITIONING_ROUNDS = (0.3, 0.05, 0.3, 0.05, 0.3)
 #: each as ``"<estimator>/<name>"``).
 CONDITIONING_RELEASES = ("conditioning", "conditioning_radius", "conditioning_2",
                          "conditioning_radius_2", "conditioning_3")
+#: The regressors' private target range's releases in order (``fit_info_["pre_releases"]``),
+#: one per round of :data:`~noisygd.mechanisms.target_range.TARGET_RANGE_ROUNDS` (a fit
+#: without an intercept makes the first only).
+TARGET_RANGE_RELEASES = ("target_range", "target_centre", "target_range_2",
+                         "target_centre_2", "target_range_3")
 #: The estimators' default ``conditioning_share``: ``"auto"``, the declared
 #: split :data:`CONDITIONING_SHARE` wherever the budget pays for it and the fit (class doc,
 #: "Private conditioning", with the measurements the default was decided on).

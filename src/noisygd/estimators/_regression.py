@@ -3,6 +3,7 @@ range."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, ClassVar
@@ -29,6 +30,7 @@ from noisygd.estimators._common import (
     DEFAULT_SCALE_SHARE,
     DEFAULT_TARGET_RANGE_SHARE,
     FALLBACK_TARGET_BOUND,
+    TARGET_RANGE_RELEASES,
     _check_scale,
 )
 from noisygd.estimators._residual_scales import (
@@ -58,23 +60,27 @@ _TARGET_DOC = """    target_bound : float, optional
         residual bound of ``[0, 1]`` targets against ``target_bound=1``.
     target_range_share : float in [0, 0.5] or "auto", default="auto"
         **Private target range** (:mod:`noisygd.mechanisms.target_range`), where neither
-        ``target_range`` nor ``target_bound`` is declared: the fit first releases, with this
-        share of its Gaussian-DP budget :math:`\\mu^2`, the histogram of the targets by
-        sign and binary exponent, with a bin for zero (a row adds one count: sensitivity 1
-        under add/remove, :math:`\\sqrt2` under replace-one), and clips the targets to the
-        released range: the hull of the bins whose noisy counts pass the occupancy threshold
-        (within a factor 2 of the targets' extremes). ``"auto"`` is 0.05
-        (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method is a
-        Gaussian composition (``ssp`` included: its sensitivity is the released half-range)
-        or clips and composes with a prior release, the fit is neither tuned nor secure and
-        the budget pays for it (rows in memory, or a Dask collection: the histogram is summed
-        on the cluster); recorded first in the ledger
-        (``<Estimator>/target_range``), reported in ``fit_info_["target_range"]`` and used
-        as ``target_range_``. Where it is not released, or resolves no bin (few rows against
-        its noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a
-        range. Without it, targets in their own units (bike rentals, a bill in dollars, wine
-        quality) were clipped to ``[-1, 1]`` silently and the test :math:`R^2` fell far below
-        the constant predictor's (docs/estimators.md, "Private target range").
+        ``target_range`` nor ``target_bound`` is declared: the fit first releases, with this share
+        of its Gaussian-DP budget :math:`\\mu^2`, the histogram of the targets by sign and binary
+        exponent, with a bin for zero (a row adds one count: sensitivity 1 under add/remove,
+        :math:`\\sqrt2` under replace-one), and clips the targets to the released range: the hull of
+        the bins whose noisy counts pass the occupancy threshold (within a factor 2 of the targets'
+        extremes); with an intercept, refined by a mean of the clipped targets and a histogram about
+        it, twice (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_ROUNDS`: targets far from 0
+        against their spread, a year or a temperature in kelvin, get a range of about their spread,
+        not of their offset). ``"auto"`` is 0.08
+        (:data:`~noisygd.mechanisms.target_range.TARGET_RANGE_SHARE`) where the method is a Gaussian
+        composition (``ssp`` included: its sensitivity is the released half-range) or clips and
+        composes with a prior release, the fit is neither tuned nor secure and the budget pays for
+        it (rows in memory, or a Dask collection: the histogram is summed on the cluster); recorded
+        first in the ledger (``<Estimator>/target_range``, then ``target_centre``,
+        ``target_range_2``, ``target_centre_2`` and ``target_range_3``:
+        :data:`TARGET_RANGE_RELEASES`), reported in ``fit_info_["target_range"]`` and used as
+        ``target_range_``. Where it is not released, or resolves no bin (few rows against its
+        noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a range.
+        Without it, targets in their own units (bike rentals, a bill in dollars, wine quality) were
+        clipped to ``[-1, 1]`` silently and the test :math:`R^2` fell far below the constant
+        predictor's (docs/estimators.md, "Private target range").
     clip_predictions : bool, default=True
         :meth:`predict` projects the linear scores onto the range the targets were clipped
         to (``target_range_``: the declared ``target_range``, else ``[-target_bound,
@@ -85,7 +91,9 @@ _TARGET_DOC = """    target_bound : float, optional
 """
 
 
-#: The release stream of the private target range (:meth:`_DPLinearModel._release_rng`).
+#: The release stream of the private target range (:meth:`_DPLinearModel._release_rng`);
+#: its refined round ``k`` draws from ``TARGET_RANGE_CHILD + 2k`` (even streams: the
+#: conditioning's rounds, from child 1, are odd).
 TARGET_RANGE_CHILD = 6
 
 
@@ -179,12 +187,15 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                     "exponents (2^k, 2^(k+1)]), or where no sign bin is, of the narrowest "
                     "occupied windows of 2 to 8 adjacent bins; occupied: the noisy count "
                     "reaches z sigma (at most 0.001 chance that any empty bin or window "
-                    "does); [-1, 1] where none spans a range "
-                    "(noisygd.mechanisms.target_range)",
-            "event": self._target_range_event()[1].describe(),
+                    "does); [-1, 1] where none spans a range; with an intercept narrowed "
+                    "twice by a mean of the clipped targets and the hull of a histogram "
+                    "about it, intersected with the range before "
+                    "(noisygd.mechanisms.target_range, 'Refined rounds')",
+            "event": " + ".join(e.describe() for _, e in self._target_range_events()),
             "released": (released.low, released.high) if released.resolved else None,
             "threshold": released.threshold, "noise_std": released.noise_std,
-            "window": released.window, "resolved": released.resolved}
+            "window": released.window, "resolved": released.resolved,
+            "rounds": [dict(r) for r in released.rounds]}
         if not released.resolved:
             warnings.warn(
                 f"{type(self).__name__}: the private target range resolved no bin (too few "
@@ -279,7 +290,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
         events = self._events_after_target_range()
         if self._uses_private_target_range():
-            events.insert(0, self._target_range_event()[1])
+            events[:0] = [event for _, event in self._target_range_events()]
         return None if not events else events[0] if len(events) == 1 else Composed(
             tuple(events))
 
@@ -297,22 +308,42 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
         return self._declared_share("target_range_share", TARGET_RANGE_SHARE)
 
-    def _target_range_event(self) -> tuple[float, Any]:
-        r"""``(sigma, event)`` of the private target range's release (public facts only):
-        :math:`\mu_t = \sqrt{f_t}\,\mu`, :math:`\sigma = \Delta_t/\mu_t` on every count,
-        :math:`\Delta_t` the histogram's exact sensitivity
-        (:func:`~noisygd.mechanisms.target_range.target_range_sensitivity`: 1 under
-        add/remove, :math:`\sqrt2` under replace-one)."""
+    def _target_range_rounds(self) -> tuple[float, ...]:
+        """The rounds' fractions of ``target_range_share`` (public facts only):
+        :data:`~noisygd.mechanisms.target_range.TARGET_RANGE_ROUNDS` with an intercept, else
+        one round at the whole share (the range is symmetric about 0 then)."""
+        from noisygd.mechanisms.target_range import TARGET_RANGE_ROUNDS
+
+        return TARGET_RANGE_ROUNDS if self.fit_intercept else (1.0,)
+
+    def _target_range_events(self) -> list[tuple[float, Any]]:
+        r"""``(sigma, event)`` of each round of the private target range (public facts
+        only): round ``k`` with the fraction :math:`r_k` of the share :math:`f_t` gets
+        :math:`\mu_k = \sqrt{r_k f_t}\,\mu`, :math:`\sigma_k = \Delta_k/\mu_k`,
+        :math:`\Delta_k` its statistic's exact sensitivity (the histograms':
+        :func:`~noisygd.mechanisms.target_range.target_range_sensitivity`, 1 or
+        :math:`\sqrt2`; the means': :func:`~noisygd.mechanisms.target_range.
+        target_mean_sensitivity`, :math:`\sqrt2` or 2); the :math:`\mu_k^2` add up to
+        :math:`f_t\mu^2`."""
         from noisygd.accounting.calibration import calibrate_mu
         from noisygd.accounting.events import Gaussian
-        from noisygd.mechanisms.target_range import target_range_sensitivity
+        from noisygd.mechanisms.target_range import (
+            target_mean_sensitivity,
+            target_range_sensitivity,
+        )
 
         rel = Neighbouring(self.neighbouring)
-        mu_t = math.sqrt(self._share_of_target_range()) * calibrate_mu(
-            float(self.epsilon), float(self.delta))
-        exact = target_range_sensitivity(rel is Neighbouring.REPLACE_ONE)
+        replace = rel is Neighbouring.REPLACE_ONE
+        mu = calibrate_mu(float(self.epsilon), float(self.delta))
+        share = self._share_of_target_range()
         sens = rel.clipped_sum_sensitivity
-        return exact / mu_t, Gaussian(sens / mu_t, sens, rel)
+        out = []
+        for k, fraction in enumerate(self._target_range_rounds()):
+            mu_k = math.sqrt(share * fraction) * mu
+            exact = (target_mean_sensitivity(replace) if k % 2
+                     else target_range_sensitivity(replace))
+            out.append((exact / mu_k, Gaussian(sens / mu_k, sens, rel)))
+        return out
 
     def _uses_private_target_range(self) -> bool:
         """Whether this fit first releases the private target range (class doc,
@@ -334,59 +365,46 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         if not (solver.gaussian or (solver.clips_gradients and solver.accepts_prior_event)):
             return False
         return self._budget_pays("target_range_share", (
-            self._target_range_event()[1], *self._events_after_target_range()))
+            *(event for _, event in self._target_range_events()),
+            *self._events_after_target_range()))
 
     def _with_target_range(self, X: Any, targets: list[Any], stages: list[PreRelease],
                            reads: list[Any] | None, built: list[Any]
                            ) -> tuple[tuple[PreRelease, ...], list[Any]] | None:
-        r"""The pre-release ``stages`` with the private target range's stage first where it
-        is released (:meth:`_uses_private_target_range`; release stream
-        :data:`TARGET_RANGE_CHILD`), and the oracles the first stage reads.
+        r"""The pre-release ``stages`` with the private target range's stages first where it
+        is released (:meth:`_uses_private_target_range`; release streams
+        :data:`TARGET_RANGE_CHILD` ``+ 2k``, names :data:`TARGET_RANGE_RELEASES`), and the
+        oracles the first stage reads.
 
-        Its statistic is :func:`~noisygd.mechanisms.target_range.target_histogram` of the
-        raw targets; its post-processing sets the released range, clips the targets to it
-        (``targets`` is changed in place: the later stages' post-processing builds its
-        oracles from it) and hands the next stage what it reads: ``reads``, the private
-        conditioning's oracles (row sums of ``X`` only, so the targets they were built with
-        do not matter), or where ``reads`` is None the fit's oracles, built here and put in
-        ``built`` (for the residual scale's post-processing)."""
+        Round 0's statistic is :func:`~noisygd.mechanisms.target_range.target_histogram` of
+        the raw targets; with an intercept, the refined rounds follow (a mean of the targets
+        clipped to the current range, :func:`~noisygd.mechanisms.target_range.
+        target_mean_statistic`, then the histogram of the targets less that mean; module doc
+        of :mod:`noisygd.mechanisms.target_range`, "Refined rounds"). The last round's
+        post-processing sets the released range, clips the targets to it (``targets`` is
+        changed in place: the later stages' post-processing builds its oracles from it) and
+        hands the next stage what it reads: ``reads``, the private conditioning's oracles
+        (row sums of ``X`` only, so the targets they were built with do not matter), or
+        where ``reads`` is None the fit's oracles, built here and put in ``built`` (for the
+        residual scale's post-processing)."""
         if not self._uses_private_target_range():
             return (tuple(stages), reads if reads is not None else built) if stages else None
         from noisygd.mechanisms.target_range import (
+            PrivateTargetRange,
+            centre_from_release,
+            refined_range,
             target_histogram,
             target_histogram_size,
+            target_mean_sensitivity,
+            target_mean_statistic,
             target_range_from_release,
             target_range_sensitivity,
         )
 
         raw_targets, clip = self.__dict__["_raw_targets"], self.__dict__["_clip_targets"]
-        sigma, event = self._target_range_event()
-        rng = self._release_rng(self.random_state, child=TARGET_RANGE_CHILD)
-
-        def statistic() -> np.ndarray:  # the targets as a column (a Dask one: its partitions)
-            return self._row_statistic(raw_targets[:, None], target_histogram,
-                                       target_histogram_size())
-
+        replace = Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE
+        rounds = self._target_range_events()
         initial: list[Any] = []
-
-        def then(released: Any) -> PreparedFit:
-            self._released_target_range = released
-            mid, half = self._target_centre_half()
-            targets[:] = [clip(raw_targets - mid, -half, half)]
-            if reads is not None:
-                return PreparedFit(list(reads), None)
-            for oracle in initial:  # a DaskOracle's partitions, built for the checks only
-                getattr(oracle, "close", lambda: None)()
-            built[:] = self._oracles(X, targets)
-            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
-
-        stage = PreRelease("target_range", event, (), sigma, rng, then,
-                           description="counts of the targets in a zero bin and by sign "
-                                       "and binary exponent (a row adds 1)",
-                           statistic=statistic, statistic_terms=1,
-                           statistic_sensitivity=target_range_sensitivity(
-                               Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE),
-                           reduce=lambda noisy: target_range_from_release(noisy, sigma))
         # what fit_private checks before the first stage (its statistic reads the targets):
         # on rows in memory the first row only, so that no pass over X is spent on them; on
         # Dask the conditioning's (or, without it, the fit's) oracles, as built
@@ -396,7 +414,86 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             first = list(reads)
         else:
             first = initial[:] = self._oracles(X, targets)
-        return (stage, *stages), first
+        state: dict[str, Any] = {}  # the rounds' public state: range, centre, records
+
+        def finish() -> PreparedFit:
+            first_range = state["first"]
+            low, high = state.get("range", (first_range.low, first_range.high))
+            self._released_target_range = dataclasses.replace(
+                first_range, low=low, high=high, rounds=tuple(state.get("rounds", ())))
+            mid, half = self._target_centre_half()
+            targets[:] = [clip(raw_targets - mid, -half, half)]
+            if reads is not None:
+                return PreparedFit(list(reads), None)
+            for oracle in initial:  # a DaskOracle's partitions, built for the checks only
+                getattr(oracle, "close", lambda: None)()
+            built[:] = self._oracles(X, targets)
+            return PreparedFit(list(built), self._clip_for_method(X.shape[1]))
+
+        def centre_half() -> tuple[float, float]:
+            """The current range's centre and half-width (the fallback's before round 0
+            resolves one, so that every round's statistic is defined)."""
+            low, high = state.get("range", (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND))
+            return (low + high) / 2.0, (high - low) / 2.0
+
+        def histogram_stage(k: int, sigma: float, event: Any) -> PreRelease:
+            def statistic() -> np.ndarray:  # the targets (later: their distances to the
+                # released centre) as a column (a Dask one: its partitions)
+                column = (raw_targets[:, None] if k == 0
+                          else abs(raw_targets[:, None] - state.get("centre", centre_half()[0])))
+                return self._row_statistic(column, target_histogram, target_histogram_size())
+
+            def then(released: PrivateTargetRange) -> PreparedFit:
+                if k == 0:
+                    state["first"] = released
+                    if released.resolved:
+                        state["range"] = (released.low, released.high)
+                elif "range" in state:
+                    centre = state.get("centre", centre_half()[0])
+                    before = state["range"]
+                    state["range"] = refined_range(before, centre, released)
+                    state.setdefault("rounds", []).append({
+                        "kind": "histogram", "noise_std": sigma,
+                        "range": state["range"] if state["range"] != before else None})
+                return finish() if k == len(rounds) - 1 else PreparedFit(list(first), None)
+
+            return PreRelease(
+                TARGET_RANGE_RELEASES[k], event, (), sigma,
+                self._release_rng(self.random_state, child=TARGET_RANGE_CHILD + 2 * k), then,
+                description=("counts of the targets" if k == 0 else
+                             "counts of the targets' distances to the released centre")
+                + " in a zero bin and by sign and binary exponent (a row adds 1)",
+                statistic=statistic, statistic_terms=1,
+                statistic_sensitivity=target_range_sensitivity(replace),
+                reduce=lambda noisy: target_range_from_release(noisy, sigma))
+
+        def mean_stage(k: int, sigma: float, event: Any) -> PreRelease:
+            def statistic() -> np.ndarray:
+                m, h = centre_half()
+                return self._row_statistic(raw_targets[:, None], target_mean_statistic, 2,
+                                           centre=m, half=h)
+
+            def then(noisy: np.ndarray) -> PreparedFit:
+                if "range" in state:
+                    m, h = centre_half()
+                    centre = centre_from_release(noisy, m, h, sigma)
+                    if centre is not None:
+                        state["centre"] = centre
+                    state.setdefault("rounds", []).append(
+                        {"kind": "mean", "noise_std": sigma, "centre": centre})
+                return finish() if k == len(rounds) - 1 else PreparedFit(list(first), None)
+
+            return PreRelease(
+                TARGET_RANGE_RELEASES[k], event, (), sigma,
+                self._release_rng(self.random_state, child=TARGET_RANGE_CHILD + 2 * k), then,
+                description="(sum_i 1, sum_i clip((y_i - m)/h, -1, 1)), [m - h, m + h] the "
+                            "range released before",
+                statistic=statistic, statistic_terms=2,
+                statistic_sensitivity=target_mean_sensitivity(replace))
+
+        own = [mean_stage(k, sigma, event) if k % 2 else histogram_stage(k, sigma, event)
+               for k, (sigma, event) in enumerate(rounds)]
+        return (*own, *stages), first
 
     def _uses_private_conditioning(self) -> bool:
         """Whether this fit first releases the private centre (``DPLinearRegression``'s

@@ -341,6 +341,11 @@ def _estimator_statements(est: Any, info: Mapping[str, Any] | None) -> dict[str,
 
 #: Plain names of the estimators' pre-release stages (``fit_info_["pre_releases"]``).
 PRE_RELEASE_NAMES = {"target_range": "the private target range",
+                     "target_centre": "the targets' private centre in their range",
+                     "target_range_2": "the targets' distances to their private centre",
+                     "target_centre_2": "the targets' private centre, second round",
+                     "target_range_3": "the targets' distances to their private centre, "
+                                       "second round",
                      "feature_range": "the private feature range",
                      "conditioning": "the private centre and row scale",
                      "conditioning_radius": "the rows' distances to the private centre",
