@@ -146,11 +146,93 @@ def test_fit_parquet(tmp_path, capsys):
 
 def test_fit_unreadable_file_names_it(tmp_path, capsys):
     missing = tmp_path / "nope.csv"
-    code, _, err = _run(capsys, ["fit", str(missing), "--target", "label",
+    code, _, err = _run(capsys, ["fit", str(missing), "--target", "label", "--classes", "0,1",
                                  "--out", str(tmp_path / "m.json")])
     assert code == 2
     assert "nope.csv" in err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_a_classifier_without_a_schema_needs_classes(tmp_path, capsys):
+    """The label set is declared public: without --classes the fit is refused (exit 2) before
+    the data is read (here the file does not exist), whatever the target (before: the label
+    set was read from the data, and an integer regression target fitted as a many-class
+    model whose class list showed the target's minimum and maximum)."""
+    missing = tmp_path / "nope.csv"
+    out = tmp_path / "m.json"
+    for extra in ([], ["--model", "logistic"], ["--classes", ""], ["--classes", " "]):
+        code, _, err = _run(capsys, ["fit", str(missing), "--target", "y", *extra,
+                                     "--out", str(out)])
+        assert code == 2, err
+        assert "needs --classes" in err and "--model linear" in err, err
+        assert "nope.csv" not in err  # refused before the file is looked at
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 2))
+    data = tmp_path / "intreg.csv"
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1],
+                  "y": np.round(5 * x[:, 0] - 3 * x[:, 1]).astype(int)}).to_csv(data, index=False)
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "y", "--out", str(out)])
+    assert code == 2 and "needs --classes" in err, err
+    assert not out.exists()
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "y", "--model", "linear",
+                                 "--target-bound", "20", "--seed", "0", "--out", str(out)])
+    assert code == 0, err
+
+
+def test_classes_are_stripped_and_refused_when_fewer_than_two(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    _write_csv(data)
+    frame = pd.read_csv(data)
+    frame["label"] = np.where(frame["label"] == 1, "yes", "no")
+    frame.to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes",
+                                 " no , yes ", "--seed", "0", "--out", str(out)])
+    assert code == 0, err
+    model = json.loads(out.read_text())
+    assert model["classes"] == ["no", "yes"] and model["params"]["classes"] == ["no", "yes"]
+    for classes in ("yes", "yes,yes", "no,,yes"):
+        code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes",
+                                     classes, "--out", str(tmp_path / "m2.json")])
+        assert code == 2 and "--classes" in err and "classes=[" not in err, err
+    assert not (tmp_path / "m2.json").exists()
+
+
+def test_a_target_outside_classes_names_the_column_and_the_fix(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 2))
+    data = tmp_path / "t.csv"
+    secret = 0.123456789
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "t": x[:, 0] + secret}).to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "t", "--classes", "0,1",
+                                 "--out", str(out)])
+    assert code == 2, err
+    assert "'t'" in err and "--model linear" in err and "continuous" in err, err
+    assert "0.12345" not in err and not out.exists()
+    labels = tmp_path / "l.csv"
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1],
+                  "t": rng.choice(["no", "yes", "maybe"], 200)}).to_csv(labels, index=False)
+    code, _, err = _run(capsys, ["fit", str(labels), "--target", "t", "--classes", "no,yes",
+                                 "--out", str(out)])
+    assert code == 2, err
+    assert "'t'" in err and "not in --classes no,yes" in err and "maybe" not in err, err
+
+
+def test_boolean_classes_match_a_true_false_target(tmp_path, capsys):
+    """A True/False column is read as booleans: --classes True,False (any case) declares
+    them (before: 'not in classes=['False', 'True']')."""
+    data = tmp_path / "t.csv"
+    _write_csv(data)
+    frame = pd.read_csv(data)
+    frame["label"] = frame["label"].astype(bool)
+    frame.to_csv(data, index=False)
+    assert "True" in data.read_text()
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes",
+                                 "false,True", "--seed", "0", "--out", str(out)])
+    assert code == 0, err
+    assert json.loads(out.read_text())["classes"] == [False, True]
 
 
 def test_demo_json(capsys):

@@ -547,13 +547,16 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     if args.target is None:
         raise CLIError("give --schema FILE (a schema of public bounds, see 'noisygd schema "
                        "draft'), or --target COLUMN for a table of numeric features")
+    # the label set is declared public before any data is read: read from the rows, it
+    # would be a data-dependent release the privacy report does not account for
+    classes = _parse_classes(args.classes) if model_name == "logistic" else None
     check_output_path(args.out, "--out")
     report_path = _report_path(args)
     cls = getattr(estimators, MODELS[model_name])
     params = _estimator_params(args)
     params["row_norm_bound"] = 1.0 if args.row_norm_bound is None else args.row_norm_bound
-    if model_name == "logistic" and args.classes:
-        params["classes"] = [_parse_label(c) for c in args.classes.split(",")]
+    if classes is not None:
+        params["classes"] = classes
     if model_name != "logistic":
         params["target_bound"] = args.target_bound
     if model_name == "linear" and args.radius is not None:
@@ -571,6 +574,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
             X, y, names = dask_session.open().read(args.data, args.target)
         if y is None:
             raise CLIError(f"--target {args.target!r} gave no labels")
+        if classes is not None and isinstance(y, np.ndarray):
+            _check_labels(y, classes, args.target, args.data)
         stages.next("fit")
         try:
             model = (cls(**params).fit(X, y) if dask_session is None
@@ -646,7 +651,49 @@ def _is_dask_failure(exc: BaseException) -> bool:
     return dask_oracle is not None and isinstance(exc, dask_oracle.DaskFitError)
 
 
+def _parse_classes(text: str | None) -> list[Any]:
+    """``--classes``: the public label set, comma-separated (spaces around a label dropped).
+
+    Raises :class:`CLIError` when it is absent (a logistic model without a schema would read
+    its label set from the data), has an empty label, or fewer than two distinct labels.
+    """
+    if text is None or not text.strip():
+        raise CLIError("--model logistic (the default) needs --classes, the public label set, "
+                       "e.g. --classes 0,1 or --classes no,yes (read from the data, it would "
+                       "leak which labels occur); for a numeric target use --model linear "
+                       "(or huber)")
+    labels = [item.strip() for item in text.split(",")]
+    if any(not label for label in labels):
+        raise CLIError("--classes has an empty label: list the labels separated by commas, "
+                       "e.g. --classes no,yes")
+    classes = [_parse_label(label) for label in labels]
+    if len(set(classes)) < 2:
+        raise CLIError("--classes must list at least two distinct labels (the public label "
+                       "set, e.g. --classes 0,1); for a numeric target use --model linear")
+    return classes
+
+
+def _check_labels(y: np.ndarray, classes: list[Any], target: str, data: str) -> None:
+    """Refuse a target column holding a value outside ``--classes``, naming the column and the
+    declared labels (public), never a value read from the data."""
+    if np.all(np.isin(y, np.unique(np.asarray(classes)))):  # the estimator's own test
+        return
+    declared = ",".join(str(c) for c in classes)
+    if y.dtype.kind == "f" and not np.all(y == np.floor(y)):
+        raise CLIError(f"target column {target!r} of {data} holds numbers that are not labels "
+                       "(a continuous target?): use --model linear (or huber) for a numeric "
+                       f"target; --model logistic needs every value to be one of --classes "
+                       f"{declared}")
+    raise CLIError(f"target column {target!r} of {data} holds labels that are not in --classes "
+                   f"{declared}: list every label (the public label set) in --classes, or use "
+                   "--model linear for a numeric target")
+
+
 def _parse_label(text: str) -> Any:
+    """A ``--classes`` label: an integer, a number, a boolean (``true``/``false``, any case,
+    as the table reader reads such a column), or text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     try:
         return int(text)
     except ValueError:
@@ -944,18 +991,22 @@ EXAMPLES = {
         "  noisygd fit bank.csv --schema bank.toml --epsilon 1 --delta 1e-6 --seed 0 "
         "--out model.json\n"
         "  noisygd fit bank.csv --schema bank.toml --out model.json --report report.html\n"
-        "  noisygd fit train.csv --target label --model logistic --epsilon 1 --out model.json\n"
+        "  noisygd fit train.csv --target label --classes 0,1 --model logistic --epsilon 1 "
+        "--out model.json\n"
         "  noisygd fit data.parquet --target y --model huber --target-bound 10 --json\n"
-        "  noisygd fit train.csv --target label --method dp_ftrl --relation replace_one\n"
-        "  noisygd fit train.csv --target label --ledger ledger.db --dataset train\n"
+        "  noisygd fit train.csv --target label --classes no,yes --method dp_ftrl "
+        "--relation replace_one\n"
+        "  noisygd fit train.csv --target label --classes 0,1 --ledger ledger.db "
+        "--dataset train\n"
         "With --schema (docs/schema.md) the raw table is encoded by the schema's public\n"
         "bounds and levels (categorical columns, missing values and string labels allowed);\n"
         "the target's labels select logistic regression, its bounds linear regression.\n"
-        "Without --schema, features must be numeric and have no declared bounds: the fit\n"
-        "first pays, from its budget, for a private feature range, centre and per-feature\n"
-        "scale (docs/estimators.md), and rows are scaled to norm <= --row-norm-bound (a\n"
-        "per-row step that costs no privacy). Regression without --target-bound pays for a\n"
-        "private target range too (5% of the budget). The output\n"
+        "Without --schema, features must be numeric and have no declared bounds, and a\n"
+        "classifier needs --classes (the public label set; it is never read from the data).\n"
+        "The fit first pays, from its budget, for a private feature range, centre and\n"
+        "per-feature scale (docs/estimators.md), and rows are scaled to norm <=\n"
+        "--row-norm-bound (a per-row step that costs no privacy). Regression without\n"
+        "--target-bound pays for a private target range too (8% of the budget). The output\n"
         "names the method that ran and every release made before the run.\n"
         "Exit status 2 on bad input (message names the column or option and the fix); the\n"
         "model file is written atomically, never partially.\n"
@@ -1091,7 +1142,8 @@ def build_parser(*, with_ledger: bool = True) -> argparse.ArgumentParser:
                    help="regression without --schema: targets clipped to [-b, b] "
                    "(without it: a private target range, paid for from the budget)")
     p.add_argument("--classes", default=None,
-                   help="logistic: comma-separated label set, declared public")
+                   help="logistic without --schema (required): the comma-separated label "
+                   "set, declared public, e.g. 0,1 or no,yes")
     p.add_argument("--relation", choices=["add_remove", "replace_one"], default="add_remove")
     p.add_argument("--n-samples-public", type=int, default=None,
                    help="declare the number of rows public (else a noisy count is paid for)")

@@ -46,6 +46,15 @@ def test_reading_errors_name_the_file_not_the_data(table, tmp_path) -> None:
         read_collection(str(tmp_path / "s.csv"), target="label")
 
 
+def test_rows_longer_than_the_header_are_refused_not_shifted(table, tmp_path) -> None:
+    # every data row one field longer than the header (a trailing delimiter): pandas and
+    # Dask would take the first column for a row index and shift every column silently
+    text = table.to_csv(index=False).splitlines()
+    (tmp_path / "long-0.csv").write_text("\n".join([text[0], *(f"{r},7" for r in text[1:])]))
+    with pytest.raises(DataFileError, match="more fields than its header"):
+        read_collection(str(tmp_path / "long-*.csv"), target="label")
+
+
 @pytest.mark.parametrize("kw", [{}, {"scheduler": "tcp://127.0.0.1:1", "local_workers": 2}])
 def test_session_needs_exactly_one_of_scheduler_and_local_workers(kw) -> None:
     with pytest.raises(ValueError, match="exactly one"):

@@ -74,8 +74,10 @@ def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[st
                 warnings.filterwarnings("ignore", message=".*inplace keyword.*")
                 frame = dd.read_parquet(text)
         else:
-            if not glob.glob(text):
+            files = sorted(glob.glob(text))
+            if not files:
                 raise DataFileError(f"no file matches {text}")
+            _refuse_long_rows(files)
             frame = dd.read_csv(text)
     except (OSError, ValueError) as exc:
         if isinstance(exc, DataFileError):
@@ -268,3 +270,17 @@ class DaskSession:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
+
+
+def _refuse_long_rows(files: list[str]) -> None:
+    """Refuse CSV files whose first data row has more fields than the header: pandas (and
+    Dask, which cannot take ``index_col=False``) would read the first column as a row index
+    and shift every column silently (:func:`noisygd.data.io._first_row_longer`, the check the
+    in-memory reader makes)."""
+    from noisygd.data.io import DataFileError, _first_row_longer, _long_rows
+
+    for name in files:
+        options = {"compression": "gzip" if name.endswith(".gz") else None,
+                   "encoding": "utf-8", "sep": ",", "comment": None}
+        if _first_row_longer(Path(name), options):
+            raise DataFileError(_long_rows(Path(name), schema=False))

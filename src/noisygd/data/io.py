@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.util
+import warnings
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -153,10 +154,31 @@ def _load_frame(path: Path) -> pd.DataFrame:
     header = read_csv_file(path, header=None, nrows=1, dtype=str, keep_default_na=False,
                            **options)
     _refuse_duplicates([str(c).strip() for c in header.iloc[0]], path)
-    frame = read_csv_file(path, **options)
+    scan = {"comment": None, **options}
+    # pandas takes the first column of rows one field longer than the header for a row index
+    # (silently shifting every column): such rows are refused, as in read_raw_table
+    if _first_row_longer(path, scan):
+        raise DataFileError(_long_rows(path, schema=False))
+    frame = _read_numeric_csv(path, options)
     if frame.isna().to_numpy().any():
-        _refuse_short_rows(path, frame.shape[1], {"comment": None, **options})
+        _refuse_short_rows(path, frame.shape[1], scan)
     return frame
+
+
+def _read_numeric_csv(path: Path, options: dict[str, Any]) -> pd.DataFrame:
+    """The table with pandas' types, never with an implicit row index.
+
+    ``index_col=False``: rows longer than the header are not turned into an index; pandas
+    then warns about the lost fields, and the warning is refused as an error (a later row
+    longer than the first is a ragged file, which pandas refuses itself).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Length of header",
+                                category=pd.errors.ParserWarning)
+        try:
+            return read_csv_file(path, index_col=False, **options)
+        except pd.errors.ParserWarning:
+            raise DataFileError(_long_rows(path, schema=False)) from None
 
 
 def read_table(
@@ -309,6 +331,8 @@ def read_raw_table(
         raise DataFileError(f"{p} is empty (no header and no data rows)") from None
     except pd.errors.ParserError:
         # the parser's message is not shown: it can name a row of the data
+        if header and _first_row_longer(p, options):
+            raise DataFileError(_long_rows(p, schema=True)) from None
         raise DataFileError(
             f"cannot parse {p}: its rows do not all have the same number of fields, or a "
             "quote is not closed; check the delimiter (schema [file] delimiter) and the "
@@ -355,6 +379,38 @@ def _refuse_short_rows(path: Path, width: int, options: dict[str, Any]) -> None:
             f"{path} has a row with fewer fields than the header: every row must have one "
             "field per column (an empty field is written as two adjacent delimiters); check "
             "the delimiter (schema [file] delimiter) and the quoting")
+
+
+def _first_row_longer(path: Path, options: dict[str, Any]) -> bool:
+    """Whether the first data row of a CSV file has more fields than its header line.
+
+    pandas reads such a file (every row one field longer, or a trailing delimiter on each
+    data line) by taking the first column for a row index, shifting every column silently;
+    a later row longer than the first is refused by pandas itself. The two rows are read by
+    :mod:`csv` (blank and comment lines skipped); no row is named, and a file :mod:`csv`
+    cannot read gives ``False`` (pandas then reports it).
+    """
+    opener = gzip.open if options["compression"] == "gzip" else open
+    comment = options["comment"]
+    try:
+        with opener(path, "rt", encoding=options["encoding"], newline="") as fh:  # type: ignore[operator]
+            lines = (line for line in fh
+                     if not (comment and line.lstrip().startswith(comment)))
+            rows = (row for row in csv.reader(lines, delimiter=options["sep"],
+                                              skipinitialspace=True) if row)
+            header, first = next(rows, []), next(rows, [])
+    except (csv.Error, *_READ_ERRORS):
+        return False
+    return len(first) > len(header)
+
+
+def _long_rows(path: Path, *, schema: bool) -> str:
+    """The message refusing a CSV row with more fields than the header (no row is named)."""
+    where = "the schema's [file] delimiter" if schema else "the delimiter"
+    return (f"{path} has rows with more fields than its header has names (a trailing "
+            "delimiter, or a column the header does not name?): every row must have one field "
+            f"per column; name every column in the header or remove the extra fields, and "
+            f"check {where} and the quoting")
 
 
 #: Longest header name an error message quotes (a longer one is named by its position).

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from noisygd.exceptions import PrivacyLeakWarning
-from noisygd.schema.model import INDICATOR, ZEROS, parse_schema
+from noisygd.schema.model import INDICATOR, ZEROS, level_key, parse_schema
 from noisygd.schema.toml_write import dumps
 
 __all__ = ["DATA_DERIVED", "draft_schema", "draft_toml"]
@@ -62,8 +62,24 @@ def _as_numbers(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
 def _levels(col: pd.Series, present: np.ndarray) -> list[Any]:
     values = col[present]
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        return [_number(v) for v in sorted(set(values.astype(float).tolist()))]
+        return [_level_number(v) for v in sorted(set(values.astype(float).tolist()))]
+    # a boolean is written as Python does ("False", "True"): it matches the cells True/False,
+    # true/false (any case) and a Parquet bool alike (level_codes)
     return sorted({str(v).strip() for v in values.tolist()})
+
+
+def _labels(col: pd.Series, present: np.ndarray, numbers: np.ndarray | None) -> list[Any]:
+    """A classification target's labels: integers when every label is one (the CSV text
+    ``1.0`` and a Parquet ``1`` then draft, and match, the same label), else text."""
+    if numbers is not None and np.all(numbers == np.floor(numbers)):
+        return [_level_number(v) for v in np.unique(numbers)]
+    return _levels(col, present)
+
+
+def _level_number(v: float) -> int | str:
+    """A number as a level or label: an integer, else its text (a level is never a float)."""
+    number = _number(v)
+    return number if isinstance(number, int) else level_key(float(v))
 
 
 #: Column names that hold a row number or identifier (compared in lower case).
@@ -152,7 +168,8 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
                               "draft": True}
             comments["target.bounds"] = DATA_DERIVED + " (the data's min and max)"
         else:
-            data["target"] = {"name": target, "labels": _levels(col, present), "draft": True}
+            data["target"] = {"name": target, "labels": _labels(col, present, numbers),
+                              "draft": True}
             comments["target.labels"] = DATA_DERIVED + " (the values that occur)"
         comments["target.draft"] = "delete this line once the value above is confirmed"
     data["columns"] = {}
@@ -163,6 +180,10 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
         data["columns"][name] = body
         comments.update({f"columns.{name}.{k}": v for k, v in notes.items()})
     if all(body["kind"] == "ignore" for body in data["columns"].values()):
+        if len(frame) < 2:  # every column of one row is constant
+            rows = "no data rows" if len(frame) == 0 else "too few data rows to draft from"
+            raise ValueError(f"{source} has {rows}: a draft reads bounds and levels from the "
+                             "rows; write the schema by hand (docs/schema.md)")
         raise ValueError(f"no column of {source} can be drafted as a feature (each is constant, "
                          "a row number, free text or empty): write the schema by hand "
                          "(docs/schema.md)")

@@ -36,6 +36,7 @@ from noisygd.schema.model import (
     OrdinalColumn,
     SchemaError,
     TableSchema,
+    level_codes,
     level_key,
 )
 
@@ -169,8 +170,7 @@ def _level_codes(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalCol
                  source: str) -> tuple[np.ndarray, np.ndarray]:
     """Level index per row (``-1`` for missing) and the missing mask."""
     missing = _missing_mask(col)
-    keys = col.map(level_key, na_action="ignore")
-    codes = pd.Index([level_key(v) for v in spec.levels]).get_indexer(keys.astype(object))
+    codes = level_codes(spec.levels, col)
     unknown = (codes < 0) & ~missing
     if unknown.any():
         if level_key(spec.unknown) == ERROR:
@@ -252,8 +252,7 @@ def encode_labels(schema: TableSchema, col: pd.Series, source: str = "the data")
     if target is None or target.labels is None:
         raise SchemaError("the schema's [target] declares no labels")
     _refuse_missing_targets(col, target.name, source, "a label")
-    keys = col.map(level_key).astype(object)
-    codes = pd.Index([level_key(v) for v in target.labels]).get_indexer(keys)
+    codes = level_codes(target.labels, col)
     if (codes < 0).any():
         raise SchemaError(f"the target column {target.name!r} of {source} holds a value that "
                           "is not in [target] labels: add it to labels (every class must be "

@@ -62,10 +62,14 @@ deleted).
 from __future__ import annotations
 
 import math
+import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
+import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -150,13 +154,92 @@ def level_key(value: Any) -> str:
     """The text a level, a label or a data cell is compared by (``1``, ``1.0`` and ``"1"`` agree).
 
     Strings are stripped of surrounding white space; integral floats are written without a
-    decimal point.
+    decimal point. A data cell that does not match a level by this text may still match by
+    :func:`level_codes`' second rule (booleans, numbers written as text).
     """
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value).strip()
+
+
+#: The words a boolean is written as (compared in lower case): ``True``, ``true``, ``TRUE``.
+_BOOLEAN_WORDS = ("false", "true")
+#: A number written in decimal or scientific notation (``-1``, ``1.0``, ``.5``, ``1e3``).
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: Integers up to this magnitude are exact as floats (a larger one is compared as text only).
+_EXACT_INTEGER = 2**53
+
+
+def _declared_alias(level: Any) -> str | None:
+    """A declared level's second key: ``bool:true`` for a boolean word (any case), ``int:N``
+    for an integer (or its plain decimal text, ``"12"``), else ``None``."""
+    if isinstance(level, bool):
+        return f"bool:{str(level).lower()}"
+    if isinstance(level, int):
+        return f"int:{level}" if abs(level) < _EXACT_INTEGER else None
+    text = str(level).strip()
+    if text.lower() in _BOOLEAN_WORDS:
+        return f"bool:{text.lower()}"
+    try:
+        number = int(text)
+    except ValueError:
+        return None
+    return f"int:{number}" if str(number) == text and abs(number) < _EXACT_INTEGER else None
+
+
+def _cell_alias(value: Any) -> str | None:
+    """A data cell's second key: a boolean (Python, NumPy, or a word in any case) as
+    ``bool:...``; a number equal to an integer (``1.0``, ``"1.0"``, ``"1e0"``) as ``int:N``."""
+    if isinstance(value, (bool, np.bool_)):
+        return f"bool:{str(bool(value)).lower()}"
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in _BOOLEAN_WORDS:
+            return f"bool:{text.lower()}"
+        if _DECIMAL.fullmatch(text) is None:  # float() also takes "1_0", "nan", "infinity"
+            return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if math.isfinite(number) and number.is_integer() and abs(number) < _EXACT_INTEGER:
+        return f"int:{int(number)}"
+    return None
+
+
+def _unshared_aliases(levels: Sequence[Any]) -> dict[str, int]:
+    """``{second key: position}`` of the declared levels, without a key two levels share."""
+    positions: dict[str, list[int]] = {}
+    for i, level in enumerate(levels):
+        alias = _declared_alias(level)
+        if alias is not None:
+            positions.setdefault(alias, []).append(i)
+    return {alias: where[0] for alias, where in positions.items() if len(where) == 1}
+
+
+def level_codes(levels: Sequence[Any], cells: pd.Series) -> np.ndarray:
+    """Position of each cell in ``levels``; ``-1`` for a missing cell or an undeclared value.
+
+    A cell matches the level with the same :func:`level_key`; failing that, a boolean cell
+    (Parquet ``bool``, pandas ``boolean``, or the text ``True``/``false``/... in any case)
+    matches a declared boolean word in any case (``"True"`` or ``"true"``), and a number or
+    numeric text equal to an integer (``1.0``, ``"1.0"``) matches that declared integer (``1``
+    or ``"1"``). So the same schema encodes a CSV file and its Parquet copy alike. A second
+    key two declared levels share (``"True"`` and ``"true"``) matches neither: such cells
+    must match exactly.
+    """
+    keys = cells.map(level_key, na_action="ignore").astype(object)
+    codes = pd.Index([level_key(v) for v in levels]).get_indexer(keys)
+    unmatched = (codes < 0) & cells.notna().to_numpy()
+    if not unmatched.any():
+        return codes
+    aliases = _unshared_aliases(levels)
+    if aliases:
+        second = cells[unmatched].map(_cell_alias).map(aliases)
+        codes[unmatched] = second.fillna(-1).to_numpy(dtype=np.int64)
+    return codes
 
 
 class FileOptions(_Strict):

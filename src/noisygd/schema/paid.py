@@ -59,6 +59,7 @@ from noisygd.schema.model import (
     SchemaError,
     TableSchema,
     Target,
+    level_codes,
     level_key,
     parse_schema,
 )
@@ -405,8 +406,7 @@ def _level_codes(frame: pd.DataFrame, name: str, spec: CategoricalColumn) -> np.
 
     col = frame[name]
     missing = _missing_mask(col)
-    keys = col.map(level_key, na_action="ignore").astype(object)
-    codes = pd.Index([level_key(v) for v in spec.vocabulary or []]).get_indexer(keys)
+    codes = level_codes(spec.vocabulary or [], col)  # the encoder's matching rule
     return np.where(missing, -1, codes).astype(np.int64)
 
 
