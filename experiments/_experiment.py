@@ -82,6 +82,13 @@ def write_experiment(name: str, data: Any, markdown: str) -> None:
     (RESULTS / f"{name}.md").write_text(markdown)
 
 
+def write_lines(name: str, rows: list[dict[str, Any]], lines: list[str]) -> None:
+    """:func:`write_experiment` of ``rows`` and the Markdown ``lines``, then print the first
+    three (the title and the summary sentence)."""
+    write_experiment(name, rows, "\n".join(lines) + "\n")
+    print("\n".join(lines[:3]))
+
+
 def change_summary(label: str, changes: Iterable[float]) -> str:
     """``"<label>: mean change +x, higher by > 0.02 in a, lower by > 0.02 in b of n cells"``."""
     values = [float(v) for v in changes]
