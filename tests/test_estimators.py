@@ -47,6 +47,27 @@ def test_same_seed_same_model_and_different_seed_differs():
     assert not np.array_equal(a.coef_, c.coef_)
 
 
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearRegression])
+def test_a_random_state_numpy_cannot_seed_is_refused_by_name(cls):
+    # NumPy's own "SeedSequence expects int or sequence of ints" named neither the
+    # parameter nor the fix; True was taken silently for the seed 1
+    X, y = _binary()
+    kw = {"classes": [0, 1]} if cls is DPLogisticRegression else {"target_range": (0.0, 1.0)}
+    with pytest.raises(TypeError, match=r"random_state.*RandomState.*default_rng"):
+        cls(random_state=np.random.RandomState(1), **kw).fit(X, y)
+    for bad in (1.5, "a", True, [], [1, -2]):
+        with pytest.raises(TypeError, match="random_state must be None, a non-negative int"):
+            cls(random_state=bad, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="random_state must be a non-negative int"):
+        cls(random_state=-1, **kw).fit(X, y)
+    # every accepted form fits, and a seed and its SeedSequence give the same model
+    a = cls(random_state=5, **kw).fit(X, y)
+    b = cls(random_state=np.random.SeedSequence(5), **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    for good in (np.int64(5), [5, 6], np.random.default_rng(5), None):
+        assert np.all(np.isfinite(cls(random_state=good, **kw).fit(X, y).coef_))
+
+
 def test_privacy_report_meets_budget_and_pays_for_the_count():
     X, y = _binary()
     model = DPLogisticRegression(epsilon=0.7, delta=1e-6, classes=[0, 1], random_state=0)

@@ -281,6 +281,7 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
                     "leave floating-point range; raise epsilon or delta")
         check_positive("row_norm_bound", self.row_norm_bound)
         _check_scale("row_norm_bound", self.row_norm_bound)
+        _check_random_state(self.random_state)
         if self.l2 is not None and check_nonnegative("l2", self.l2) > 0.0:
             lo, hi = SCALE_RANGE
             if not lo <= float(self.l2) <= hi:
@@ -792,6 +793,43 @@ _COMMON_DOC = """
 """
 
 
+
+
+def _check_random_state(random_state: Any) -> None:
+    """Refuse a ``random_state`` that is not None, a non-negative integer (or a sequence of
+    them), a :class:`~numpy.random.Generator`, ``BitGenerator`` or ``SeedSequence``, naming
+    the parameter (NumPy's own message named neither it nor the fix). scikit-learn's
+    :class:`~numpy.random.RandomState` is refused with the reason: the noise and every
+    release stream are drawn through NumPy's Generator API (spawned, independent streams)."""
+    if random_state is None or isinstance(
+            random_state, np.random.Generator | np.random.BitGenerator | np.random.SeedSequence):
+        return
+    if isinstance(random_state, np.random.RandomState):
+        raise TypeError("random_state must be an int, a numpy.random.Generator or None; a "
+                        "numpy.random.RandomState is not accepted (the noise is drawn through "
+                        "NumPy's Generator API): pass an int seed or np.random.default_rng(seed)")
+    if (isinstance(random_state, int | np.integer) and not isinstance(random_state, bool)
+            and int(random_state) < 0):
+        raise ValueError(f"random_state must be a non-negative int seed, got {random_state}")
+    if isinstance(random_state, bool | np.bool_) or not _seed_like(random_state):
+        raise TypeError("random_state must be None, a non-negative int (or a sequence of "
+                        "them), a numpy.random.Generator or a SeedSequence; got "
+                        f"{type(random_state).__name__}")
+
+
+def _seed_like(value: Any) -> bool:
+    """Whether ``value`` is a seed ``np.random.SeedSequence`` takes: a non-negative integer
+    or a non-empty sequence of them."""
+    if isinstance(value, int | np.integer):
+        return int(value) >= 0
+    if isinstance(value, str | bytes):
+        return False
+    try:
+        items = list(value)
+    except TypeError:
+        return False
+    return bool(items) and all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                               and int(v) >= 0 for v in items)
 
 
 def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
