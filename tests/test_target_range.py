@@ -441,3 +441,16 @@ def test_share_is_validated(bad):
     X, y = _table(n=200)
     with pytest.raises((ValueError, TypeError), match="target_range_share"):
         DPLinearRegression(target_range_share=bad).fit(X, y)
+
+
+def test_targets_beyond_the_grid_warn_that_they_were_clipped():
+    # targets near 1e13 fall in the grid's top bin (2^40, 2^41]: the range ends at 2^41
+    # and every larger target is clipped to it (before: silently; R^2 0.18 at 1e13)
+    X, y = _table(n=3000, offset=1e13, scale=1e12)
+    with pytest.warns(UserWarning, match=r"reached the end of its grid .*2\^41"):
+        model = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y)
+    assert model.target_range_[1] <= 2.0 ** 41
+    with warnings.catch_warnings():  # targets inside the grid: no such warning
+        warnings.filterwarnings("error", message=".*end of its grid.*")
+        DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y / 1e3)
+

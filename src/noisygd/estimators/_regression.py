@@ -203,6 +203,16 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
                 "target_range=(low, high) (a public range of the targets)", UserWarning,
                 stacklevel=4)
+            return
+        from noisygd.mechanisms.feature_range import EXPONENTS
+
+        edge = math.ldexp(1.0, EXPONENTS[1] + 1)  # the grid's top bin ends here
+        if max(-released.low, released.high) >= edge:
+            warnings.warn(
+                f"{type(self).__name__}: the private target range reached the end of its "
+                f"grid (|y| up to 2^{EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
+                "clipped to it; declare target_range=(low, high) (a public range of the "
+                "targets) or rescale them", UserWarning, stacklevel=4)
 
     def _warn_fallback_target_range(self) -> None:
         """Warn, before any data is read, where no target range is declared and none will be
