@@ -241,3 +241,24 @@ def test_the_paid_vocabulary_counts_booleans_as_the_encoder_reads_them() -> None
     assert _level_codes(plain, "c", spec).tolist() == [1, 0, 1]
     nullable = pd.DataFrame({"c": pd.Series([True, None, False], dtype="boolean")})
     assert _level_codes(nullable, "c", spec).tolist() == [1, -1, 0]
+
+
+def test_predict_warns_where_unknown_levels_became_zeros() -> None:
+    # predict encoded unseen levels as all zeros silently under the draft's unknown = "zeros"
+    # (upper-casing one column cut accuracy from 0.80 to 0.72); the fit stays silent (its
+    # rows are the private data), and a declared unknown level is the user's own mapping
+    from noisygd.schema.encode import encode_features
+
+    schema = parse_schema({
+        "target": {"name": "y", "labels": [0, 1]},
+        "columns": {"job": {"kind": "categorical", "levels": ["a", "b"], "unknown": "zeros"},
+                    "town": {"kind": "categorical", "levels": ["x", "other"],
+                             "unknown": "other"}}})
+    frame = pd.DataFrame({"job": ["a", "B"], "town": ["x", "elsewhere"]})
+    with pytest.warns(UserWarning, match=r"columns \['job'\] hold values that are not"):
+        X = encode_features(schema, frame, "new.csv", warn_unknown=True)
+    assert np.all(X[1, :2] == 0.0)  # "B" is not "b": an all-zero block
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encode_features(schema, frame, "train.csv")  # a fit's encoding: nothing said
+        encode_features(schema, frame.assign(job=["a", "b"]), "new.csv", warn_unknown=True)

@@ -167,12 +167,17 @@ def _encode_numeric(col: pd.Series, name: str, spec: NumericColumn, source: str)
 
 
 def _level_codes(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalColumn,
-                 source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Level index per row (``-1`` for missing) and the missing mask."""
+                 source: str, unknown_seen: list[str] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Level index per row (``-1`` for missing) and the missing mask; ``name`` is appended
+    to ``unknown_seen`` (when given) where a cell is not a declared level and the schema's
+    ``unknown = "zeros"`` encodes it as an all-zero block."""
     missing = _missing_mask(col)
     codes = level_codes(spec.levels, col)
     unknown = (codes < 0) & ~missing
     if unknown.any():
+        if unknown_seen is not None and level_key(spec.unknown) == ZEROS:
+            unknown_seen.append(name)
         if level_key(spec.unknown) == ERROR:
             raise SchemaError(
                 f"column {name!r} of {source} holds a value that is not one of the levels of "
@@ -194,8 +199,8 @@ def _level_codes(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalCol
 
 
 def _encode_levels(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalColumn,
-                   source: str) -> np.ndarray:
-    codes, missing = _level_codes(col, name, spec, source)
+                   source: str, unknown_seen: list[str] | None = None) -> np.ndarray:
+    codes, missing = _level_codes(col, name, spec, source, unknown_seen)
     indicator = level_key(spec.missing) == INDICATOR
     n = codes.shape[0]
     if isinstance(spec, CategoricalColumn):
@@ -212,28 +217,40 @@ def _encode_levels(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalC
     return z[:, None]
 
 
-def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the data"
-                    ) -> np.ndarray:
+def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the data",
+                    warn_unknown: bool = False) -> np.ndarray:
     """The bounded design matrix of ``frame`` (rows of norm ``<= schema.row_norm_bound``).
 
     ``frame`` must hold every feature column of the schema (see :func:`check_columns`); the
     target and ignored columns are not read. A schema with ``"private"`` bounds or levels
     is refused (:meth:`~noisygd.schema.TableSchema.check_public`): the fit resolves them.
+    ``warn_unknown`` (prediction only: the rows are not the training data) warns, naming the
+    columns, where cells that are not declared levels were encoded as an all-zero block
+    (``unknown = "zeros"``, the draft's default; a declared ``unknown`` level is the user's
+    own mapping and stays silent); a fit says nothing of its rows.
     """
     schema.check_public("encoding")
     blocks, problems = [], []
+    unknown_seen: list[str] | None = [] if warn_unknown else None
     for name, spec in schema.features.items():
         col = frame[name]
         try:  # every column is checked: one run names every column to fix
             if isinstance(spec, NumericColumn):
                 blocks.append(_encode_numeric(col, name, spec, source))
             else:
-                blocks.append(_encode_levels(col, name, spec, source))
+                blocks.append(_encode_levels(col, name, spec, source, unknown_seen))
         except SchemaError as exc:
             problems.append(str(exc))
     if problems:
         raise SchemaError(problems[0] if len(problems) == 1 else
                           f"{len(problems)} columns cannot be encoded: " + "; ".join(problems))
+    if unknown_seen:
+        import warnings
+
+        warnings.warn(f"{source}: columns {unknown_seen} hold values that are not among their "
+                      "declared levels; they were encoded as all zeros (unknown = \"zeros\"), "
+                      "as at fit time. Check the spelling and case of the levels, or set "
+                      "unknown = \"error\" to refuse them", UserWarning, stacklevel=2)
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
     X *= block_scale(schema)
     return np.ascontiguousarray(clip_rows(X, schema.row_norm_bound))

@@ -374,7 +374,7 @@ def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "t
     schema = parse_schema(payload["schema"], "the model's schema")
     check_columns(schema, frame.columns, source, need_target=False)
     coef, intercept, labels = model_arrays(payload, len(feature_names(schema)))
-    X = encode_features(schema, frame, source)
+    X = encode_features(schema, frame, source, warn_unknown=True)
     scores = X @ coef.T + intercept
     if labels is None:  # a regressor's predict: projected onto its target range
         params = payload.get("params") or {}
