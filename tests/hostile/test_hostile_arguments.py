@@ -131,10 +131,13 @@ def _refused_fit(given_: dict[str, str]) -> bool:
     seed = _count(given_.get("--seed", "0"))
     max_iter = _count(given_.get("--max-iter", "1"))
     n_public = _count(given_.get("--n-samples-public", str(N_ROWS)))
+    # --classes: the public label set, required without a schema; one label, none, or one
+    # that leaves out a label of the data (labels 0 and 1) is refused
     return (_bad_budget(given_) or (seed is not None and seed < 0)
             or (max_iter is not None and max_iter < 1)
             or (n_public is not None and n_public != N_ROWS)
             or given_.get("--method") == "bogus"
+            or given_.get("--classes", "0,1") in ("", "0", "a,b")
             or _bad_scale(given_, ("--l2", "--row-norm-bound", "--radius")))
 
 
@@ -158,6 +161,8 @@ def _fit_property(args: tuple[list[str], dict[str, str]]) -> None:
         folder = Path(tmp)
         data, out = _table(folder), folder / "m.json"
         full = ["fit", str(data), "--target", "label", "--out", str(out), "--quiet", *argv]
+        if "--classes" not in given_:  # required without a schema: the fit path runs
+            full += ["--classes", "0,1"]
         if "--method" not in given_:  # a short default run
             full += ["--max-iter", "5"] if "--max-iter" not in given_ else []
         code, _ = _check(full, _refused_fit(given_))
