@@ -60,15 +60,12 @@ def share_with(prob: dict[str, Any], eps: float, seed: int, refine: bool) -> flo
 
     import noisygd.mechanisms.target_range as target_range
 
-    patches = [] if refine else [mock.patch.object(target_range, "TARGET_RANGE_ROUNDS", (1.0,)),
-                                 mock.patch.object(target_range, "TARGET_RANGE_SHARE", 0.05)]
-    for patch in patches:
-        patch.start()
-    try:
+    # the single release: one round at 0.05 (patching the defaults with themselves refines)
+    rounds, share = ((target_range.TARGET_RANGE_ROUNDS, target_range.TARGET_RANGE_SHARE)
+                     if refine else ((1.0,), 0.05))
+    with mock.patch.multiple(target_range, TARGET_RANGE_ROUNDS=rounds,
+                             TARGET_RANGE_SHARE=share):
         metric, _ = fit_estimator(prob, "auto", "plain", eps, seed)
-    finally:
-        for patch in patches:
-            patch.stop()
     return _share("regression", metric, prob.setdefault("_ceiling", nonprivate(prob)))
 
 

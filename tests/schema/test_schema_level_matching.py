@@ -25,15 +25,9 @@ from noisygd.schema import (
     encode_labels,
     parse_schema,
 )
+from noisygd.schema.model import level_codes
 
 N = 60
-
-
-def level_codes(levels: list, cells: pd.Series) -> np.ndarray:
-    """:func:`noisygd.schema.model.level_codes` (imported here: it is new with the fix)."""
-    from noisygd.schema.model import level_codes as codes
-
-    return codes(levels, cells)
 
 
 def _bool_frame() -> pd.DataFrame:

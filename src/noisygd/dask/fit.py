@@ -275,12 +275,10 @@ class DaskSession:
 def _refuse_long_rows(files: list[str]) -> None:
     """Refuse CSV files whose first data row has more fields than the header: pandas (and
     Dask, which cannot take ``index_col=False``) would read the first column as a row index
-    and shift every column silently (:func:`noisygd.data.io._first_row_longer`, the check the
-    in-memory reader makes)."""
-    from noisygd.data.io import DataFileError, _first_row_longer, _long_rows
+    and shift every column silently (:func:`noisygd.data.io.refuse_long_rows`, the check the
+    in-memory reader makes, with ``dd.read_csv``'s defaults)."""
+    from noisygd.data.io import refuse_long_rows
 
     for name in files:
-        options = {"compression": "gzip" if name.endswith(".gz") else None,
-                   "encoding": "utf-8", "sep": ",", "comment": None}
-        if _first_row_longer(Path(name), options):
-            raise DataFileError(_long_rows(Path(name), schema=False))
+        refuse_long_rows(Path(name), {"compression": "gzip" if name.endswith(".gz") else None,
+                                      "encoding": "utf-8", "sep": ",", "comment": None})

@@ -157,8 +157,7 @@ def _load_frame(path: Path) -> pd.DataFrame:
     scan = {"comment": None, **options}
     # pandas takes the first column of rows one field longer than the header for a row index
     # (silently shifting every column): such rows are refused, as in read_raw_table
-    if _first_row_longer(path, scan):
-        raise DataFileError(_long_rows(path, schema=False))
+    refuse_long_rows(path, scan)
     frame = _read_numeric_csv(path, options)
     if frame.isna().to_numpy().any():
         _refuse_short_rows(path, frame.shape[1], scan)
@@ -402,6 +401,15 @@ def _first_row_longer(path: Path, options: dict[str, Any]) -> bool:
     except (csv.Error, *_READ_ERRORS):
         return False
     return len(first) > len(header)
+
+
+def refuse_long_rows(path: Path, options: dict[str, Any]) -> None:
+    """Raise :class:`DataFileError` (:func:`_long_rows`) where the first data row of the CSV
+    file ``path`` has more fields than its header (:func:`_first_row_longer`; ``options``:
+    ``compression``, ``encoding``, ``sep``, ``comment``): the no-schema readers' check, in
+    memory and on Dask."""
+    if _first_row_longer(path, options):
+        raise DataFileError(_long_rows(path, schema=False))
 
 
 def _long_rows(path: Path, *, schema: bool) -> str:

@@ -17,6 +17,7 @@ against rounding. Errors name the column and the fix, never a value read from th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -245,8 +246,6 @@ def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the
         raise SchemaError(problems[0] if len(problems) == 1 else
                           f"{len(problems)} columns cannot be encoded: " + "; ".join(problems))
     if unknown_seen:
-        import warnings
-
         warnings.warn(f"{source}: columns {unknown_seen} hold values that are not among their "
                       "declared levels; they were encoded as all zeros (unknown = \"zeros\"), "
                       "as at fit time. Check the spelling and case of the levels, or set "
