@@ -13,7 +13,7 @@ import pytest
 from noisygd.accounting import best
 from noisygd.accounting.events import Gaussian, SelfComposed
 from noisygd.cli import main
-from noisygd.estimators import CONDITIONING_RELEASES
+from noisygd.estimators import CONDITIONING_RELEASES, FEATURE_RANGE_RELEASES
 from noisygd.exceptions import PrivacyLeakWarning
 
 
@@ -121,7 +121,7 @@ def test_fit_says_which_method_ran_and_what_it_released_before_the_run(tmp_path,
     est = DPLogisticRegression(classes=[0, 1], random_state=1).fit(
         frame[["a", "b", "c"]].to_numpy(), frame["label"].to_numpy())
     names = [r["name"] for r in est.fit_info_["pre_releases"]]
-    assert names == ["feature_range", *CONDITIONING_RELEASES, "feature_scale"]
+    assert names == [*FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES, "feature_scale"]
     lines = fit_summary_lines(est)
     assert lines[0] == f"method: {est.fit_info_['method']} (method='auto': " \
                        f"{est.fit_info_['method_choice']['rule']})"
@@ -347,7 +347,7 @@ def test_demo_text_names_the_method_and_the_releases_before_the_run(capsys):
     assert lines[start + 1].startswith("method: ")
     released = [s for s in lines[start + 2:] if s.startswith("released before the run: ")]
     assert [s.split(":")[1].strip() for s in released] == [
-        "feature_range", *CONDITIONING_RELEASES, "feature_scale"]
+        *FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES, "feature_scale"]
     assert any(s.lstrip().startswith("gdp: eps = ") for s in lines[start:])
 
 
@@ -396,7 +396,7 @@ def test_fit_records_each_release_and_show_composes_them(tmp_path, capsys):
     shown = json.loads(out)
     # each fit: its private feature range, conditioning and per-feature scale (the
     # default without bounds), then its run
-    per = ["feature_range", *CONDITIONING_RELEASES, "feature_scale", "noisy_gd"]
+    per = [*FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES, "feature_scale", "noisy_gd"]
     assert [r["algorithm"].split("/")[1] for r in shown["releases"]] == per * 2
     # the spend is the accountants' composition of the stored events, not 1 + 1
     code, out, _ = _ledger(capsys, "export", "--ledger", ledger, "--dataset", "train", "--json")

@@ -21,7 +21,12 @@ import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score, roc_auc_score
 
-from noisygd.estimators import CONDITIONING_RELEASES, DPLinearRegression, DPLogisticRegression
+from noisygd.estimators import (
+    CONDITIONING_RELEASES,
+    FEATURE_RANGE_RELEASES,
+    DPLinearRegression,
+    DPLogisticRegression,
+)
 
 
 def _uncentred(task: str, n: int = 2000, p: int = 5, seed: int = 0):
@@ -90,7 +95,7 @@ def test_fit_info_names_the_releases_made_before_the_run():
     y = X @ [1.0, 0.1, 0.01] + rng.normal(0.0, 0.1, 600)
     est = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), random_state=0).fit(X, y)
     released = est.fit_info_["pre_releases"]
-    assert [r["name"] for r in released] == ["feature_range", *CONDITIONING_RELEASES,
+    assert [r["name"] for r in released] == [*FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES,
                                              "feature_scale", "target_scale"]
     events = est.privacy_.event.events[:len(released)]
     assert [r["event"] for r in released] == [e.describe() for e in events]

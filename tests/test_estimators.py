@@ -20,6 +20,7 @@ from noisygd.estimators import (
     DPLogisticRegression,
 )
 from noisygd.exceptions import PrivacyLeakWarning
+from noisygd.mechanisms.feature_range import FEATURE_RANGE_ROUNDS
 
 
 def _binary(n=600, d=5, seed=0):
@@ -94,14 +95,17 @@ def test_public_n_and_replace_one_release_no_count():
 
     mu = calibrate_mu(1.0, 1e-5)
     for m in (m1, m2):
-        # the default's private feature range at sqrt(0.05) mu, its private conditioning's
-        # rounds at sqrt(0.1 f_k) mu (f_k the declared split: 0.1 mu^2 in all), its
-        # per-feature scale at sqrt(0.05) mu, then the run: no count
-        feature_range, *conditioning, scale, run = m.privacy_.event.events
+        # the default's private feature range's rounds at sqrt(0.0625 f_r) mu (f_r its
+        # declared split), its private conditioning's rounds at sqrt(0.1 f_k) mu (0.1 mu^2 in
+        # all), its per-feature scale at sqrt(0.05) mu, then the run: no count
+        events = m.privacy_.event.events
+        ranges, events = events[:len(FEATURE_RANGE_ROUNDS)], events[len(FEATURE_RANGE_ROUNDS):]
+        *conditioning, scale, run = events
         assert len(conditioning) == len(CONDITIONING_ROUNDS)
         assert not isinstance(run, Composed)
         assert all(isinstance(e, Gaussian) for e in conditioning)
-        assert gaussian_mu(feature_range) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)
+        for event, fraction in zip(ranges, FEATURE_RANGE_ROUNDS, strict=True):
+            assert gaussian_mu(event) == pytest.approx(np.sqrt(0.0625 * fraction) * mu, rel=1e-9)
         for event, fraction in zip(conditioning, CONDITIONING_ROUNDS, strict=True):
             assert gaussian_mu(event) == pytest.approx(np.sqrt(0.1 * fraction) * mu, rel=1e-9)
         assert gaussian_mu(scale) == pytest.approx(np.sqrt(0.05) * mu, rel=1e-9)

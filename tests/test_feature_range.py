@@ -16,10 +16,11 @@ from scipy.stats import chi2, norm
 from noisygd.accounting.calibration import calibrate_mu
 from noisygd.accounting.events import Gaussian, Neighbouring
 from noisygd.accounting.gdp import gaussian_mu
-from noisygd.estimators import CONDITIONING_RELEASES, DPLogisticRegression
+from noisygd.estimators import CONDITIONING_RELEASES, FEATURE_RANGE_RELEASES, DPLogisticRegression
 from noisygd.mechanisms import feature_range
 from noisygd.mechanisms.feature_range import (
     EXPONENTS,
+    FEATURE_RANGE_ROUNDS,
     FEATURE_RANGE_SHARE,
     HOMOGENEITY_LEVEL,
     feature_range_from_release,
@@ -31,6 +32,8 @@ from noisygd.mechanisms.feature_range import (
 )
 
 K = EXPONENTS[1] - EXPONENTS[0] + 1
+#: The histogram's part of the declared share (the rest pays for the column offsets' rounds)
+HISTOGRAM_SHARE = FEATURE_RANGE_SHARE * FEATURE_RANGE_ROUNDS[0]
 
 
 def _brute_histogram(X: np.ndarray) -> np.ndarray:
@@ -191,10 +194,10 @@ def test_replace_one_fit_draws_the_exact_noise():
                                  n_samples_public=len(y)).fit(X, y)
     first = model.privacy_.event.events[0]
     assert first.relation is Neighbouring.REPLACE_ONE
-    assert gaussian_mu(first) == pytest.approx(math.sqrt(FEATURE_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(HISTOGRAM_SHARE) * mu, rel=1e-9)
     # sqrt(2p) / mu_r, not the clipped sums' 2 sqrt(p + 1) / mu_r
     assert model.conditioning_["feature_range_release"]["noise_std"] == pytest.approx(
-        math.sqrt(2 * 5) / (math.sqrt(FEATURE_RANGE_SHARE) * mu), rel=1e-9)
+        math.sqrt(2 * 5) / (math.sqrt(HISTOGRAM_SHARE) * mu), rel=1e-9)
 
 
 # ------------------------------------------------------------------ post-processing
@@ -340,14 +343,14 @@ def test_default_fit_releases_the_range_first_and_composes_it():
     mu = calibrate_mu(1.0, 1e-5)
     first = events[0]
     assert isinstance(first, Gaussian) and first.relation is Neighbouring.ADD_REMOVE
-    assert gaussian_mu(first) == pytest.approx(math.sqrt(FEATURE_RANGE_SHARE) * mu, rel=1e-9)
+    assert gaussian_mu(first) == pytest.approx(math.sqrt(HISTOGRAM_SHARE) * mu, rel=1e-9)
     assert model.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     report = model.conditioning_["feature_range_release"]
     assert report["occupied"] == 5 and report["share"] == FEATURE_RANGE_SHARE
     assert model.fit_info_["feature_range"] == report
     # the noise of each count: sqrt(p + 1) Delta / mu_r
     assert report["noise_std"] == pytest.approx(
-        math.sqrt(6) / (math.sqrt(FEATURE_RANGE_SHARE) * mu), rel=1e-9)
+        math.sqrt(6) / (math.sqrt(HISTOGRAM_SHARE) * mu), rel=1e-9)
 
 
 def test_the_range_is_recorded_before_any_row_is_read(tmp_path):
@@ -361,7 +364,7 @@ def test_the_range_is_recorded_before_any_row_is_read(tmp_path):
                          dataset="d").fit(X, y)
     with Ledger(ledger) as opened:
         names = [r.algorithm.split("/")[1] for r in opened.releases("d")]
-    assert names[:-1] == ["feature_range", *CONDITIONING_RELEASES, "feature_scale"]
+    assert names[:-1] == [*FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES, "feature_scale"]
 
 
 def test_same_seed_same_model_and_off_turns_it_off():
@@ -372,7 +375,8 @@ def test_same_seed_same_model_and_off_turns_it_off():
     off = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=5,
                                feature_range_share=0.0).fit(X, y)
     assert "feature_range_release" not in off.conditioning_
-    assert len(off.privacy_.event.events) == len(a.privacy_.event.events) - 1
+    assert len(off.privacy_.event.events) == len(a.privacy_.event.events) - len(
+        FEATURE_RANGE_RELEASES)
 
 
 def test_raw_columns_are_learnt_with_the_range_and_crushed_without():
@@ -457,7 +461,7 @@ def test_regressor_releases_the_range_first_and_learns_raw_columns():
     on, off = fit(), fit(feature_range_share=0.0)
     first = on.privacy_.event.events[0]
     assert gaussian_mu(first) == pytest.approx(
-        math.sqrt(FEATURE_RANGE_SHARE) * calibrate_mu(1.0, 1e-5), rel=1e-9)
+        math.sqrt(HISTOGRAM_SHARE) * calibrate_mu(1.0, 1e-5), rel=1e-9)
     assert on.conditioning_["feature_range_release"]["occupied"] == 3
     share_on = r2_score(yt, on.predict(Xt)) / ceiling
     share_off = r2_score(yt, off.predict(Xt)) / ceiling
@@ -497,7 +501,7 @@ def test_huber_releases_the_range_and_centre_and_learns_raw_columns(tmp_path):
     with Ledger(ledger) as opened:
         names = [r.algorithm for r in opened.releases("d")]
     assert names == [f"DPHuberRegressor/{name}" for name in (
-        "feature_range", *CONDITIONING_RELEASES, "feature_scale", on.fit_info_["method"])]
+        *FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES, "feature_scale", on.fit_info_["method"])]
     assert on.privacy_.epsilon <= 1.0 * (1 + 1e-9)
     assert on.conditioning_["feature_range_release"]["occupied"] == 3
     share_on = r2_score(yt, on.predict(Xt)) / ceiling
@@ -563,3 +567,14 @@ def test_an_untested_homogeneity_is_reported_as_null():
         X, y).conditioning_["feature_range_release"]
     assert report["pooled"] is False
     assert report["homogeneity"] == {"statistic": None, "df": 0}
+
+
+def test_release_counts_splits_the_release_into_counts_and_row_count():
+    from noisygd.mechanisms.feature_range import release_counts
+
+    X = np.array([[3.0, -0.5], [1.0, 0.0]])
+    counts, rows = release_counts(range_statistic(X))
+    assert counts.shape == (2, 2, K) and rows == 2.0
+    assert np.array_equal(counts, magnitude_histogram(X))
+    with pytest.raises(ValueError, match="counts and the row count"):
+        release_counts(np.zeros(2 * K))

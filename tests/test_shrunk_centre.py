@@ -153,7 +153,9 @@ def test_shrinking_spends_nothing():
     a = DPLogisticRegression(epsilon=1.0, random_state=0, classes=[0, 1]).fit(X, y)
     b = Unshrunk(epsilon=1.0, random_state=0, classes=[0, 1]).fit(X, y)
     assert a.conditioning_["release"]["event"] == b.conditioning_["release"]["event"]
-    assert a.privacy_.epsilon == b.privacy_.epsilon
+    # the run's plan reads the released (post-processed) conditioning, so its number of steps
+    # may differ; its event is calibrated to the same rest of the budget: equal to rounding
+    assert a.privacy_.epsilon == pytest.approx(b.privacy_.epsilon, rel=1e-12)
     assert a.fit_info_["prior_events"] == b.fit_info_["prior_events"]
     # equal feature means (uniform columns): the shrunk centre is the nearer the rows' mean
     mean = X.mean(axis=0)

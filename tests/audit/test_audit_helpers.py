@@ -46,7 +46,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::noisygd.planning.ComputeBudgetW
 
 DELTA = 1e-5
 # the budget shares of the default fits, as the estimators' and the module's docs state them
-SCALE, CENTRE, COUNT, RANGE = 0.10, 0.10, 0.01, 0.05
+SCALE, CENTRE, COUNT, RANGE = 0.10, 0.10, 0.01, 0.0625
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:

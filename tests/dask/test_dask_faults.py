@@ -17,7 +17,11 @@ import pytest
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
-from noisygd.estimators import CONDITIONING_RELEASES, DPLogisticRegression  # noqa: E402
+from noisygd.estimators import (  # noqa: E402
+    CONDITIONING_RELEASES,
+    FEATURE_RANGE_RELEASES,
+    DPLogisticRegression,
+)
 from noisygd.ledger import Ledger  # noqa: E402
 from noisygd.oracles.dask import StepProgress, oracle_defaults  # noqa: E402
 
@@ -68,7 +72,7 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
                                                                           tmp_path) -> None:
     """Dask reruns the lost task on the other worker; its partial sum is the same and the
     step's noise was drawn once, on the client: the model is the in-memory fit's, and the
-    ledger holds exactly the fit's releases (its default private feature range's,
+    ledger holds exactly the fit's releases (its default private feature range's rounds,
     conditioning's rounds and per-feature scale's, then its own)."""
     X, y = _data()
     ledger = tmp_path / "ledger.sqlite"
@@ -88,8 +92,10 @@ def test_a_worker_killed_mid_step_gives_the_in_memory_model_and_one_release(clie
     with Ledger(ledger) as opened:
         releases = opened.releases("d")
     rounds = est.conditioning_["release"]
+    frange = est.conditioning_["feature_range_release"]
     assert [r.id for r in releases] == [
-        est.conditioning_["feature_range_release"]["ledger_release"],
+        frange["ledger_release"],
+        *(frange[f"{name}_ledger_release"] for name in FEATURE_RANGE_RELEASES[1:]),
         rounds["ledger_release"],
         *(rounds[f"{name}_release"] for name in CONDITIONING_RELEASES[1:]),
         est.conditioning_["feature_scale_release"]["ledger_release"], est.ledger_release_.id]

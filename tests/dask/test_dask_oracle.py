@@ -240,6 +240,32 @@ def test_partition_sum_equals_the_in_memory_statistic(client, data, P) -> None:
         partition_sum(X, range_statistic, expected.size, client=client)
 
 
+@pytest.mark.parametrize("P", PARTITIONS)
+def test_partition_sums_of_the_column_offsets_equal_the_in_memory_ones(client, data, P) -> None:
+    """The column offsets' two statistics (noisygd.mechanisms.column_offsets), divided by
+    sqrt(S + 1), summed over the partitions: the in-memory ones (counts exactly, the clipped
+    sums to rounding)."""
+    import functools
+
+    from noisygd.mechanisms.column_offsets import (
+        OffsetBox,
+        deviation_statistic,
+        offset_statistic,
+    )
+    from noisygd.oracles.dask import partition_sum
+
+    X = data[0].copy()
+    X[:, 0] += 1990.0  # a year
+    box = OffsetBox(np.array([0]), np.array([1024.0]), np.array([2048.0]))
+    offset = np.array([1990.0])
+    Xd = da.from_array(X, chunks=(_chunks(P), D))
+    for statistic in (functools.partial(offset_statistic, box=box),
+                      functools.partial(deviation_statistic, box=box, offset=offset)):
+        expected = statistic(X)
+        got = partition_sum(Xd, statistic, expected.size, client=client)
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
 @pytest.mark.parametrize("estimator,labels", [
     ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
     ("DPLinearRegression", "real"), ("DPHuberRegressor", "real"),
@@ -280,6 +306,29 @@ def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, es
                 cls(**params), *_frame(X, np.where(y > 0, "yes", "maybe"), 3))
         with pytest.raises(ValueError, match="declared"), oracle_defaults(client=client):
             fit_estimator(cls(**{**params, "classes": None}), *_frame(X, target, 3))
+
+
+def test_column_offsets_on_dask_collections_equal_the_in_memory_fit(client, data) -> None:
+    """A column of years: its offset rounds (noisygd.mechanisms.column_offsets) read the
+    partitions and release what the in-memory fit releases, so the models agree."""
+    from noisygd.estimators import DPLogisticRegression
+    from noisygd.oracles.dask import oracle_defaults
+
+    X, y = data
+    X = X.copy()
+    X[:, 1] += 1990.0
+    params: dict[str, Any] = {"epsilon": 2.0, "random_state": 0, "max_iter": 10,
+                              "classes": ["no", "yes"]}
+    target = np.where(y > 0, "yes", "no")
+    mem = DPLogisticRegression(**params).fit(X, target)
+    with oracle_defaults(client=client):
+        dk = DPLogisticRegression(**params).fit(*_frame(X, target, 3))
+    released, expected = (m.conditioning_["feature_range_release"] for m in (dk, mem))
+    assert expected["offset_columns"] == [1] and released["offset_columns"] == [1]
+    assert released["offset"] == pytest.approx(expected["offset"], rel=1e-12)
+    assert released["magnitude"] == expected["magnitude"]
+    assert _close(np.atleast_1d(dk.coef_), np.atleast_1d(mem.coef_))
+    assert dk.privacy_.event == mem.privacy_.event
 
 
 def test_cli_fit_on_a_parquet_directory_equals_the_in_memory_fit(client, data, tmp_path,

@@ -24,6 +24,7 @@ from noisygd.accounting.events import (
 from noisygd.accounting.tree import tree_event
 from noisygd.estimators import CONDITIONING_RELEASES, CONDITIONING_ROUNDS
 from noisygd.exceptions import UnsupportedEventError
+from noisygd.mechanisms.feature_range import FEATURE_RANGE_ROUNDS
 from noisygd.report import (
     NO_TRAINING_CURVE,
     PLOT_NAMES,
@@ -152,10 +153,10 @@ def test_step_grid_covers_one_to_total():
 # ---------------------------------------------------------------------- content
 def test_budget_parts_name_the_releases_made_before_the_run():
     """A default DPLinearRegression fit without bounds: its pre-release stages are named
-    parts of the budget, in order, each with its declared share of mu^2 (feature range 0.05,
-    centre 0.1 over its five releases, per-feature scale 0.05, residual scale 0.1), then the
-    count (0.01) and the run (the rest, 0.69); a release passed in as prior_events keeps its
-    generic label."""
+    parts of the budget, in order, each with its declared share of mu^2 (feature range 0.0625
+    over its three releases, centre 0.1 over its five, per-feature scale 0.05, residual scale
+    0.1), then the count (0.01) and the run (the rest, 0.6775); a release passed in as
+    prior_events keeps its generic label."""
     from noisygd.estimators import DPLinearRegression
 
     rng = np.random.default_rng(0)
@@ -163,16 +164,19 @@ def test_budget_parts_name_the_releases_made_before_the_run():
     y = X @ np.array([1.0, 2.0, 3.0, 4.0]) / 10
     model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0).fit(X, y)
     parts = build_report(model).budget_parts
-    k = len(CONDITIONING_ROUNDS)
+    k = len(CONDITIONING_ROUNDS) + len(FEATURE_RANGE_ROUNDS) - 1
     assert [p["part"] for p in parts[:k + 3]] == [
         "the private feature range (released before the run)",
+        "the private offsets of the columns far from 0 (released before the run)",
+        "the columns' distances to their private offsets (released before the run)",
         *(f"{PRE_RELEASE_NAMES[name]} (released before the run)"
           for name in CONDITIONING_RELEASES),
         "the private per-feature scale (released before the run)",
         "the private target and residual scales (released before the run)"]
     shares = [p["mu2_share"] for p in parts]
-    assert shares == pytest.approx([0.05, *(0.1 * f for f in CONDITIONING_ROUNDS), 0.05, 0.1,
-                                    0.01, 0.69], rel=1e-9)
+    assert shares == pytest.approx([*(0.0625 * f for f in FEATURE_RANGE_ROUNDS),
+                                    *(0.1 * f for f in CONDITIONING_ROUNDS), 0.05, 0.1,
+                                    0.01, 0.6775], rel=1e-9)
     assert parts[k + 3]["part"].startswith("the number of rows")
     prior = Gaussian(20.0, 1.0)
     given = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0,

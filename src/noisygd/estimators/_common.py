@@ -72,6 +72,11 @@ CONDITIONING_ROUNDS = (0.3, 0.05, 0.3, 0.05, 0.3)
 #: each as ``"<estimator>/<name>"``).
 CONDITIONING_RELEASES = ("conditioning", "conditioning_radius", "conditioning_2",
                          "conditioning_radius_2", "conditioning_3")
+#: The private feature range's releases in order (``fit_info_["pre_releases"]``): the
+#: histogram, then the column offsets' two rounds
+#: (:data:`~noisygd.mechanisms.feature_range.FEATURE_RANGE_ROUNDS`,
+#: :mod:`noisygd.mechanisms.column_offsets`).
+FEATURE_RANGE_RELEASES = ("feature_range", "column_offsets", "column_deviations")
 #: The regressors' private target range's releases in order (``fit_info_["pre_releases"]``),
 #: one per round of :data:`~noisygd.mechanisms.target_range.TARGET_RANGE_ROUNDS` (a fit
 #: without an intercept makes the first only).

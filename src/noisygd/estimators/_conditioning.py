@@ -389,7 +389,8 @@ def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
 
     Round :math:`k` (:class:`ConditioningRound`) releases the sums of the rows about
     :math:`a_k` projected onto the ball of radius :math:`\rho_k`, over :math:`\rho_k`:
-    the first :func:`private_conditioning`'s (:math:`a_1 = 0`, :math:`\rho_1 = R`), each
+    the first :func:`private_conditioning`'s (:math:`\rho_1 = R`, :math:`a_1 = 0`, or the
+    released column offsets :math:`g\odot o`, :mod:`noisygd.mechanisms.column_offsets`), each
     later one about the centre of the rounds before it, within the radius its distance
     histogram gave (:func:`radius_from_release`). With :math:`N_k = \max(\tilde N_k, 1)`
     and :math:`\hat b_k = \tilde S_{b,k}/N_k`, round :math:`k`'s centre
@@ -400,8 +401,9 @@ def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
     .. math:: \hat c = \frac{\sum_k c_k/\tau_k^2}{\sum_k 1/\tau_k^2}, \qquad
         \tau^2 = \Big(\sum_k \frac1{\tau_k^2}\Big)^{-1},
 
-    shrunk as :func:`shrunk_centre` says with ``shrink_centre`` (error :math:`e`; else
-    :math:`e = p\tau^2`). Each round also estimates the rows' spread about their mean,
+    shrunk as :func:`shrunk_centre` says with ``shrink_centre``, toward the first round's
+    centre :math:`a_1` (error :math:`e`; else :math:`e = p\tau^2`). Each round also
+    estimates the rows' spread about their mean,
     :math:`V = \frac1n\sum_i\lVert x_i - \bar x\rVert^2`, as
     :func:`conditioning_from_release` reads its own release,
 
@@ -474,8 +476,10 @@ def refined_conditioning(rounds: list[ConditioningRound], *, n_sums: int = 3,
     total = math.fsum(weights)
     c_hat = sum(w * c for w, c in zip(weights, centres, strict=True)) / total
     tau2 = 1.0 / total
-    centre, shrinkage, error = (shrunk_centre(c_hat, math.sqrt(tau2)) if shrink_centre
-                                else (c_hat, 0.0, p * tau2))
+    origin = np.asarray(rounds[0].about, dtype=np.float64) / unit  # shrunk toward it
+    centre, shrinkage, error = (shrunk_centre(c_hat - origin, math.sqrt(tau2))
+                                if shrink_centre else (c_hat - origin, 0.0, p * tau2))
+    centre = centre + origin
     last = rounds[-1]
     r, sigma = float(last.radius) / unit, float(last.sigma)
     if len(rounds) == 1:  # conditioning_from_release's arithmetic

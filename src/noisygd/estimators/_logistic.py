@@ -86,11 +86,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         :math:`m_j` sets the coordinates :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{k})`,
         in which the conditioning, the per-feature scale and the fit run, so raw columns
         of any scale (a census weight near :math:`10^5` beside one-hot levels) are not
-        crushed by the row bound. ``"auto"`` is 0.05 where the budget pays for it with
-        the rest of the fit, else 0; 0 turns it off (declare ``feature_bounds`` instead
-        when you know them). ``conditioning_["feature_range_release"]`` (also
-        ``fit_info_["feature_range"]``) reports it (docs/estimators.md, "Private feature
-        range", with the measurements).
+        crushed by the row bound. Two more releases from the same share centre and rescale
+        the columns it shows far from the origin (one sign, within a factor 4 of themselves:
+        a year, a latitude; :mod:`noisygd.mechanisms.column_offsets`), so the fit runs on
+        :math:`g\\odot(x - o)`. ``"auto"`` is 0.0625 (0.05 on the histogram) where the
+        budget pays for it with the rest of the fit, else 0; 0 turns it off (declare
+        ``feature_bounds`` instead when you know them).
+        ``conditioning_["feature_range_release"]`` (also ``fit_info_["feature_range"]``)
+        reports it (docs/estimators.md, "Private feature range", with the measurements).
 
     **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
     ``clip``, with an intercept, a method that clips and composes with a prior release

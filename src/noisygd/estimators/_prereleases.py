@@ -5,6 +5,7 @@ range, each a :class:`~noisygd.training.PreRelease` stage of
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, ClassVar
 
@@ -16,6 +17,7 @@ from noisygd.estimators._common import (
     CONDITIONING_RELEASES,
     CONDITIONING_ROUNDS,
     CONDITIONING_SHARE,
+    FEATURE_RANGE_RELEASES,
     FEATURE_SCALE_SHARE,
     MIN_BUDGET_MU,
 )
@@ -158,16 +160,19 @@ class _PrivatePreReleases:
         return None
 
     def _conditioning_raw_oracles(self, X: Any, targets: list[Any],
-                                  range_scale: np.ndarray | None) -> list[Any]:
+                                  range_scale: np.ndarray | None,
+                                  range_offset: np.ndarray | None = None) -> list[Any]:
         r"""The oracles the private conditioning reads: the rows uncentred (in the released
-        feature range's coordinates :math:`g\odot x` when ``range_scale`` is :math:`g`),
+        feature range's coordinates :math:`g\odot(x - o)` when ``range_scale`` is :math:`g`,
+        ``range_offset`` the released column offsets :math:`o`, zeros when None),
         projected onto the ball of radius ``R``, their row sums taken by the scan."""
         from noisygd.objectives.centred import CentredGLM
         from noisygd.oracles import make_oracle
 
         objective = self._make_objective()
-        if range_scale is not None:  # uncentred, rescaled: centre 0, feature scale g
-            objective = CentredGLM(objective, np.zeros(X.shape[1]), 1.0,  # type: ignore
+        if range_scale is not None:  # about the offsets, rescaled: centre o, feature scale g
+            offset = np.zeros(X.shape[1]) if range_offset is None else range_offset
+            objective = CentredGLM(objective, offset, 1.0,  # type: ignore
                                    feature_scale=range_scale)
         first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
                             row_sums=("rows",))
@@ -210,12 +215,15 @@ class _PrivatePreReleases:
 
         def then(noisy: np.ndarray) -> PreparedFit:
             main = noisy[:noisy.size - extra]
-            self._private_conditioning = conditioning_from_release(
+            about = self._range_about(main.size - 2)  # g o: the rows were read about it
+            released = conditioning_from_release(
                 main, R, sigma, n_sums=len(sums), shrink_centre=self._SHRINK_CENTRE)
+            self._private_conditioning = dataclasses.replace(
+                released, centre=released.centre + about)
             self._released_labels(noisy[noisy.size - extra:])
             if not refines:
                 return build_fit_oracles(raw)
-            rounds.append(ConditioningRound(main, np.zeros(main.size - 2), R, sigma))
+            rounds.append(ConditioningRound(main, about, R, sigma))
             for oracle in raw:  # the histogram reads X, not these: freed before it runs
                 getattr(oracle, "close", lambda: None)()
             return PreparedFit(list(raw), None)
@@ -379,6 +387,12 @@ class _PrivatePreReleases:
                      f"{HOMOGENEITY_LEVEL:g} take one magnitude, the widest any column "
                      "resolves (noisygd.mechanisms.feature_range.pooled_top_bin)"),
             "event": self._feature_range_event()[1].describe(),
+            "rounds": list(self._feature_range_rounds()),
+            "round_events": [e.describe() for e in self._feature_range_events()[1:]],
+            "offset_columns": ([] if released.offset_columns is None
+                               else released.offset_columns.tolist()),
+            "offset": None if released.offset is None else released.offset.tolist(),
+            "deviation": None if released.deviation is None else released.deviation.tolist(),
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
             "magnitude": released.magnitude.tolist(), "pooled": released.pooled,
@@ -386,7 +400,10 @@ class _PrivatePreReleases:
                 "statistic": (None if math.isnan(released.homogeneity[0])
                               else released.homogeneity[0]),
                 "df": released.homogeneity[1]},
-            **({"ledger_release": release} if release is not None else {})}
+            **({"ledger_release": release} if release is not None else {}),
+            **{f"{name}_ledger_release": fit.info[f"{name}_release"]
+               for name in FEATURE_RANGE_RELEASES[1:]
+               if fit.info.get(f"{name}_release") is not None}}
         self.conditioning_["feature_range_release"] = report
         fit.info["feature_range"] = report
 
@@ -455,7 +472,7 @@ class _PrivatePreReleases:
         conditioning is not released)."""
         if not self._uses_private_conditioning():
             return []
-        events = [self._feature_range_event()[1]] if self._uses_feature_range() else []
+        events = self._feature_range_events() if self._uses_feature_range() else []
         events.extend(self._conditioning_release_events())
         if self._uses_feature_scale():
             events.append(self._feature_scale_event()[1])
@@ -473,27 +490,49 @@ class _PrivatePreReleases:
 
         return self._declared_share("feature_range_share", FEATURE_RANGE_SHARE)
 
-    def _feature_range_event(self) -> tuple[float, Any]:
-        r"""``(sigma, event)`` of the feature range's release (public facts only: the
-        budget, the relation and the number of columns): :math:`\mu_r = \sqrt{f_r}\,\mu`,
-        :math:`\sigma = \Delta_r/\mu_r` on every count, :math:`\Delta_r` the histogram's
-        exact sensitivity (:func:`~noisygd.mechanisms.feature_range.range_sensitivity`:
-        :math:`\sqrt{p + 1}` under add/remove, :math:`\sqrt{2p}` under replace-one)."""
+    def _feature_range_rounds(self) -> tuple[float, ...]:
+        """The split of ``feature_range_share`` between the histogram and the column
+        offsets' two rounds (:data:`~noisygd.mechanisms.feature_range.FEATURE_RANGE_ROUNDS`,
+        read when asked)."""
+        from noisygd.mechanisms import feature_range
+
+        return tuple(feature_range.FEATURE_RANGE_ROUNDS)
+
+    def _feature_range_event(self, k: int = 0) -> tuple[float, Any]:
+        r"""``(sigma, event)`` of the feature range's round ``k`` (public facts only: the
+        budget, the relation and the number of columns), :math:`\mu_k = \sqrt{f_r
+        s_k}\,\mu` (:meth:`_feature_range_rounds`' :math:`s_k`), :math:`\sigma =
+        \Delta_k/\mu_k` on every entry. Round 0, the histogram: :math:`\Delta_0` its exact
+        sensitivity (:func:`~noisygd.mechanisms.feature_range.range_sensitivity`:
+        :math:`\sqrt{p + 1}` under add/remove, :math:`\sqrt{2p}` under replace-one). Rounds
+        1 and 2, the column offsets' (:mod:`noisygd.mechanisms.column_offsets`), release
+        statistics divided by :math:`\sqrt{S+1}`: :math:`\Delta_1` = 1 under add/remove, 2
+        under replace-one; :math:`\Delta_2` = 1 and :math:`\sqrt2`."""
         from noisygd.accounting.calibration import calibrate_mu
         from noisygd.accounting.events import Gaussian
 
         rel = Neighbouring(self.neighbouring)
-        mu_r = math.sqrt(self._share_of_feature_range()) * calibrate_mu(
-            float(self.epsilon), float(self.delta))
+        mu_r = math.sqrt(self._share_of_feature_range() * self._feature_range_rounds()[k]) \
+            * calibrate_mu(float(self.epsilon), float(self.delta))
         sens = rel.clipped_sum_sensitivity
-        return self._feature_range_sensitivity() / mu_r, Gaussian(sens / mu_r, sens, rel)
+        return self._feature_range_sensitivity(k) / mu_r, Gaussian(sens / mu_r, sens, rel)
 
-    def _feature_range_sensitivity(self) -> float:
-        """The feature range's exact L2 sensitivity under this fit's relation."""
+    def _feature_range_events(self) -> list[Any]:
+        """The events of the feature range's rounds, in order."""
+        return [self._feature_range_event(k)[1]
+                for k in range(len(self._feature_range_rounds()))]
+
+    def _feature_range_sensitivity(self, k: int = 0) -> float:
+        """The L2 sensitivity of the feature range's round ``k`` under this fit's relation
+        (:meth:`_feature_range_event`)."""
         from noisygd.mechanisms.feature_range import range_sensitivity
 
-        return range_sensitivity(int(self.__dict__["_n_columns"]),
-                                 Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE)
+        replace_one = Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE
+        if k == 1:
+            return 2.0 if replace_one else 1.0
+        if k == 2:
+            return math.sqrt(2.0) if replace_one else 1.0
+        return range_sensitivity(int(self.__dict__["_n_columns"]), replace_one)
 
     def _uses_feature_range(self) -> bool:
         """Whether this fit releases the private feature range first (public facts only):
@@ -507,33 +546,91 @@ class _PrivatePreReleases:
             return False
         later = (self._feature_scale_event()[1],) if self._uses_feature_scale() else ()
         return self._budget_pays("feature_range_share", (
-            self._feature_range_event()[1], *self._conditioning_release_events(), *later,
+            *self._feature_range_events(), *self._conditioning_release_events(), *later,
             *self._releases_after_conditioning()))
 
-    def _feature_range_stage(self, X: Any, rng: Any, then: Any) -> PreRelease:
-        """The private feature range as a :class:`~noisygd.training.PreRelease` whose
-        statistic is :func:`~noisygd.mechanisms.feature_range.range_statistic` of the raw
-        rows;
+    def _feature_range_stages(self, X: Any, child: int, then: Any, hand_on: list[Any]
+                              ) -> list[PreRelease]:
+        r"""The private feature range as :class:`~noisygd.training.PreRelease` stages: the
+        histogram (:func:`~noisygd.mechanisms.feature_range.range_statistic` of the raw rows,
+        stream ``child + 4``) and, where :meth:`_feature_range_rounds` splits the share, the
+        column offsets' two rounds (:mod:`noisygd.mechanisms.column_offsets`: the offsets of
+        the columns the histogram shows far from the origin, stream ``child + 40``, then their
+        distances to them, stream ``child + 42``), each a statistic of ``X``.
         ``then(range)`` builds the next stage's oracles from the released
-        :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange`."""
-        from noisygd.mechanisms.feature_range import feature_range_from_release
+        :class:`~noisygd.mechanisms.feature_range.PrivateFeatureRange` (with its offsets);
+        the stages before it hand on ``hand_on`` for
+        :func:`~noisygd.training.fit_private`'s checks."""
+        from noisygd.mechanisms.column_offsets import (
+            deviation_statistic,
+            offset_box,
+            offset_statistic,
+            offsets_from_release,
+            refined_feature_range,
+        )
+        from noisygd.mechanisms.feature_range import _bins, feature_range_from_release
 
-        sigma, event = self._feature_range_event()
+        R = float(self.row_norm_bound)
+        sigma, event = self._feature_range_event(0)
+        rounds = len(self._feature_range_rounds())
+        state: dict[str, Any] = {}
 
-        def post(released: Any) -> PreparedFit:
+        def reduce(noisy: np.ndarray) -> Any:
+            released = feature_range_from_release(noisy, sigma, R)
+            return released, (offset_box(noisy, sigma, pooled=released.pooled)
+                              if rounds > 1 else None)
+
+        def post(reduced: Any) -> PreparedFit:
+            released, state["box"] = reduced
             self._private_feature_range = released
-            return then(released)
+            if rounds == 1:
+                return then(released)
+            return PreparedFit(list(hand_on), None)
 
         # the histogram (2 p K + 1 counts) is condensed to the range before the next stage
         # builds its oracles: never held beside them
-        return PreRelease("feature_range", event, (), sigma, rng, post,
-                          description="per feature and sign, counts of the nonzero values "
-                                      "by binary exponent (a row adds <= 1 per feature)",
-                          statistic=lambda: self._range_statistic(X),
-                          statistic_terms=int(X.shape[1]) + 1,
-                          statistic_sensitivity=self._feature_range_sensitivity(),
-                          reduce=lambda noisy: feature_range_from_release(
-                              noisy, sigma, float(self.row_norm_bound)))
+        stages = [PreRelease(FEATURE_RANGE_RELEASES[0], event, (), sigma,
+                             self._release_rng(self.random_state, child=child + 4), post,
+                             description="per feature and sign, counts of the nonzero values "
+                                         "by binary exponent (a row adds <= 1 per feature)",
+                             statistic=lambda: self._range_statistic(X),
+                             statistic_terms=int(X.shape[1]) + 1,
+                             statistic_sensitivity=self._feature_range_sensitivity(),
+                             reduce=reduce)]
+        if rounds == 1:
+            return stages
+        sigma_o, event_o = self._feature_range_event(1)
+        sigma_d, event_d = self._feature_range_event(2)
+
+        def post_offsets(noisy: np.ndarray) -> PreparedFit:
+            state["offset"], _ = offsets_from_release(noisy, state["box"], sigma_o)
+            return PreparedFit(list(hand_on), None)
+
+        def post_deviations(noisy: np.ndarray) -> PreparedFit:
+            released = refined_feature_range(self._private_feature_range, state["box"],
+                                             state["offset"], noisy, sigma_d, R)
+            self._private_feature_range = released
+            return then(released)
+
+        stages.append(PreRelease(
+            FEATURE_RANGE_RELEASES[1], event_o, (), sigma_o,
+            self._release_rng(self.random_state, child=child + 40), post_offsets,
+            description="per column far from the origin (one sign, nonzero in every row), "
+                        "sum_i clip((x_ij - b_j)/h_j, -1, 1) over its released box, and the "
+                        "row count, over sqrt(S + 1)",
+            statistic=lambda: self._row_statistic(X, offset_statistic, state["box"].size + 1,
+                                                  box=state["box"]),
+            statistic_terms=1, statistic_sensitivity=self._feature_range_sensitivity(1)))
+        stages.append(PreRelease(
+            FEATURE_RANGE_RELEASES[2], event_d, (), sigma_d,
+            self._release_rng(self.random_state, child=child + 42), post_deviations,
+            description="per such column, counts of |x_ij - o_j| by binary exponent, and the "
+                        "row count, over sqrt(S + 1)",
+            statistic=lambda: self._row_statistic(
+                X, deviation_statistic, state["box"].size * _bins() + 1, box=state["box"],
+                offset=state["offset"]),
+            statistic_terms=1, statistic_sensitivity=self._feature_range_sensitivity(2)))
+        return stages
 
     def _row_statistic(self, X: Any, statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
         """``statistic(X, **kwargs)``, a vector of ``size`` sums over the rows: in memory, or
@@ -561,6 +658,15 @@ class _PrivatePreReleases:
         released = self.__dict__.get("_private_feature_range")
         return None if released is None else released.scale
 
+    def _range_about(self, n_features: int) -> np.ndarray:
+        r""":math:`g\odot o`, the released column offsets in the coordinates
+        :math:`g\odot x` the conditioning releases its centre in (zeros without offsets):
+        the centre its first round reads the rows about."""
+        released = self.__dict__.get("_private_feature_range")
+        if released is None or released.offset is None:
+            return np.zeros(n_features)
+        return released.scale * released.offset
+
     def _released_centre(self, private: Any) -> np.ndarray:
         r"""The private conditioning's centre in the coordinates of ``X``: released in those
         of :math:`g\odot x` when the feature range was released (:math:`c'/g`)."""
@@ -571,9 +677,10 @@ class _PrivatePreReleases:
                              ) -> tuple[list[PreRelease], list[Any], list[Any]]:
         """The private conditioning's stage (:meth:`_conditioning_stage`, on the release
         stream ``child``) and, when released, the private feature range's before it
-        (:meth:`_feature_range_stage`, on stream ``child + 4``) and the per-feature scale's
-        after it (:meth:`_feature_scale_stage`, on stream ``child + 2``), with the oracles the
-        first reads and the list the last one's post-processing fills."""
+        (:meth:`_feature_range_stages`, on streams ``child + 4``, ``+ 40``, ``+ 42``) and the
+        per-feature scale's after it (:meth:`_feature_scale_stage`, on stream ``child + 2``),
+        with the oracles the first reads and the list the last one's post-processing
+        fills."""
         scaled = self._uses_feature_scale()
         ranged = self._uses_feature_range()
         stages, conditioning_reads, built = self._conditioning_stage(
@@ -595,12 +702,11 @@ class _PrivatePreReleases:
             def then(released: Any) -> PreparedFit:
                 for oracle in unranged:
                     getattr(oracle, "close", lambda: None)()
-                conditioning_reads[:] = self._conditioning_raw_oracles(X, targets,
-                                                                       released.scale)
+                conditioning_reads[:] = self._conditioning_raw_oracles(
+                    X, targets, released.scale, released.offset)
                 return PreparedFit(list(conditioning_reads), None)
 
-            stages.insert(0, self._feature_range_stage(
-                X, self._release_rng(self.random_state, child=child + 4), then))
+            stages[0:0] = self._feature_range_stages(X, child, then, unranged)
         if scaled:
             fs_stage, built = self._feature_scale_stage(
                 X, targets, built, self._release_rng(self.random_state, child=child + 2))

@@ -604,8 +604,10 @@ class DPHuberRegressor(_DPRegressor):
         With the private centre released: the share of :math:`\mu^2` spent first on the
         **private feature range** (:mod:`noisygd.mechanisms.feature_range`, as for
         :class:`DPLogisticRegression`: the fit runs on :math:`g\odot x`), so raw columns
-        of any scale are not crushed by the row bound; ``"auto"`` is 0.05 where the budget
-        pays for it, 0 turns it off. Without these three (as before issue 19's item 4) a
+        of any scale are not crushed by the row bound, and the columns far from the origin
+        are centred and rescaled (:mod:`noisygd.mechanisms.column_offsets`); ``"auto"`` is
+        0.0625 where the budget pays for it, 0 turns it off. Without these three (as before
+        issue 19's item 4) a
         default fit on raw columns (wine quality, hourly bike rentals, a credit bill in
         their units, ``benchmarks/bench_raw_tables.py``) fell below the constant predictor.
 
@@ -889,7 +891,9 @@ class DPLinearRegression(_DPRegressor):
         :math:`\\mu^2` spent first on the **private feature range**, as for
         :class:`DPLogisticRegression` (:mod:`noisygd.mechanisms.feature_range`: the fit runs
         on :math:`g\\odot x`, :math:`g_j = R/(m_j\\sqrt{\\bar k})` from each feature's released
-        robust maximum); ``"auto"`` is 0.05 where the budget pays for it, 0 turns it off.
+        robust maximum, :math:`x - o` on the columns far from the origin,
+        :mod:`noisygd.mechanisms.column_offsets`); ``"auto"`` is 0.0625 where the budget pays
+        for it, 0 turns it off.
 
     Attributes
     ----------

@@ -18,8 +18,10 @@ so the released vector moves by at most :math:`p + 1` ones: L2 sensitivity
 each feature's count moves down in one bin and up in another, :math:`\Delta_r = \sqrt{2p}`
 (:func:`range_sensitivity`; both reached). The Gaussian mechanism with
 :math:`\sigma = \Delta_r/\mu_r` is exactly :math:`\mu_r`-GDP (Dong, Roth and Su
-2022, Thm 2.7), :math:`\mu_r = \sqrt{f_r}\,\mu`, ``f_r`` the declared share
-(:data:`FEATURE_RANGE_SHARE`).
+2022, Thm 2.7), :math:`\mu_r = \sqrt{f_r}\,\mu`, ``f_r`` the histogram's part of the
+declared share (:data:`FEATURE_RANGE_ROUNDS`'s first times :data:`FEATURE_RANGE_SHARE`; the
+rest pays for the column offsets' rounds, :mod:`noisygd.mechanisms.column_offsets`, which
+centre and rescale the columns that lie far from the origin).
 
 **Post-processing** (:func:`feature_range_from_release`). A bin counts as occupied when its
 noisy count reaches :math:`z\sigma` with :math:`z = \Phi^{-1}(1 - \alpha/(2pK))`, ``K`` bins
@@ -83,6 +85,7 @@ except ImportError:  # pragma: no cover (an install without a C compiler)
 __all__ = [
     "EXPONENTS",
     "FALSE_OCCUPANCY",
+    "FEATURE_RANGE_ROUNDS",
     "FEATURE_RANGE_SHARE",
     "HOMOGENEITY_LEVEL",
     "PrivateFeatureRange",
@@ -93,14 +96,22 @@ __all__ = [
     "range_sensitivity",
     "range_statistic",
     "range_statistic_size",
+    "release_counts",
 ]
 
 #: Binary exponents of the histogram's bins: :math:`[2^k, 2^{k+1})` for ``k`` from the first
 #: to the second value; values beyond fall in the end bins (public grid).
 EXPONENTS = (-30, 40)
-#: The declared share of the Gaussian-DP budget :math:`\mu^2` spent on the release (a budget
-#: split, like the private per-feature scale's 0.05).
-FEATURE_RANGE_SHARE = 0.05
+#: The declared share of the Gaussian-DP budget :math:`\mu^2` spent on the release and its
+#: column-offset rounds together (a budget split; a public constant). The histogram keeps
+#: 0.05 of it exactly, the single release's share before the rounds
+#: (:mod:`noisygd.mechanisms.column_offsets`), so a table with no column far from the origin
+#: gets the same range as before and pays 0.0125 more.
+FEATURE_RANGE_SHARE = 0.0625
+#: How :data:`FEATURE_RANGE_SHARE` is split: the histogram, then the offset round and the
+#: deviation round of :mod:`noisygd.mechanisms.column_offsets` (shares of the share; they
+#: add up to 1). A fit that releases no offsets keeps one round, ``(1.0,)``.
+FEATURE_RANGE_ROUNDS = (0.8, 0.1, 0.1)
 #: The chance that any empty bin of the histogram is read as occupied (module doc): the
 #: failure probability the fit accepts for its paid count's confidence bounds
 #: (:data:`noisygd.training.COUNT_CONFIDENCE_BETA`). It was 0.05, and a false bin is not
@@ -264,6 +275,14 @@ class PrivateFeatureRange:
     homogeneity : tuple of (float, int)
         The test's statistic :math:`X^2` and degrees of freedom (``(nan, 0)``: not tested,
         one column or no occupied bin).
+    offset : ndarray of shape (p,) or None
+        :math:`o`, the released column offsets (:mod:`noisygd.mechanisms.column_offsets`;
+        zeros off the offset columns): the fit runs on :math:`g\odot(x - o)`. None: no
+        offset rounds.
+    deviation : ndarray or None
+        The offset columns' refined magnitudes :math:`m'_j` (0: no bin occupied).
+    offset_columns : ndarray of int or None
+        The offset columns.
     """
 
     scale: np.ndarray
@@ -274,6 +293,19 @@ class PrivateFeatureRange:
     row_features: float = 0.0
     pooled: bool = False
     homogeneity: tuple[float, int] = (math.nan, 0)
+    offset: np.ndarray | None = None
+    deviation: np.ndarray | None = None
+    offset_columns: np.ndarray | None = None
+
+
+def release_counts(noisy: np.ndarray) -> tuple[np.ndarray, float]:
+    """The noisy release (:func:`range_statistic`'s layout plus noise) as its counts of shape
+    ``(p, 2, K)`` and its row count. Raises ``ValueError`` on any other length."""
+    K = _bins()
+    flat = np.asarray(noisy, dtype=np.float64).ravel()
+    if flat.size % (2 * K) != 1:
+        raise ValueError(f"noisy must hold p * 2 * {K} counts and the row count")
+    return flat[:-1].reshape(-1, 2, K), float(flat[-1])
 
 
 def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float = 1.0,
@@ -290,10 +322,7 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
     release: public."""
     R = check_positive("row_norm_bound", row_norm_bound)
     K = _bins()
-    flat = np.asarray(noisy, dtype=np.float64).ravel()
-    if flat.size % (2 * K) != 1:
-        raise ValueError(f"noisy must hold p * 2 * {K} counts and the row count")
-    counts, rows = flat[:-1].reshape(-1, 2, K), float(flat[-1])
+    counts, rows = release_counts(noisy)
     p = counts.shape[0]
     threshold = occupancy_threshold(p, sigma, failure)
     occupied_bins = counts >= threshold

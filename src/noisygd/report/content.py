@@ -347,6 +347,8 @@ PRE_RELEASE_NAMES = {"target_range": "the private target range",
                      "target_range_3": "the targets' distances to their private centre, "
                                        "second round",
                      "feature_range": "the private feature range",
+                     "column_offsets": "the private offsets of the columns far from 0",
+                     "column_deviations": "the columns' distances to their private offsets",
                      "conditioning": "the private centre and row scale",
                      "conditioning_radius": "the rows' distances to the private centre",
                      "conditioning_2": "the private centre and row scale, second round",
@@ -357,7 +359,8 @@ PRE_RELEASE_NAMES = {"target_range": "the private target range",
                      "target_scale": "the private target and residual scales"}
 #: The stages that change the coordinates of the features (the conditioning's are
 #: ``noisygd.estimators.CONDITIONING_RELEASES``; the report sits below the estimators).
-CONDITIONING_STAGES = frozenset({"feature_range", "conditioning", "conditioning_radius",
+CONDITIONING_STAGES = frozenset({"feature_range", "column_offsets", "column_deviations",
+                                 "conditioning", "conditioning_radius",
                                  "conditioning_2", "conditioning_radius_2", "conditioning_3",
                                  "feature_scale"})
 
