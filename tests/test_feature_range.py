@@ -578,3 +578,34 @@ def test_release_counts_splits_the_release_into_counts_and_row_count():
     assert np.array_equal(counts, magnitude_histogram(X))
     with pytest.raises(ValueError, match="counts and the row count"):
         release_counts(np.zeros(2 * K))
+
+
+def test_columns_at_the_grid_ends_are_read_off_the_magnitudes():
+    from noisygd.mechanisms.feature_range import columns_at_the_grid_ends
+
+    rng = np.random.default_rng(9)
+    X = np.column_stack([rng.standard_normal(500) * 1e13, rng.standard_normal(500),
+                         rng.standard_normal(500) * 1e-18])
+    released = feature_range_from_release(range_statistic(X), 1.0)
+    assert columns_at_the_grid_ends(released) == ([0], [2])
+    X[:, 0] /= 1e13
+    X[:, 2] /= 1e-18
+    assert columns_at_the_grid_ends(feature_range_from_release(range_statistic(X), 1.0)) == (
+        [], [])
+
+
+@pytest.mark.parametrize("factor,words", [(1e13, "top of its grid"),
+                                          (1e-18, "bottom of its grid")])
+def test_a_column_beyond_the_grid_warns_at_the_callers_line(factor, words):
+    # before: a column near 1e13 was projected and one near 1e-18 shrunk to nothing, silently
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((3000, 3))
+    y = (X @ np.array([1.0, 2.0, 3.0]) > 0).astype(int)
+    X[:, 0] *= factor
+    with pytest.warns(UserWarning, match=rf"column\(s\) 0 .*{words}") as record:
+        DPLogisticRegression(epsilon=8.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert all(w.filename == __file__ for w in record if "grid" in str(w.message))
+    with warnings.catch_warnings():  # ordinary columns: no such warning
+        warnings.filterwarnings("error", message=".*of its grid.*")
+        X[:, 0] /= factor
+        DPLogisticRegression(epsilon=8.0, classes=[0, 1], random_state=0).fit(X, y)

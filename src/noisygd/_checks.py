@@ -44,6 +44,23 @@ __all__ = [
 ]
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the first caller outside noisygd
+    (and outside scikit-learn's wrappers of ``fit``), however deep the call that warns: the
+    estimators reach their releases through paths of different depths (in memory, Dask)."""
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)  # the function that warns: stacklevel 1
+    level = 1
+    while frame is not None and (
+            os.path.abspath(frame.f_code.co_filename).startswith(package)
+            or str(frame.f_globals.get("__name__", "")).startswith("sklearn.")):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from noisygd._checks import check_choice, check_real
+from noisygd._checks import check_choice, check_real, user_stacklevel
 from noisygd.accounting.events import Neighbouring
 from noisygd.estimators._common import (
     CONDITIONING_RELEASES,
@@ -583,6 +583,7 @@ class _PrivatePreReleases:
         def post(reduced: Any) -> PreparedFit:
             released, state["box"] = reduced
             self._private_feature_range = released
+            self._warn_grid_ends(released)
             if rounds == 1:
                 return then(released)
             return PreparedFit(list(hand_on), None)
@@ -631,6 +632,28 @@ class _PrivatePreReleases:
                 offset=state["offset"]),
             statistic_terms=1, statistic_sensitivity=self._feature_range_sensitivity(2)))
         return stages
+
+    def _warn_grid_ends(self, released: Any) -> None:
+        """Warn where a column's released magnitude sits at an end of the feature range's
+        grid (:func:`~noisygd.mechanisms.feature_range.columns_at_the_grid_ends`; public)."""
+        import warnings
+
+        from noisygd.mechanisms.feature_range import EXPONENTS, columns_at_the_grid_ends
+
+        top, bottom = columns_at_the_grid_ends(released)
+        for columns, words in (
+                (top, f"reached the top of its grid (|x| up to 2^{EXPONENTS[1] + 1}): larger "
+                      "values are projected onto the row bound"),
+                (bottom, f"lie at the bottom of its grid (|x| below 2^{EXPONENTS[0] + 1}): "
+                         "smaller values are scaled as if they were that large and the fit "
+                         "sees them shrunk")):
+            if columns:
+                shown = ", ".join(str(j) for j in columns[:10])
+                warnings.warn(
+                    f"{type(self).__name__}: the private feature range of column(s) {shown}"
+                    f"{' ...' if len(columns) > 10 else ''} {words}; declare feature_bounds "
+                    "(public bounds of the columns) or rescale them", UserWarning,
+                    stacklevel=user_stacklevel())
 
     def _row_statistic(self, X: Any, statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
         """``statistic(X, **kwargs)``, a vector of ``size`` sums over the rows: in memory, or

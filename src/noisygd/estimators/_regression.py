@@ -19,6 +19,7 @@ from noisygd._checks import (
     check_fraction,
     check_positive,
     check_real,
+    user_stacklevel,
 )
 from noisygd.accounting.events import Neighbouring
 from noisygd.estimators._base import _COMMON_DOC, _DPLinearModel
@@ -202,7 +203,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 "rows against its noise at this epsilon), so the targets were clipped to "
                 f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
                 "target_range=(low, high) (a public range of the targets)", UserWarning,
-                stacklevel=4)
+                stacklevel=user_stacklevel())
             return
         from noisygd.mechanisms.feature_range import EXPONENTS
 
@@ -212,7 +213,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 f"{type(self).__name__}: the private target range reached the end of its "
                 f"grid (|y| up to 2^{EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
                 "clipped to it; declare target_range=(low, high) (a public range of the "
-                "targets) or rescale them", UserWarning, stacklevel=4)
+                "targets) or rescale them", UserWarning, stacklevel=user_stacklevel())
 
     def _warn_fallback_target_range(self) -> None:
         """Warn, before any data is read, where no target range is declared and none will be
@@ -226,7 +227,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             "prior release, or a budget too small for it), so the targets are clipped to "
             f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
             "target_range=(low, high) (a public range of the targets)", UserWarning,
-            stacklevel=4)
+            stacklevel=user_stacklevel())
 
     def _add_target_centre(self, mid: float) -> None:
         """Map the fitted intercept back to the targets' scale: ``b + m + s``, with ``m`` the

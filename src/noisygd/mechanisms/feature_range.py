@@ -89,6 +89,7 @@ __all__ = [
     "FEATURE_RANGE_SHARE",
     "HOMOGENEITY_LEVEL",
     "PrivateFeatureRange",
+    "columns_at_the_grid_ends",
     "feature_range_from_release",
     "magnitude_histogram",
     "occupancy_threshold",
@@ -348,6 +349,21 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
         scale[~any_bin] = scale[any_bin].min()
     return PrivateFeatureRange(scale, magnitude, k_occ, threshold, float(sigma), k_row,
                                pooled is not None, (statistic, df))
+
+
+def columns_at_the_grid_ends(released: PrivateFeatureRange) -> tuple[list[int], list[int]]:
+    r"""The columns whose released magnitude sits at an end of :data:`EXPONENTS` (public:
+    post-processing of the release): ``(top, bottom)``. A top column's highest occupied bin is
+    :math:`[2^{40}, 2^{41})`, which also counts every larger value, so values beyond
+    :math:`2^{41}` are served beyond the ball and projected onto it; a bottom column's only
+    occupied bin is the lowest, which also counts every value below :math:`2^{-30}`, so its
+    scale treats values of :math:`10^{-18}` as if they were :math:`2^{-29}` and the fit sees
+    them shrunk to nothing. Either way the column is learnt badly, and only a declaration
+    (``feature_bounds``) or a rescaled column fixes it (the estimators warn)."""
+    magnitude = np.asarray(released.magnitude)
+    top = np.flatnonzero(magnitude == math.ldexp(1.0, EXPONENTS[1] + 1))
+    bottom = np.flatnonzero(magnitude == math.ldexp(1.0, EXPONENTS[0] + 1))
+    return top.tolist(), bottom.tolist()
 
 
 def pooled_top_bin(counts: np.ndarray, sigma: float,

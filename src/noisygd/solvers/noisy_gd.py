@@ -120,6 +120,7 @@ from noisygd._checks import (
     check_nonnegative,
     check_positive,
     check_positive_int,
+    user_stacklevel,
 )
 from noisygd.accounting.events import Gaussian, Neighbouring, SelfComposed
 from noisygd.algorithms.base import FitResult
@@ -184,7 +185,8 @@ def warn_if_budget_binds(plan: NoisyGDPlan) -> None:
         f"NoisyGD's plan wanted {shown} steps ({details.get('steps_rule', 'accelerated rule')})"
         f"; the compute budget of {details['compute_budget']:,} steps binds and the run makes "
         f"{plan.steps:,}: pass method_options={{'plan': {{'step_budget': T}}}} to allow more "
-        "(each step is one pass over the data)", ComputeBudgetWarning, stacklevel=2)
+        "(each step is one pass over the data)", ComputeBudgetWarning,
+        stacklevel=user_stacklevel())
 
 
 class NoisyGDSolver(Solver):
