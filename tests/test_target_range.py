@@ -454,3 +454,16 @@ def test_targets_beyond_the_grid_warn_that_they_were_clipped():
         warnings.filterwarnings("error", message=".*end of its grid.*")
         DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y / 1e3)
 
+
+
+def test_targets_at_the_bottom_of_the_grid_warn_that_they_are_resolved_coarsely():
+    # targets near 1e-15 fall in the grid's bottom bin: the range is +-2^-29, about 2e6 times
+    # their spread (before: silently, R^2 -293 at epsilon 8); the warning names this line
+    X, y = _table(n=3000, offset=0.0, scale=1e-15)
+    with pytest.warns(UserWarning, match=r"bottom of its grid .*2\^-29") as record:
+        model = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y)
+    assert model.target_range_[1] == 2.0 ** -29
+    assert all(w.filename == __file__ for w in record if "bottom" in str(w.message))
+    with warnings.catch_warnings():  # targets inside the grid: no such warning
+        warnings.filterwarnings("error", message=".*bottom of its grid.*")
+        DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y * 1e12)

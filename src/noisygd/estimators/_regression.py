@@ -214,6 +214,14 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 f"grid (|y| up to 2^{EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
                 "clipped to it; declare target_range=(low, high) (a public range of the "
                 "targets) or rescale them", UserWarning, stacklevel=user_stacklevel())
+        floor = math.ldexp(1.0, EXPONENTS[0] + 1)  # the grid's bottom bin ends here
+        if max(-released.low, released.high) <= floor:
+            warnings.warn(
+                f"{type(self).__name__}: the private target range sits at the bottom of its "
+                f"grid (|y| below 2^{EXPONENTS[0] + 1} = {floor:.3g}): the fit's units are "
+                "set as if the targets were that large, so it resolves them coarsely; "
+                "declare target_range=(low, high) (a public range of the targets) or "
+                "rescale them", UserWarning, stacklevel=user_stacklevel())
 
     def _warn_fallback_target_range(self) -> None:
         """Warn, before any data is read, where no target range is declared and none will be
