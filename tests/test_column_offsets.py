@@ -279,3 +279,20 @@ def test_replace_one_and_sparse_rows_fit_with_offsets():
     sparse = DPLogisticRegression(epsilon=2.0, classes=[0, 1], random_state=1).fit(
         sp.csr_matrix(X), y)
     assert sparse.coef_ == pytest.approx(dense.coef_, rel=1e-6, abs=1e-9)
+
+
+def test_round_sensitivities_bound_the_divided_statistics_at_every_size():
+    from noisygd.mechanisms.column_offsets import deviation_statistic_size, round_sensitivity
+
+    for replace_one in (False, True):
+        for S in range(0, 200):
+            unit = math.sqrt(S + 1.0)
+            assert offset_sensitivity(S, replace_one) / unit <= round_sensitivity(1, replace_one)
+            assert deviation_sensitivity(S, replace_one) / unit <= round_sensitivity(
+                2, replace_one)
+    assert round_sensitivity(1) == round_sensitivity(2) == 1.0  # reached at every S
+    with pytest.raises(ValueError, match="rounds 1 and 2"):
+        round_sensitivity(0)
+    box = OffsetBox(np.array([0, 1]), np.array([1.0, 2.0]), np.array([2.0, 4.0]))
+    assert deviation_statistic(np.ones((3, 2)) * 1.5, box, np.array([1.0, 3.0])).size == (
+        deviation_statistic_size(2))

@@ -609,3 +609,19 @@ def test_a_column_beyond_the_grid_warns_at_the_callers_line(factor, words):
         warnings.filterwarnings("error", message=".*of its grid.*")
         X[:, 0] /= factor
         DPLogisticRegression(epsilon=8.0, classes=[0, 1], random_state=0).fit(X, y)
+
+
+def test_bin_edges_are_the_grids_binary_exponents():
+    from noisygd.mechanisms.feature_range import (
+        GRID_BOTTOM_EDGE,
+        GRID_TOP_EDGE,
+        bin_upper_edge,
+        upper_edges,
+    )
+
+    assert bin_upper_edge(0) == GRID_BOTTOM_EDGE == 2.0 ** (EXPONENTS[0] + 1)
+    assert bin_upper_edge(K - 1) == GRID_TOP_EDGE == 2.0 ** (EXPONENTS[1] + 1)
+    occupied = np.zeros((3, K), dtype=bool)
+    occupied[0, [2, 5]] = True
+    occupied[1, 0] = True
+    assert upper_edges(occupied).tolist() == [bin_upper_edge(5), bin_upper_edge(0), 0.0]

@@ -506,8 +506,8 @@ class _PrivatePreReleases:
         sensitivity (:func:`~noisygd.mechanisms.feature_range.range_sensitivity`:
         :math:`\sqrt{p + 1}` under add/remove, :math:`\sqrt{2p}` under replace-one). Rounds
         1 and 2, the column offsets' (:mod:`noisygd.mechanisms.column_offsets`), release
-        statistics divided by :math:`\sqrt{S+1}`: :math:`\Delta_1` = 1 under add/remove, 2
-        under replace-one; :math:`\Delta_2` = 1 and :math:`\sqrt2`."""
+        statistics divided by :math:`\sqrt{S+1}`
+        (:func:`~noisygd.mechanisms.column_offsets.round_sensitivity`)."""
         from noisygd.accounting.calibration import calibrate_mu
         from noisygd.accounting.events import Gaussian
 
@@ -525,13 +525,12 @@ class _PrivatePreReleases:
     def _feature_range_sensitivity(self, k: int = 0) -> float:
         """The L2 sensitivity of the feature range's round ``k`` under this fit's relation
         (:meth:`_feature_range_event`)."""
+        from noisygd.mechanisms.column_offsets import round_sensitivity
         from noisygd.mechanisms.feature_range import range_sensitivity
 
         replace_one = Neighbouring(self.neighbouring) is Neighbouring.REPLACE_ONE
-        if k == 1:
-            return 2.0 if replace_one else 1.0
-        if k == 2:
-            return math.sqrt(2.0) if replace_one else 1.0
+        if k:
+            return round_sensitivity(k, replace_one)
         return range_sensitivity(int(self.__dict__["_n_columns"]), replace_one)
 
     def _uses_feature_range(self) -> bool:
@@ -563,12 +562,13 @@ class _PrivatePreReleases:
         :func:`~noisygd.training.fit_private`'s checks."""
         from noisygd.mechanisms.column_offsets import (
             deviation_statistic,
+            deviation_statistic_size,
             offset_box,
             offset_statistic,
             offsets_from_release,
             refined_feature_range,
         )
-        from noisygd.mechanisms.feature_range import _bins, feature_range_from_release
+        from noisygd.mechanisms.feature_range import feature_range_from_release
 
         R = float(self.row_norm_bound)
         sigma, event = self._feature_range_event(0)
@@ -628,7 +628,8 @@ class _PrivatePreReleases:
             description="per such column, counts of |x_ij - o_j| by binary exponent, and the "
                         "row count, over sqrt(S + 1)",
             statistic=lambda: self._row_statistic(
-                X, deviation_statistic, state["box"].size * _bins() + 1, box=state["box"],
+                X, deviation_statistic, deviation_statistic_size(state["box"].size),
+                box=state["box"],
                 offset=state["offset"]),
             statistic_terms=1, statistic_sensitivity=self._feature_range_sensitivity(2)))
         return stages

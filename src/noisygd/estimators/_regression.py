@@ -205,16 +205,20 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 "target_range=(low, high) (a public range of the targets)", UserWarning,
                 stacklevel=user_stacklevel())
             return
-        from noisygd.mechanisms.feature_range import EXPONENTS
+        from noisygd.mechanisms.feature_range import (
+            EXPONENTS,
+            GRID_BOTTOM_EDGE,
+            GRID_TOP_EDGE,
+        )
 
-        edge = math.ldexp(1.0, EXPONENTS[1] + 1)  # the grid's top bin ends here
+        edge = GRID_TOP_EDGE
         if max(-released.low, released.high) >= edge:
             warnings.warn(
                 f"{type(self).__name__}: the private target range reached the end of its "
                 f"grid (|y| up to 2^{EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
                 "clipped to it; declare target_range=(low, high) (a public range of the "
                 "targets) or rescale them", UserWarning, stacklevel=user_stacklevel())
-        floor = math.ldexp(1.0, EXPONENTS[0] + 1)  # the grid's bottom bin ends here
+        floor = GRID_BOTTOM_EDGE
         if max(-released.low, released.high) <= floor:
             warnings.warn(
                 f"{type(self).__name__}: the private target range sits at the bottom of its "

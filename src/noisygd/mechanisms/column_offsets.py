@@ -77,14 +77,15 @@ import numpy as np
 
 from noisygd._checks import check_positive
 from noisygd.mechanisms.feature_range import (
-    EXPONENTS,
     FALSE_OCCUPANCY,
     PrivateFeatureRange,
     _bins,
+    bin_upper_edge,
     magnitude_histogram,
     occupancy_threshold,
     pooled_top_bin,
     release_counts,
+    upper_edges,
 )
 
 __all__ = [
@@ -92,11 +93,13 @@ __all__ = [
     "OffsetBox",
     "deviation_sensitivity",
     "deviation_statistic",
+    "deviation_statistic_size",
     "offset_box",
     "offset_sensitivity",
     "offset_statistic",
     "offsets_from_release",
     "refined_feature_range",
+    "round_sensitivity",
 ]
 
 #: Rows per block of the statistics (block-sized temporaries of the offset columns only).
@@ -163,7 +166,7 @@ def _hull_box(counts: np.ndarray, rows: float, sigma: float, threshold: float
     hull = float(counts[s, lo:hi + 1].sum())
     if hull < rows - threshold * math.sqrt(hi - lo + 2.0):
         return None
-    a, b = math.ldexp(1.0, lo + EXPONENTS[0]), math.ldexp(1.0, hi + EXPONENTS[0] + 1)
+    a, b = 0.5 * bin_upper_edge(lo), bin_upper_edge(hi)
     return (a, b) if s == 0 else (-b, -a)
 
 
@@ -284,6 +287,26 @@ def deviation_sensitivity(n_columns: int, replace_one: bool = False) -> float:
     return math.sqrt(2.0 * S) if replace_one else math.sqrt(S + 1.0)
 
 
+def deviation_statistic_size(n_columns: int) -> int:
+    """The length of :func:`deviation_statistic`'s vector over ``S`` offset columns:
+    :math:`SK + 1` (the counts and the row count)."""
+    return int(n_columns) * _bins() + 1
+
+
+def round_sensitivity(k: int, replace_one: bool = False) -> float:
+    r"""The L2 sensitivity of round ``k`` (1: the offset round, 2: the deviation round) as
+    released, its statistic divided by :math:`\sqrt{S+1}`, whatever :math:`S` is (module
+    doc): the supremum over :math:`S` of :func:`offset_sensitivity` or
+    :func:`deviation_sensitivity` over :math:`\sqrt{S+1}`, 1 under add/remove (reached at
+    every :math:`S`), 2 and :math:`\sqrt2` under replace-one (approached as :math:`S` grows).
+    Raises ``ValueError`` for any other round."""
+    if k == 1:
+        return 2.0 if replace_one else 1.0
+    if k == 2:
+        return math.sqrt(2.0) if replace_one else 1.0
+    raise ValueError(f"the column offsets have rounds 1 and 2, not {k!r}")
+
+
 def refined_feature_range(released: PrivateFeatureRange, box: OffsetBox, offset: np.ndarray,
                           noisy: np.ndarray, sigma: float, row_norm_bound: float = 1.0,
                           failure: float = FALSE_OCCUPANCY) -> PrivateFeatureRange:
@@ -309,26 +332,22 @@ def refined_feature_range(released: PrivateFeatureRange, box: OffsetBox, offset:
     counts = v[:-1].reshape(S, K)
     occupied = counts >= occupancy_threshold(S, noise, failure)
     resolved = occupied.any(axis=1)
-    deviation = np.zeros(S)
+    deviation = upper_edges(occupied)  # 0 where no bin is occupied
+    magnitude = released.magnitude.copy()
+    scale = released.scale.copy()
     if resolved.any():
-        top = K - 1 - np.argmax(occupied[:, ::-1], axis=1)
-        deviation[resolved] = np.ldexp(1.0, top[resolved] + EXPONENTS[0] + 1)
         # columns whose distances the noise cannot tell apart take one magnitude, the
         # widest any resolves, and so does a column that resolves none (as the feature
         # range reads its own columns): never a scale set apart by the noise alone
         pooled, _, _ = pooled_top_bin(np.stack([counts, np.zeros_like(counts)], axis=1),
                                       noise, failure)
         if pooled is not None:
-            deviation[:] = math.ldexp(1.0, pooled + EXPONENTS[0] + 1)
+            deviation[:] = bin_upper_edge(pooled)
         else:
             deviation[~resolved] = deviation[resolved].max()
-    magnitude = released.magnitude.copy()
-    scale = released.scale.copy()
-    if resolved.any():
-        cols = box.columns
-        refined = np.minimum(magnitude[cols], deviation)
-        magnitude[cols] = refined
-        scale[cols] = R / (refined * math.sqrt(released.row_features or 1.0))
+        refined = np.minimum(magnitude[box.columns], deviation)
+        magnitude[box.columns] = refined
+        scale[box.columns] = R / (refined * math.sqrt(released.row_features or 1.0))
     return dataclasses.replace(released, scale=scale, magnitude=magnitude,
                                offset=full_offset, deviation=deviation,
                                offset_columns=box.columns.copy())

@@ -87,8 +87,11 @@ __all__ = [
     "FALSE_OCCUPANCY",
     "FEATURE_RANGE_ROUNDS",
     "FEATURE_RANGE_SHARE",
+    "GRID_BOTTOM_EDGE",
+    "GRID_TOP_EDGE",
     "HOMOGENEITY_LEVEL",
     "PrivateFeatureRange",
+    "bin_upper_edge",
     "columns_at_the_grid_ends",
     "feature_range_from_release",
     "magnitude_histogram",
@@ -98,6 +101,7 @@ __all__ = [
     "range_statistic",
     "range_statistic_size",
     "release_counts",
+    "upper_edges",
 ]
 
 #: Binary exponents of the histogram's bins: :math:`[2^k, 2^{k+1})` for ``k`` from the first
@@ -134,6 +138,26 @@ _BLOCK_VALUES = 1 << 16
 
 def _bins() -> int:
     return EXPONENTS[1] - EXPONENTS[0] + 1
+
+
+def bin_upper_edge(k: int) -> float:
+    r"""The upper edge :math:`2^{k + k_{\min} + 1}` of bin ``k`` (an index along the grid
+    :data:`EXPONENTS`): the magnitude a column whose highest occupied bin is ``k`` gets."""
+    return math.ldexp(1.0, int(k) + EXPONENTS[0] + 1)
+
+
+def upper_edges(occupied: np.ndarray) -> np.ndarray:
+    """:func:`bin_upper_edge` of the highest True bin along the last axis of ``occupied``
+    (bins of :data:`EXPONENTS`), 0 where none is True."""
+    occupied = np.asarray(occupied, dtype=bool)
+    top = occupied.shape[-1] - 1 - np.argmax(occupied[..., ::-1], axis=-1)
+    return np.where(occupied.any(axis=-1), np.ldexp(1.0, top + EXPONENTS[0] + 1), 0.0)
+
+
+#: The upper edges of the grid's top bin (:math:`2^{41}`: it also counts every larger value)
+#: and of its bottom bin (:math:`2^{-29}`: it also counts every smaller one).
+GRID_TOP_EDGE = bin_upper_edge(EXPONENTS[1] - EXPONENTS[0])
+GRID_BOTTOM_EDGE = bin_upper_edge(0)
 
 
 def _bin_index(values: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -281,7 +305,8 @@ class PrivateFeatureRange:
         zeros off the offset columns): the fit runs on :math:`g\odot(x - o)`. None: no
         offset rounds.
     deviation : ndarray or None
-        The offset columns' refined magnitudes :math:`m'_j` (0: no bin occupied).
+        The offset columns' refined magnitudes :math:`m'_j` (an unresolved column takes the
+        widest resolved one; all 0 where none resolves).
     offset_columns : ndarray of int or None
         The offset columns.
     """
@@ -322,20 +347,18 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
     instead (module doc, "Columns the release cannot tell apart"). Post-processing of the
     release: public."""
     R = check_positive("row_norm_bound", row_norm_bound)
-    K = _bins()
     counts, rows = release_counts(noisy)
     p = counts.shape[0]
     threshold = occupancy_threshold(p, sigma, failure)
     occupied_bins = counts >= threshold
     any_bin = occupied_bins.any(axis=(1, 2))
     # the highest occupied exponent of either sign: the last True along the merged signs
-    top = K - 1 - np.argmax(occupied_bins.any(axis=1)[:, ::-1], axis=1)
-    magnitude = np.where(any_bin, np.ldexp(1.0, top + EXPONENTS[0] + 1), 0.0)
+    magnitude = upper_edges(occupied_bins.any(axis=1))
     pooled, statistic, df = (pooled_top_bin(counts, sigma, failure) if pool
                              else (None, math.nan, 0))
     if pooled is not None:  # one common magnitude: every column as an unresolved one
         any_bin = np.ones(p, dtype=bool)
-        magnitude = np.full(p, np.ldexp(1.0, pooled + EXPONENTS[0] + 1))
+        magnitude = np.full(p, bin_upper_edge(pooled))
     k_occ = int(any_bin.sum())
     # the mean number of nonzero features a row holds: the noisy nonzero counts over the
     # noisy row count, within [1, p] (p when the count is not resolved)
@@ -361,8 +384,8 @@ def columns_at_the_grid_ends(released: PrivateFeatureRange) -> tuple[list[int], 
     them shrunk to nothing. Either way the column is learnt badly, and only a declaration
     (``feature_bounds``) or a rescaled column fixes it (the estimators warn)."""
     magnitude = np.asarray(released.magnitude)
-    top = np.flatnonzero(magnitude == math.ldexp(1.0, EXPONENTS[1] + 1))
-    bottom = np.flatnonzero(magnitude == math.ldexp(1.0, EXPONENTS[0] + 1))
+    top = np.flatnonzero(magnitude == GRID_TOP_EDGE)
+    bottom = np.flatnonzero(magnitude == GRID_BOTTOM_EDGE)
     return top.tolist(), bottom.tolist()
 
 
