@@ -205,6 +205,19 @@ def test_calibrate_mu_is_largest_mu_meeting_target():
         assert gdp_epsilon(mu * (1 + 1e-8), delta) > eps
 
 
+def test_calibrate_mu_checks_its_input_on_every_call():
+    # calibrate_mu memoises its root searches; a cached budget must not let a bad input
+    # through: True hashes as 1.0 and numpy scalars as their floats.
+    mu = calibrate_mu(1.0, 1e-5)
+    assert calibrate_mu(np.float32(1.0), 1e-5) == mu == calibrate_mu(1, 1e-5)
+    with pytest.raises(TypeError, match="epsilon"):
+        calibrate_mu(True, 1e-5)
+    with pytest.raises(ValueError, match="epsilon"):
+        calibrate_mu(float("nan"), 1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        calibrate_mu(1.0, 1.0)
+
+
 def test_lower_already_meets_target():
     z = calibrate_noise_multiplier(_make(1), 50.0, 1e-5, accountant="gdp", lower=1.0)
     assert z == 1.0

@@ -36,6 +36,7 @@ so :meth:`GaussianAccountant.is_exact` is False for them and
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -448,8 +449,14 @@ def calibrate_mu(epsilon: float, delta: float) -> float:
     stepped down if needed so that the exact epsilon at ``delta``
     (:func:`gdp_epsilon`) is also verified to be <= ``epsilon``.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    return _calibrated_mu(float(check_epsilon(epsilon)), float(check_delta(delta)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _calibrated_mu(epsilon: float, delta: float) -> float:
+    """:func:`calibrate_mu` of checked floats, memoised: a fit asks for the same budgets'
+    ``mu`` dozens of times (stage planning, the ledger, the report), and each answer is two
+    root searches (a pure function of its two floats)."""
     mu = gdp_mu(epsilon, delta)
     factor = 1.0 - 4 * np.finfo(float).eps
     while gdp_epsilon(mu, delta) > epsilon:
