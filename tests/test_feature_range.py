@@ -625,3 +625,62 @@ def test_bin_edges_are_the_grids_binary_exponents():
     occupied[0, [2, 5]] = True
     occupied[1, 0] = True
     assert upper_edges(occupied).tolist() == [bin_upper_edge(5), bin_upper_edge(0), 0.0]
+
+
+@pytest.mark.parametrize(("occupied", "expected"), [
+    # the bulk in (16, 64], 1% at (65536, 131072]: 2^6 .. 2^16, 10 empty octaves
+    ([(16.0, 32.0, 500.0), (32.0, 64.0, 490.0), (65536.0, 131072.0, 10.0)],
+     ((16.0, 64.0), (65536.0, 131072.0), 10)),
+    # mirrored: the next stretch toward 0 is the rest
+    ([(-131072.0, -65536.0, 10.0), (-64.0, -16.0, 990.0)],
+     ((-64.0, -16.0), (-131072.0, -65536.0), 10)),
+    # exactly SEPARATED_OCTAVES empty octaves (64 .. 512) is reported, one fewer is not
+    ([(32.0, 64.0, 99.0), (512.0, 1024.0, 1.0)], ((32.0, 64.0), (512.0, 1024.0), 3)),
+    ([(32.0, 64.0, 99.0), (256.0, 512.0, 1.0)], None),
+    # the top stretch holds more than SEPARATED_SHARE of the count: a population of its own
+    ([(32.0, 64.0, 80.0), (512.0, 1024.0, 20.0)], None),
+    # values near 0 far below the bulk set nothing
+    ([(2.0 ** -9, 2.0 ** -8, 5.0), (0.5, 1.0, 995.0)], None),
+    # opposite signs and the zero bin are no gap; adjacent bins merge
+    ([(-64.0, -32.0, 5.0), (0.0, 0.0, 900.0), (32.0, 64.0, 5.0)], None),
+    ([(1.0, 2.0, 50.0), (2.0, 4.0, 50.0), (4.0, 8.0, 1.0)], None),
+    # the gap that counts is the one below the top stretch
+    ([(2.0 ** -12, 2.0 ** -11, 50.0), (16.0, 32.0, 940.0), (2.0 ** 20, 2.0 ** 21, 10.0)],
+     ((16.0, 32.0), (2.0 ** 20, 2.0 ** 21), 15)),
+])
+def test_separated_spans_reports_a_few_values_far_beyond_the_rest(occupied, expected):
+    from noisygd.mechanisms.feature_range import SEPARATED_OCTAVES, SEPARATED_SHARE, separated_spans
+
+    assert (SEPARATED_OCTAVES, SEPARATED_SHARE) == (3, 0.1)
+    assert separated_spans(occupied) == expected
+
+
+def test_separated_columns_reads_each_column_of_the_release():
+    rng = np.random.default_rng(12)
+    n = 20_000
+    codes = rng.integers(1, 6, n).astype(float)
+    codes[rng.random(n) < 0.01] = 999.0  # a "missing" code among 1..5
+    halves = np.where(rng.random(n) < 0.5, 1.5, 1500.0)  # two populations, half each
+    X = np.column_stack([codes, rng.standard_normal(n), halves, -codes])
+    released = feature_range_from_release(range_statistic(X), 1.0)  # noise sd 1
+    assert released.separated == ((0, (1.0, 8.0), (512.0, 1024.0), 6),
+                                  (3, (-8.0, -1.0), (-1024.0, -512.0), 6))
+
+
+def test_a_column_with_sentinel_values_warns_at_the_callers_line():
+    # 1% of column 0 is 999 among values 1..5: its scale is set by the 999s, the other values
+    # are served 200 times smaller (silently before)
+    rng = np.random.default_rng(13)
+    X = rng.uniform(1.0, 5.0, (20_000, 3))
+    y = (X[:, 0] + rng.normal(0.0, 1.0, 20_000) > 3.0).astype(int)
+    X[rng.random(20_000) < 0.01, 0] = 999.0
+    with pytest.warns(UserWarning, match=r"far apart in 1 column\(s\) \(column 0: \[1, 8\] "
+                                         r"and \[512, 1024\], 6 empty") as record:
+        model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert all(w.filename == __file__ for w in record if "far apart" in str(w.message))
+    assert model.fit_info_["feature_range"]["separated_columns"] == [
+        {"column": 0, "rest": [1.0, 8.0], "top": [512.0, 1024.0], "empty_octaves": 6}]
+    with warnings.catch_warnings():  # without the code: no such warning
+        warnings.filterwarnings("error", message=".*far apart.*")
+        X[X[:, 0] == 999.0, 0] = 3.0
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)

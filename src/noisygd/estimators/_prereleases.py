@@ -396,6 +396,9 @@ class _PrivatePreReleases:
             "threshold": released.threshold, "noise_std": released.noise_std,
             "occupied": released.occupied, "row_features": released.row_features,
             "magnitude": released.magnitude.tolist(), "pooled": released.pooled,
+            "separated_columns": [  # a few values far beyond the rest (the warning's columns)
+                {"column": j, "rest": list(rest), "top": list(top), "empty_octaves": empty}
+                for j, rest, top, empty in released.separated],
             "homogeneity": {  # the test's statistic, None where not tested (JSON null)
                 "statistic": (None if math.isnan(released.homogeneity[0])
                               else released.homogeneity[0]),
@@ -584,6 +587,7 @@ class _PrivatePreReleases:
             released, state["box"] = reduced
             self._private_feature_range = released
             self._warn_grid_ends(released)
+            self._warn_separated_columns(released)
             if rounds == 1:
                 return then(released)
             return PreparedFit(list(hand_on), None)
@@ -655,6 +659,27 @@ class _PrivatePreReleases:
                     f"{' ...' if len(columns) > 10 else ''} {words}; declare feature_bounds "
                     "(public bounds of the columns) or rescale them", UserWarning,
                     stacklevel=user_stacklevel())
+
+    def _warn_separated_columns(self, released: Any) -> None:
+        """Warn where a column's occupied bins have a long empty stretch between them
+        (:attr:`~noisygd.mechanisms.feature_range.PrivateFeatureRange.separated`; public):
+        a few values far from the rest set the column's scale, and the fit sees the rest
+        shrunk by the ratio."""
+        import warnings
+
+        found = released.separated
+        if not found:
+            return
+        shown = "; ".join(
+            f"column {j}: [{a[0]:.4g}, {a[1]:.4g}] and [{b[0]:.4g}, {b[1]:.4g}], {empty} empty "
+            "binary octaves between" for j, a, b, empty in found[:5])
+        warnings.warn(
+            f"{type(self).__name__}: the private feature range found values far apart in "
+            f"{len(found)} column(s) ({shown}{'; ...' if len(found) > 5 else ''}): a few "
+            "values far from the rest (sentinel codes such as 999 or -1 for missing, a unit "
+            "mixed up) set the column's scale, and the fit sees its other values shrunk; "
+            "drop or impute them, or declare feature_bounds (public bounds of the columns)",
+            UserWarning, stacklevel=user_stacklevel())
 
     def _row_statistic(self, X: Any, statistic: Any, size: int, **kwargs: Any) -> np.ndarray:
         """``statistic(X, **kwargs)``, a vector of ``size`` sums over the rows: in memory, or

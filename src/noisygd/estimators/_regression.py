@@ -226,6 +226,29 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 "set as if the targets were that large, so it resolves them coarsely; "
                 "declare target_range=(low, high) (a public range of the targets) or "
                 "rescale them", UserWarning, stacklevel=user_stacklevel())
+        self._warn_separated_targets(released)
+
+    def _warn_separated_targets(self, released: Any) -> None:
+        """Warn where the private target range's first histogram has occupied bins of one
+        sign with :data:`~noisygd.mechanisms.target_range.SEPARATED_OCTAVES` or more empty
+        octaves between them and the final range still spans both (post-processing of the
+        release: :func:`~noisygd.mechanisms.target_range.separated_spans`)."""
+        from noisygd.mechanisms.target_range import separated_spans
+
+        found = separated_spans(released.occupied)
+        if found is None:
+            return
+        inner, outer, empty = found
+        if not all(lo < released.high and hi > released.low for lo, hi in (inner, outer)):
+            return  # the refined rounds left one of them out: its targets are clipped
+        warnings.warn(
+            f"{type(self).__name__}: the private target range spans targets in "
+            f"[{inner[0]:.4g}, {inner[1]:.4g}] and in [{outer[0]:.4g}, {outer[1]:.4g}], with "
+            f"{empty} empty binary octaves between them: a few targets far from the rest "
+            "(sentinel codes such as 99999 or -1 for missing, a unit mixed up) set the "
+            "range, and the fit's noise and clip scale with it; drop or impute them, or "
+            "declare target_range=(low, high) (a public range of the targets)", UserWarning,
+            stacklevel=user_stacklevel())
 
     def _warn_fallback_target_range(self) -> None:
         """Warn, before any data is read, where no target range is declared and none will be

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -90,6 +91,8 @@ __all__ = [
     "GRID_BOTTOM_EDGE",
     "GRID_TOP_EDGE",
     "HOMOGENEITY_LEVEL",
+    "SEPARATED_OCTAVES",
+    "SEPARATED_SHARE",
     "PrivateFeatureRange",
     "bin_upper_edge",
     "columns_at_the_grid_ends",
@@ -101,6 +104,8 @@ __all__ = [
     "range_statistic",
     "range_statistic_size",
     "release_counts",
+    "separated_columns",
+    "separated_spans",
     "upper_edges",
 ]
 
@@ -159,6 +164,104 @@ def upper_edges(occupied: np.ndarray) -> np.ndarray:
 GRID_TOP_EDGE = bin_upper_edge(EXPONENTS[1] - EXPONENTS[0])
 GRID_BOTTOM_EDGE = bin_upper_edge(0)
 
+
+#: Empty binary octaves below the largest values' occupied bins at which
+#: :func:`separated_spans` reports them (the private target range's bins, and each column's
+#: in the private feature range): no occupied bin over a factor of :math:`2^3 = 8` in
+#: magnitude. A smooth distribution's counts fall off from octave to octave, so a bin far out
+#: is occupied only where its octaves in between are too (a heavy tail thins out, it does
+#: not skip); a stretch this empty with a few values beyond it is a second population:
+#: sentinel codes (999, 99999), a unit mixed up, or two kinds of row.
+SEPARATED_OCTAVES = 3
+#: The largest share of the occupied bins' (noisy) count the separated top stretch may hold
+#: for :func:`separated_spans` to report it: "a few values far from the rest". A larger
+#: group beyond the gap is a population of its own, whose scale the range rightly keeps.
+SEPARATED_SHARE = 0.1
+
+
+def separated_spans(occupied: Sequence[tuple[float, float, float]],
+                    octaves: int = SEPARATED_OCTAVES, share: float = SEPARATED_SHARE
+                    ) -> tuple[tuple[float, float], tuple[float, float], int] | None:
+    r"""A few values that set a range far beyond the rest (post-processing of a release).
+
+    The occupied bins ``(low, high, count)`` (the zero bin's ``(0, 0, count)`` left out) are
+    merged into stretches of adjacent bins of one sign, their counts summed. The top
+    stretch, the one holding the largest magnitude, sets the range. It is reported where
+    the next stretch of its sign toward 0 ends :math:`\log_2(b/a) \ge` ``octaves`` octaves
+    below it (:math:`a` that stretch's largest magnitude, :math:`b` the top stretch's
+    smallest, both powers of two) and the top stretch holds at most ``share`` of the
+    bins' total count. Small values far below the bulk (a standardised column's values
+    near 0) set nothing and are never reported.
+
+    Parameters
+    ----------
+    occupied : sequence of (float, float, float)
+        Occupied bins of the binary grid as ``(low, high, noisy count)``
+        (:attr:`~noisygd.mechanisms.target_range.PrivateTargetRange.occupied`, a column's
+        occupied bins).
+    octaves : int
+        :data:`SEPARATED_OCTAVES` by default.
+    share : float
+        :data:`SEPARATED_SHARE` by default.
+
+    Returns
+    -------
+    (rest, top, empty) or None
+        The stretch below the gap, the top stretch (each ``(low, high)``) and the number of
+        empty octaves between them; None where the top stretch is not so separated.
+    """
+    merged: list[list[float]] = []
+    for lo, hi, count in sorted((float(a), float(b), float(c)) for a, b, c in occupied
+                                if b > a):
+        if merged and lo <= merged[-1][1] and (lo >= 0.0) == (merged[-1][0] >= 0.0):
+            merged[-1][1] = max(merged[-1][1], hi)
+            merged[-1][2] += count
+        else:
+            merged.append([lo, hi, count])
+    if len(merged) < 2:
+        return None
+    size = [max(abs(lo), abs(hi)) for lo, hi, _ in merged]
+    t = int(np.argmax(size))
+    top = merged[t]
+    j = t - 1 if top[0] >= 0.0 else t + 1  # the next stretch toward 0
+    if not 0 <= j < len(merged) or (merged[j][0] >= 0.0) != (top[0] >= 0.0):
+        return None
+    rest = merged[j]
+    empty = round(math.log2(min(abs(top[0]), abs(top[1])) / size[j]))
+    total = sum(c for _, _, c in merged)
+    if empty < octaves or not top[2] <= share * total:
+        return None
+    return (rest[0], rest[1]), (top[0], top[1]), empty
+
+
+def separated_columns(counts: np.ndarray, occupied: np.ndarray,
+                      octaves: int = SEPARATED_OCTAVES, share: float = SEPARATED_SHARE
+                      ) -> tuple[tuple[int, tuple[float, float], tuple[float, float], int], ...]:
+    """:func:`separated_spans` of each column's occupied bins (post-processing of the
+    release): ``(j, rest, top, empty)`` for each column it reports, in column order.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (p, 2, K)
+        The noisy counts (:func:`release_counts`).
+    occupied : ndarray of bool, shape (p, 2, K)
+        Which of them reached the occupancy threshold.
+    octaves, share :
+        As for :func:`separated_spans`.
+    """
+    occupied = np.asarray(occupied, dtype=bool)
+    j, s, k = np.nonzero(occupied)  # sorted by column, sign, exponent
+    same = (j[1:] == j[:-1]) & (s[1:] == s[:-1])
+    out = []
+    for col in np.unique(j[1:][same & (k[1:] - k[:-1] - 1 >= octaves)]).tolist():
+        bins = []
+        for sign, b in zip(*np.nonzero(occupied[col]), strict=True):
+            lo, hi = bin_upper_edge(int(b)) / 2.0, bin_upper_edge(int(b))
+            bins.append(((lo, hi) if sign == 0 else (-hi, -lo)) + (counts[col, sign, b],))
+        found = separated_spans(bins, octaves, share)
+        if found is not None:
+            out.append((col, *found))
+    return tuple(out)
 
 def _bin_index(values: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Flat bin ``(column * 2 + negative) * K + (k - k_min)`` of each value and whether it is
@@ -309,6 +412,10 @@ class PrivateFeatureRange:
         widest resolved one; all 0 where none resolves).
     offset_columns : ndarray of int or None
         The offset columns.
+    separated : tuple of (int, (float, float), (float, float), int)
+        :func:`separated_columns` of the occupied bins: columns with a stretch of
+        :data:`SEPARATED_OCTAVES` or more empty octaves between occupied bins of one sign
+        (the estimators warn: sentinel codes set the column's scale).
     """
 
     scale: np.ndarray
@@ -322,6 +429,7 @@ class PrivateFeatureRange:
     offset: np.ndarray | None = None
     deviation: np.ndarray | None = None
     offset_columns: np.ndarray | None = None
+    separated: tuple[tuple[int, tuple[float, float], tuple[float, float], int], ...] = ()
 
 
 def release_counts(noisy: np.ndarray) -> tuple[np.ndarray, float]:
@@ -371,7 +479,8 @@ def feature_range_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: 
         scale[any_bin] = R / (magnitude[any_bin] * math.sqrt(k_row))
         scale[~any_bin] = scale[any_bin].min()
     return PrivateFeatureRange(scale, magnitude, k_occ, threshold, float(sigma), k_row,
-                               pooled is not None, (statistic, df))
+                               pooled is not None, (statistic, df),
+                               separated=separated_columns(counts, occupied_bins))
 
 
 def columns_at_the_grid_ends(released: PrivateFeatureRange) -> tuple[list[int], list[int]]:

@@ -115,15 +115,22 @@ import math
 import numpy as np
 
 from noisygd._checks import check_positive
-from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY
+from noisygd.mechanisms.feature_range import (
+    EXPONENTS,
+    FALSE_OCCUPANCY,
+    SEPARATED_OCTAVES,
+    separated_spans,
+)
 
 __all__ = [
     "MAX_WINDOW",
+    "SEPARATED_OCTAVES",
     "TARGET_RANGE_ROUNDS",
     "TARGET_RANGE_SHARE",
     "PrivateTargetRange",
     "centre_from_release",
     "refined_range",
+    "separated_spans",
     "target_bin_index",
     "target_histogram",
     "target_histogram_size",
@@ -286,6 +293,10 @@ class PrivateTargetRange:
         The width (in bins) of the windows the range was read from: 1 where single bins
         were occupied, up to :data:`MAX_WINDOW` where only wider windows were; 0 where
         nothing was resolved.
+    occupied : tuple of (float, float, float)
+        The occupied bins whose hull is the range, as ``(low, high, noisy count)``
+        (``(0, 0, count)``: the zero bin; empty where the range was read from windows);
+        :func:`separated_spans` finds a few targets far beyond the rest in them.
     rounds : tuple of dict
         The refined rounds (module doc, "Refined rounds"), one record each: ``kind``
         (``"mean"`` or ``"histogram"``), what it released (``centre``; ``range``) or None
@@ -301,6 +312,9 @@ class PrivateTargetRange:
     noise_std: float
     window: int = 1
     rounds: tuple[dict, ...] = ()
+    #: The first histogram's occupied bins as ``(low, high, noisy count)``, ``(0, 0, count)``
+    #: for the zero bin; empty where it read windows (:func:`separated_spans` reads them).
+    occupied: tuple[tuple[float, float, float], ...] = ()
 
     def centre_half(self, symmetric: bool = False) -> tuple[float, float]:
         """``(m, h)`` of the range: its midpoint and half-width, or with ``symmetric``
@@ -346,5 +360,13 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     if not ends:
         return PrivateTargetRange(0.0, 0.0, False, threshold, float(sigma), 0)
     low, high = min(a for a, _ in ends), max(b for _, b in ends)
+    occupied = ()
+    if width == 1:  # single bins with their noisy counts (windows overlap: not recorded)
+        occupied = tuple((a, b, float(counts[1 + j + K * sign])) for sign in (0, 1)
+                         for j in np.flatnonzero(passing[sign])
+                         for a, b in [_span(sign, int(j), int(j))])
+        if zero:
+            occupied += ((0.0, 0.0, float(counts[0])),)
     return PrivateTargetRange(low, high, high > low, threshold, float(sigma),
-                              width if high > low else 0)
+                              width if high > low else 0, occupied=occupied)
+
