@@ -1003,3 +1003,84 @@ def test_account_tree_with_random_leaves_is_add_remove_and_a_bound(capsys):
     code, _, err = _run(capsys, ["account", "--leaves", "random", "--noise-multiplier", "5",
                                  "--steps", "64", "--delta", "1e-5"])
     assert code == 2 and "--leaves applies to --mechanism tree" in err
+
+
+def test_predict_advice_is_for_the_prediction_file(tmp_path, capsys):
+    """predict gave the fit's advice ("add a [columns.NAME] table", "set kind = ignore"),
+    which edits a schema the model file holds: now it says what to do with the file."""
+    data, sch = _schema_files(tmp_path)
+    model = tmp_path / "m.json"
+    assert _run(capsys, _fit_args(data, sch, model))[0] == 0
+    extra, absent = tmp_path / "extra.csv", tmp_path / "absent.csv"
+    _raw_frame(50).assign(note="x").to_csv(extra, index=False)
+    _raw_frame(50).drop(columns=["age"]).to_csv(absent, index=False)
+    code, _, err = _run(capsys, ["predict", str(model), str(extra)])
+    assert code == 2 and "'note'" in err and "remove them from the file" in err
+    assert "[columns." not in err
+    code, _, err = _run(capsys, ["predict", str(model), str(absent)])
+    assert code == 2 and "'age'" in err and "the model was fitted with them" in err
+    assert "ignore" not in err
+
+
+def test_a_class_labelled_na_is_a_label_when_declared(tmp_path, capsys):
+    """A class "NA" (pandas reads it as missing) was refused as a missing target."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=300)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": a, "region": np.where(a > 0, "NA", "EU")}).to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "region", "--classes", "NA,EU",
+                                 "--seed", "0", "--out", str(out), "--quiet"])
+    assert code == 0, err
+    assert sorted(json.loads(out.read_text())["classes"]) == ["EU", "NA"]
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "region", "--classes", "EU,AS",
+                                 "--seed", "0", "--out", str(out), "--quiet"])
+    assert code == 2 and "pandas reads as missing: NA" in err and "--classes" in err
+
+
+def test_a_blank_header_cell_is_refused_without_a_schema(tmp_path, capsys):
+    """A row index saved by to_csv: pandas named it "Unnamed: 0", fitted as a feature."""
+    data = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=50), "label": rng.integers(0, 2, 50)}).to_csv(data)
+    code, _, err = _run(capsys, ["fit", str(data), "--target", "label", "--classes", "0,1",
+                                 "--out", str(tmp_path / "m.json")])
+    assert code == 2 and "blank cell" in err and "Unnamed: 0" in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_paid_target_far_from_0_fits_from_the_command_line(tmp_path, capsys):
+    """bounds = "private" on targets 1e4 + N(0, ~0.8): test R^2 -3.8 through the CLI (the
+    grid's bounds, 9% of 1e4 wide); now the estimator's refined range, R^2 about 0.6."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 2))
+    y = 1e4 + X @ np.array([0.6, -0.4]) + rng.normal(0, 0.5, 6000)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y})
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    frame[:4000].to_csv(train, index=False)
+    frame[4000:].to_csv(test, index=False)
+    sch = tmp_path / "s.toml"
+    sch.write_text('[target]\nname = "y"\nbounds = "private"\nrange = [0, 1e5]\n\n'
+                   '[columns.a]\nkind = "numeric"\nbounds = [-4, 4]\n\n'
+                   '[columns.b]\nkind = "numeric"\nbounds = [-4, 4]\n')
+    model, preds = tmp_path / "m.json", tmp_path / "p.csv"
+    code, out, err = _run(capsys, ["fit", str(train), "--schema", str(sch), "--epsilon", "1",
+                                   "--seed", "0", "--out", str(model), "--quiet"])
+    assert code == 0, err
+    assert "target 'y': range [" in out and "private target range" in out
+    payload = json.loads(model.read_text())
+    assert payload["schema"]["target"]["bounds"] == payload["target_range_used"]
+    assert payload["paid"]["target_range"]["share"] == pytest.approx(0.1)
+    assert _run(capsys, ["predict", str(model), str(test), "--out", str(preds)])[0] == 0
+    p, t = pd.read_csv(preds)["prediction"].to_numpy(), frame["y"][4000:].to_numpy()
+    assert 1 - np.sum((t - p) ** 2) / np.sum((t - t.mean()) ** 2) > 0.5
+
+
+def test_a_blank_header_cell_is_named_as_such_with_a_schema(tmp_path, capsys):
+    """With a schema the blank cell's column is undeclared: the message says it is blank."""
+    data, sch = _schema_files(tmp_path)
+    frame = _raw_frame()
+    frame.insert(0, "", np.arange(len(frame)))
+    frame.to_csv(data, index=False)
+    code, _, err = _run(capsys, _fit_args(data, sch, tmp_path / "m.json"))
+    assert code == 2 and "a blank header cell is a column without a name" in err

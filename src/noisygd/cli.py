@@ -568,8 +568,9 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     stages = _Stages(args, _fit_stages(report_path), "fit")
     try:
         stages.next("read")
-        if dask_session is None:
-            X, y, names = read_table(args.data, target=args.target)
+        if dask_session is None:  # declared labels are read verbatim ("NA" is a label)
+            X, y, names = read_table(args.data, target=args.target,
+                                     labels=[str(c) for c in classes or ()])
         else:
             X, y, names = dask_session.open().read(args.data, args.target)
         if y is None:

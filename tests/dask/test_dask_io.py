@@ -122,3 +122,11 @@ def test_tune_is_refused_on_dask_with_the_reason_and_what_to_do() -> None:
         DPLogisticRegression(classes=[0, 1], tune=True).fit(X, y)
     assert str(refused.value) == TUNE_ON_DASK
     assert "tune=False" in TUNE_ON_DASK and "in memory" in TUNE_ON_DASK
+
+
+def test_a_blank_header_cell_is_refused_on_dask(table, tmp_path) -> None:
+    """dd.read_csv names a blank header cell "Unnamed: 0" and fitted it as a feature."""
+    table.to_csv(tmp_path / "t.csv")  # the row index, under a blank header cell
+    with pytest.raises(DataFileError, match=r"blank cell \(column\(s\) 1; pandas would name "
+                                            r"it 'Unnamed: 0'"):
+        read_collection(str(tmp_path / "t.csv"), target="label")

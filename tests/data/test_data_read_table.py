@@ -130,3 +130,33 @@ def test_missing_values_are_named(tmp_path: Path) -> None:
     q = _write(tmp_path / "u.csv", "a,y\n1,\n2,1\n")
     with pytest.raises(DataFileError, match=r"target column 'y'.*missing"):
         read_table(q, target="y")
+
+
+def test_a_class_labelled_na_is_read_verbatim_when_declared(tmp_path: Path) -> None:
+    # pandas reads NA, N/A, null, ... as missing: a class "NA" was reported as a missing target
+    p = _write(tmp_path / "t.csv", "a,label\n1,NA\n2,EU\n3,NA\n")
+    with pytest.raises(DataFileError, match=r"'label'.*texts that pandas reads as missing: NA"):
+        read_table(p, target="label")
+    X, y, _ = read_table(p, target="label", labels=["NA", "EU"])
+    assert list(y) == ["NA", "EU", "NA"] and X.shape == (3, 1)
+    empty = _write(tmp_path / "e.csv", "a,label\n1,NA\n2,\n")  # an empty cell stays missing
+    with pytest.raises(DataFileError, match="missing values"):
+        read_table(empty, target="label", labels=["NA", "EU"])
+
+
+@pytest.mark.parametrize("header", [",a,label", "a,,label", "a, ,label"])
+def test_a_blank_header_cell_is_refused(tmp_path: Path, header: str) -> None:
+    # pandas named the column "Unnamed: N" and a fit used it as a feature, silently (a row
+    # index written by to_csv without index=False)
+    p = _write(tmp_path / "t.csv", f"{header}\n0,1.5,yes\n1,2.5,no\n")
+    with pytest.raises(DataFileError, match=r"t\.csv has a blank cell \(column\(s\) [12]; "
+                                            r"pandas would name it 'Unnamed: [01]'"):
+        read_table(p, target="label")
+
+
+def test_a_feature_named_as_pandas_names_a_blank_cell_warns(tmp_path: Path) -> None:
+    p = _write(tmp_path / "t.csv", "Unnamed: 0,a,label\n0,1.5,yes\n1,2.5,no\n")
+    with pytest.warns(UserWarning, match=r"'Unnamed: 0' have the name pandas gives a column "
+                                         r"whose header cell was blank"):
+        _, _, names = read_table(p, target="label")
+    assert names == ["Unnamed: 0", "a"]

@@ -57,6 +57,31 @@ def test_confirmed_draft_is_accepted():
     parse_schema(tomllib.loads(confirmed)).check_final()
 
 
+@pytest.mark.parametrize("distinct", [5, 300])
+def test_a_numeric_column_with_marker_cells_names_na_values(distinct):
+    """Numbers but for a marker ("?", "-"): drafted as levels (few numbers) or ignored (many),
+    whose reason named neither the markers nor --na-values; now it says how to re-draft."""
+    rng = np.random.default_rng(0)
+    n = 300
+    cells = rng.integers(0, distinct, size=n).astype(str).astype(object)
+    cells[::10], cells[::13] = "?", "-"
+    frame = pd.DataFrame({"x": cells, "pet": rng.choice(["cat", "dog"], size=n),
+                          "y": rng.choice(["no", "yes"], size=n)})
+    with pytest.warns(PrivacyLeakWarning):
+        text = draft_toml(frame, target="y")
+    table = text.split("[columns.x]")[1].split("[columns.pet]")[0]
+    (line,) = [ln for ln in table.splitlines() if ln.startswith(("kind = \"ignore\"", "levels ="))]
+    assert "--na-values '-' --na-values '?'" in line and 'na_values = ["-", "?"]' in line
+    # a text column with a stray number is not taken for numbers with markers
+    words = pd.DataFrame({"x": rng.choice(["cat", "dog", "1"], size=n), "y": frame["y"]})
+    with pytest.warns(PrivacyLeakWarning):
+        assert "--na-values" not in draft_toml(words, target="y")
+    if distinct == 300:  # the only feature column, ignored: the refusal says why
+        with pytest.raises(ValueError, match=r"column\(s\) 'x' hold numbers but for a few "
+                                             r"texts.*--na-values"):
+            draft_toml(frame.drop(columns=["pet"]), target="y")
+
+
 def test_numeric_target_with_many_values_is_drafted_as_bounds():
     frame = pd.DataFrame({"x": ["1", "2"] * 20, "t": [str(v) for v in range(40)]})
     with pytest.warns(PrivacyLeakWarning):

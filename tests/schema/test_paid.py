@@ -322,8 +322,9 @@ def test_paid_examples_are_the_declared_ones_with_paid_entries(name):
 
 
 def test_regression_target_bounds_paid_for():
-    """[target] bounds = "private": the released bounds become the fit's target_range (the
-    targets are clipped to them); the target's histogram is one more Gaussian part."""
+    """[target] bounds = "private": the estimator releases the target's range (its private
+    target range, at the target's share of preprocessing_share), the targets are clipped to
+    it, and the model file's schema, target_range_used and paid record say so."""
     rng = np.random.default_rng(2)
     n = 5000
     x = rng.uniform(0, 10, n)
@@ -335,15 +336,109 @@ def test_regression_target_bounds_paid_for():
     est, payload = fit_table(schema, frame, params={"epsilon": EPS, "delta": DELTA,
                                                      "random_state": 0})
     lo, hi = payload["schema"]["target"]["bounds"]
-    assert est.target_range == (lo, hi)
+    assert est.target_range is None and est.target_range_ == (lo, hi)
+    assert payload["target_range_used"] == [lo, hi]
+    assert est.target_range_share == pytest.approx(0.1)  # the only paid statistic
     q5, q95 = np.quantile(frame["t"], [0.05, 0.95])
     assert 0.5 * frame["t"].min() <= lo <= q5 and q95 <= hi <= 1.5 * frame["t"].max()
-    assert payload["paid"]["columns"][0]["statistic"] == "bounds"
-    assert any(s.startswith("target 't': bounds [") for s in payload["report"]["paid_for"])
+    assert payload["paid"]["columns"] == []
+    record = payload["paid"]["target_range"]
+    assert record["statistic"] == "target_range" and record["released"] == [lo, hi]
+    assert record["share"] == pytest.approx(0.1)
+    assert any(s.startswith("target 't': range [") for s in payload["report"]["paid_for"])
     assert gaussian_mu(est.privacy_.event) == pytest.approx(calibrate_mu(EPS, DELTA), rel=1e-9)
     with pytest.raises(SchemaError, match=r"\[target\]: bounds = \"private\" needs range"):
         parse_schema({"target": {"name": "t", "bounds": "private"},
                       "columns": {"x": {"kind": "numeric", "bounds": [0, 10]}}})
+
+
+def _off_centre(n: int, offset: float, seed: int = 0) -> pd.DataFrame:
+    """``y = offset + x w + noise`` (spread about 0.8), three features in [-4, 4]."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = offset + X @ np.array([0.5, -0.3, 0.2]) + rng.normal(0, 0.5, n)
+    return pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y})
+
+
+def _off_centre_schema(low: float, high: float, **target) -> dict:
+    columns = {k: {"kind": "numeric", "bounds": [-4, 4]} for k in "abc"}
+    return {"target": {"name": "y", "bounds": "private", "range": [low, high], **target},
+            "columns": columns}
+
+
+def _r2(payload: dict, test: pd.DataFrame) -> float:
+    pred = predict_table(payload, test)["prediction"].to_numpy()
+    y = test["y"].to_numpy()
+    return float(1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
+
+
+@pytest.mark.parametrize(("offset", "low", "high"), [(1e4, 0.0, 1e5), (0.0, -100.0, 100.0)])
+def test_a_paid_target_far_from_0_is_fitted_in_units_of_its_spread(offset, low, high):
+    """A hostile-input sweep: y = 1e4 + N(0, ~0.8), bounds = "private" on [0, 1e5], epsilon 1:
+    the grid's bounds were 9% of 1e4 wide ([9268, 10107]) and test R^2 -3.8 (seeds 0 and 2;
+    -43 in the sweep), silently. The estimator's refined target range gives a range of the
+    order of the spread (R^2 0.60, the non-private fit's), with no regression near 0."""
+    train, test = _off_centre(4000, offset), _off_centre(4000, offset, seed=1)
+    schema = parse_schema(_off_centre_schema(low, high))
+    est, payload = fit_table(schema, train, params={"epsilon": 1.0, "delta": DELTA,
+                                                     "random_state": 0})
+    assert _r2(payload, test) > 0.55
+    lo, hi = payload["target_range_used"]
+    assert hi - lo < 20.0 and lo <= offset <= hi
+    pred = predict_table(payload, test.assign(a=100.0))["prediction"]  # projected on the range
+    assert pred.between(lo, hi).all()
+    assert gaussian_mu(est.privacy_.event) == pytest.approx(calibrate_mu(1.0, DELTA), rel=1e-9)
+
+
+def test_a_paid_target_shares_preprocessing_share_with_the_paid_columns():
+    """With m paid statistics each gets s/m of mu^2: the target's range (the estimator's
+    target_range_share) and a column's bounds (its histogram, planned for m = 2)."""
+    frame = _off_centre(3000, 50.0)
+    data = _off_centre_schema(-1e3, 1e3)
+    data["privacy"] = {"preprocessing_share": 0.2}
+    data["columns"]["a"] = {"kind": "numeric", "bounds": "private", "range": [-100, 100]}
+    est, payload = fit_table(parse_schema(data), frame, params={"epsilon": EPS, "delta": DELTA,
+                                                                 "random_state": 0})
+    mu = calibrate_mu(EPS, DELTA)
+    assert est.target_range_share == pytest.approx(0.1)
+    (column,) = payload["paid"]["columns"]
+    assert column["name"] == "a" and column["mu"] == pytest.approx(mu * np.sqrt(0.1))
+    assert payload["paid"]["mu2_share"] == pytest.approx(0.1)
+    assert payload["paid"]["target_range"]["mu"] == pytest.approx(mu * np.sqrt(0.1))
+    assert gaussian_mu(est.privacy_.event) == pytest.approx(mu, rel=1e-9)
+    assert payload["report"]["paid_for"][1].startswith(
+        "bounds/levels paid for privately: share 0.2 of the budget (mu^2 share 0.1, 0.1 in "
+        "the target's range), 2 statistic(s)")
+
+
+def test_coarse_grid_bounds_of_a_paid_target_warn():
+    """Where the grid releases the target's bounds (quantiles declared; also --secure) and
+    they are one or two bins far from 0, a warning names the target and the fix."""
+    from noisygd.schema.paid import coarse_bounds
+
+    assert coarse_bounds((9268.19, 10107.0)) and coarse_bounds((-10107.0, -9268.19))
+    assert not coarse_bounds((-1.6, 1.8)) and not coarse_bounds((17.0, 90.0))
+    schema = parse_schema(_off_centre_schema(0.0, 1e5, quantiles=[0.01, 0.99]))
+    with pytest.warns(UserWarning, match=r"target 'y': the released bounds \[.*one or two "
+                                         r"bins.*declare \[target\] bounds"):
+        est, payload = fit_table(schema, _off_centre(4000, 1e4),
+                                 params={"epsilon": 1.0, "delta": DELTA, "random_state": 0})
+    assert payload["paid"]["columns"][0]["statistic"] == "bounds"  # the grid's release
+    assert est.target_range == tuple(payload["target_range_used"])
+
+
+def test_a_model_files_report_names_the_fits_own_releases():
+    """The budget parts of a report made from the model file alone: the paid statistics,
+    then the fit's releases before its run (the target range's, the target scale), then the
+    count. The target scale was labelled the number of rows, and the count a training run."""
+    from noisygd.report.content import build_report
+
+    _, payload = fit_table(parse_schema(_off_centre_schema(-1e3, 1e3)), _off_centre(2000, 5.0),
+                           params={"epsilon": EPS, "delta": DELTA, "random_state": 0})
+    parts = [p["part"] for p in build_report(payload, curves=False).budget_parts]
+    assert parts[0] == "the private target range (released before the run)"
+    assert parts[-2:] == ["the number of rows (noisy count, paid for)", "the training run"]
+    assert "the private target and residual scales (released before the run)" in parts
 
 
 def test_a_regressors_table_predictions_follow_its_predict():

@@ -249,10 +249,39 @@ def test_predict_warns_where_unknown_levels_became_zeros() -> None:
                     "town": {"kind": "categorical", "levels": ["x", "other"],
                              "unknown": "other"}}})
     frame = pd.DataFrame({"job": ["a", "B"], "town": ["x", "elsewhere"]})
-    with pytest.warns(UserWarning, match=r"columns \['job'\] hold values that are not"):
+    with pytest.warns(UserWarning, match=r"column 'job': 1 of 2 rows, encoded as all zeros"):
         X = encode_features(schema, frame, "new.csv", warn_unknown=True)
     assert np.all(X[1, :2] == 0.0)  # "B" is not "b": an all-zero block
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         encode_features(schema, frame, "train.csv")  # a fit's encoding: nothing said
         encode_features(schema, frame.assign(job=["a", "b"]), "new.csv", warn_unknown=True)
+
+
+def test_predict_counts_the_rows_with_levels_unseen_at_fit() -> None:
+    # predict named the columns of unknown = "zeros" only, without a count, and said nothing
+    # where a paid level list's "<other>" took in a level the fit dropped (or one outside the
+    # vocabulary): the warning names each column and how many prediction rows
+    from noisygd.schema.fitting import fit_table, predict_table
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"job": rng.choice(["a", "b"], n), "town": rng.choice(["x", "y"], n)})
+    frame["y"] = np.where((frame["job"] == "a") ^ (rng.random(n) < 0.2), "yes", "no")
+    schema = parse_schema({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": {"job": {"kind": "categorical", "levels": "private",
+                            "vocabulary": ["a", "b", "c"]},
+                    "town": {"kind": "categorical", "levels": ["x", "y"], "unknown": "zeros"}}})
+    _, payload = fit_table(schema, frame, params={"epsilon": 1.0, "random_state": 0})
+    assert payload["schema"]["columns"]["job"]["levels"] == ["a", "b", "<other>"]
+    new = pd.DataFrame({"job": ["a", "c", "zz", "b"], "town": ["x", "y", "X", "y"]})
+    with pytest.warns(UserWarning) as record:
+        predict_table(payload, new, "new.csv")
+    (message,) = [str(w.message) for w in record if "levels the model" in str(w.message)]
+    assert "column 'job': 2 of 4 rows, encoded as the level '<other>'" in message
+    assert "column 'town': 1 of 4 rows, encoded as all zeros" in message
+    assert "'c'" not in message and "zz" not in message  # no cell, no dropped level quoted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        predict_table(payload, new.iloc[[0, 3]], "new.csv")  # every level seen: silent

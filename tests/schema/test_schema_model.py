@@ -136,3 +136,13 @@ def test_level_key_compares_as_text(a, b):
 def test_levels_clash_when_equal_as_text():
     with pytest.raises(SchemaError, match="distinct"):
         parse_schema(_with("columns.job.levels", [1, "1"]))
+
+
+def test_a_label_that_is_also_a_missing_marker_is_refused():
+    """[file] na_values = ["NA"] with a label "NA": its cells were read as missing and the
+    fit refused them as missing targets; the schema now names the clash."""
+    with pytest.raises(SchemaError, match=r"\[target\] labels \['NA'\] are also in \[file\] "
+                                          r"na_values"):
+        parse_schema({"file": {"na_values": ["NA", "?"]},
+                      "target": {"name": "y", "labels": ["NA", "EU"]},
+                      "columns": {"a": {"kind": "numeric", "bounds": [0, 1]}}})

@@ -276,9 +276,13 @@ def _refuse_long_rows(files: list[str]) -> None:
     """Refuse CSV files whose first data row has more fields than the header: pandas (and
     Dask, which cannot take ``index_col=False``) would read the first column as a row index
     and shift every column silently (:func:`noisygd.data.io.refuse_long_rows`, the check the
-    in-memory reader makes, with ``dd.read_csv``'s defaults)."""
-    from noisygd.data.io import refuse_long_rows
+    in-memory reader makes, with ``dd.read_csv``'s defaults); and files whose header has a
+    blank cell (:func:`noisygd.data.io.refuse_blank_header_cells`)."""
+    from noisygd.data.io import refuse_blank_header_cells, refuse_long_rows
 
     for name in files:
-        refuse_long_rows(Path(name), {"compression": "gzip" if name.endswith(".gz") else None,
-                                      "encoding": "utf-8", "sep": ",", "comment": None})
+        options = {"compression": "gzip" if name.endswith(".gz") else None,
+                   "encoding": "utf-8", "sep": ",", "comment": None}
+        refuse_long_rows(Path(name), options)
+        # a blank header cell: Dask names its column "Unnamed: N" and fits it as a feature
+        refuse_blank_header_cells(Path(name), options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.util
+import re
 import warnings
 import zlib
 from collections.abc import Sequence
@@ -131,7 +132,10 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise DataFileError(f"cannot read {path}: {reason}") from None
 
 
-def _load_frame(path: Path) -> pd.DataFrame:
+def _load_frame(path: Path, target: str | None = None,
+                labels: Sequence[str] = ()) -> pd.DataFrame:
+    """The table of :func:`read_table` (pandas' types); ``labels``: texts of the ``target``
+    column read verbatim (:func:`_read_labels_verbatim`)."""
     head = _head(path)
     if path.suffix.lower() in _PARQUET_SUFFIXES or head == _PARQUET_MAGIC:
         return _read_parquet(path)
@@ -151,9 +155,9 @@ def _load_frame(path: Path) -> pd.DataFrame:
     # pandas renames a repeated header name ("label", "label.1") silently, so that a
     # ``--target label`` would train on one column and keep the other as a feature: the
     # header is read as raw cells first and a repeated name is refused.
-    header = read_csv_file(path, header=None, nrows=1, dtype=str, keep_default_na=False,
-                           **options)
-    _refuse_duplicates([str(c).strip() for c in header.iloc[0]], path)
+    header = _raw_header(path, options)
+    _refuse_duplicates(header, path)
+    _refuse_blank_names(header, path)
     scan = {"comment": None, **options}
     # pandas takes the first column of rows one field longer than the header for a row index
     # (silently shifting every column): such rows are refused, as in read_raw_table
@@ -161,7 +165,76 @@ def _load_frame(path: Path) -> pd.DataFrame:
     frame = _read_numeric_csv(path, options)
     if frame.isna().to_numpy().any():
         _refuse_short_rows(path, frame.shape[1], scan)
+        if target is not None and labels:
+            _read_labels_verbatim(path, frame, options, target, labels)
     return frame
+
+
+def _raw_header(path: Path, options: dict[str, Any]) -> list[str]:
+    """The CSV file's header cells as written (surrounding spaces dropped; a blank cell is
+    ``""``, not pandas' ``Unnamed: N``); ``options`` as :func:`refuse_long_rows`'s."""
+    header = read_csv_file(path, header=None, nrows=1, dtype=str, keep_default_na=False,
+                           **options)
+    return [str(c).strip() for c in header.iloc[0]]
+
+
+def refuse_blank_header_cells(path: Path, options: dict[str, Any]) -> None:
+    """Raise :class:`DataFileError` where the header of the CSV file ``path`` has a blank cell
+    (:func:`_refuse_blank_names`; ``options`` as :func:`refuse_long_rows`'s): the no-schema
+    readers' check, in memory and on Dask."""
+    _refuse_blank_names(_raw_header(path, options), path)
+
+
+def _refuse_blank_names(cols: Sequence[str], path: Path) -> None:
+    """Refuse a header with a blank cell: pandas names its column ``Unnamed: N`` (``N`` its
+    position from 0) and a fit without a schema would use it as a feature, silently (a row
+    index written by ``to_csv`` without ``index=False``, or R's ``write.csv``)."""
+    blank = [i + 1 for i, c in enumerate(cols) if not c]
+    if blank:
+        where = ", ".join(map(str, blank))
+        raise DataFileError(
+            f"the header of {path} has a blank cell (column(s) {where}; pandas would name it "
+            f"'Unnamed: {blank[0] - 1}' and fit it as a feature): name every column in the "
+            "header, or remove the unnamed column (a row index saved by to_csv without "
+            "index=False, or by R's write.csv?)")
+
+
+#: pandas' name for the column of a blank header cell (``Unnamed: 0``).
+_UNNAMED = re.compile(r"Unnamed: \d+")
+
+
+def _warn_unnamed(features: Sequence[str], path: Path) -> None:
+    """Warn where a feature column has the name pandas gives a blank header cell: a table
+    read by pandas and saved again carries its row index as ``Unnamed: 0``."""
+    unnamed = [c for c in features if _UNNAMED.fullmatch(c)]
+    if unnamed:
+        warnings.warn(
+            f"{path}: feature column(s) {', '.join(map(repr, unnamed))} have the name pandas "
+            "gives a column whose header cell was blank (a row index saved with to_csv and "
+            "read back?): they are fitted as features; remove them, or give them a real "
+            "name in the header", UserWarning, stacklevel=3)
+
+
+def _read_labels_verbatim(path: Path, frame: pd.DataFrame, options: dict[str, Any],
+                          target: str, labels: Sequence[str]) -> None:
+    """Put back, in place, the ``target`` cells whose text is one of ``labels`` (declared,
+    public) but which pandas read as missing: its default missing markers include ``NA``,
+    ``N/A``, ``null``, ``NaN`` and ``None``, so a class labelled ``NA`` (North America,
+    Namibia) would be reported as a missing target. No statistic is computed."""
+    names = [str(c).strip() for c in frame.columns]
+    if target not in names:
+        return
+    j = names.index(target)
+    column = frame.iloc[:, j]
+    if not column.isna().any():
+        return
+    raw = read_csv_file(path, usecols=[j], dtype=str, keep_default_na=False, na_values=[""],
+                        index_col=False, **options).iloc[:, 0].str.strip()
+    keep = column.isna().to_numpy() & raw.isin(set(labels)).to_numpy(dtype=bool)
+    if keep.any():
+        column = column.astype(object)
+        column[keep] = raw[keep].to_numpy(dtype=object)
+        frame.isetitem(j, column)
 
 
 def _read_numeric_csv(path: Path, options: dict[str, Any]) -> pd.DataFrame:
@@ -181,7 +254,7 @@ def _read_numeric_csv(path: Path, options: dict[str, Any]) -> pd.DataFrame:
 
 
 def read_table(
-    path: str | Path, *, target: str | None = None
+    path: str | Path, *, target: str | None = None, labels: Sequence[str] = ()
 ) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
     """Read a numeric table for fitting: CSV (``,``/``;``/tab sniffed), gzipped CSV, or Parquet.
 
@@ -195,6 +268,10 @@ def read_table(
     target : str, optional
         Name of the label/target column; it is removed from the features. ``None``: all columns
         are features and ``y`` is ``None``.
+    labels : sequence of str, optional
+        The declared class labels, as text: a target cell holding one of them is read
+        verbatim, even where pandas would read it as missing (``NA``, ``N/A``, ``null``,
+        ``NaN``, ``None``, ...: a class ``NA`` was reported as a missing target).
 
     Returns
     -------
@@ -209,15 +286,22 @@ def read_table(
     ------
     DataFileError
         Naming the file, when it is missing, a directory, unreadable or corrupt, has no data rows,
-        names a column twice, lacks the ``target`` column, has non-numeric feature columns
-        (named), or missing values (the columns are named, never a row or a cell).
+        names a column twice or has a blank header cell, lacks the ``target`` column, has
+        non-numeric feature columns (named), or missing values (the columns are named, never a
+        row or a cell).
+
+    Warns
+    -----
+    UserWarning
+        A feature column named as pandas names a blank header cell (``Unnamed: 0``).
     MissingDependencyError
         For a Parquet file when pyarrow is not installed (``pip install noisygd[parquet]``).
     """
     p = check_file(Path(path))
-    frame = _load_frame(p)
+    frame = _load_frame(p, target, labels)
     frame.columns = [str(c).strip() for c in frame.columns]
     _refuse_duplicates(list(frame.columns), p)  # also names equal once spaces are stripped
+    _refuse_blank_names(list(frame.columns), p)  # a Parquet file's (a CSV's: in _load_frame)
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise DataFileError(f"{p} holds an empty table (no data rows)")
     columns = list(frame.columns)
@@ -232,6 +316,7 @@ def read_table(
     if frame.shape[1] == 0:
         raise DataFileError(f"{p} has no feature columns besides the target {target!r}")
     features = list(frame.columns)
+    _warn_unnamed(features, p)
     non_numeric = [
         c for c in features
         if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))
@@ -249,8 +334,12 @@ def read_table(
 def _target_array(col: pd.Series, path: Path, name: str) -> np.ndarray:
     if col.isna().any():
         # which rows are missing is a fact about private rows: not reported
-        raise DataFileError(f"target column {name!r} of {path} has missing values: every row "
-                            "needs a target (drop those rows, or fill them from a public rule)")
+        raise DataFileError(
+            f"target column {name!r} of {path} has missing values (empty cells, or texts that "
+            "pandas reads as missing: NA, N/A, null, NaN, None, ...): every row needs a target "
+            "(drop those rows, or fill them from a public rule); a class label such as NA is "
+            "read verbatim when --classes declares it (or with a schema, which reads only "
+            "its [file] na_values as missing)")
     if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
         y = col.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(y)):

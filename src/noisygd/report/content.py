@@ -246,19 +246,23 @@ def budget_parts(event: DpEvent, delta: float, n_count_paid: bool,
 
 def _prior_labels(payload: Mapping[str, Any] | None,
                   info: Mapping[str, Any] | None) -> list[str]:
-    """Names of the releases made before the fit (the first parts of its event)."""
+    """Names of the releases made before the fit (the first parts of its event): the
+    schema's paid statistics (a model file's ``paid`` columns) or the prior events given to
+    the fit, then the fit's own pre-release stages, named (``fit_info_["pre_releases"]``, or
+    a model file's ``pre_releases``: a report of the file alone names them too)."""
     paid = (payload or {}).get("paid") or {}
+    # the fit's own pre-release stages come last among them, named (noisygd.training, doc 8)
+    stages = ((info or {}).get("pre_releases") or (payload or {}).get("pre_releases")
+              or [])
     if paid.get("columns"):
         names = {"clip_counts": "clipped-value counts (noisy, paid)"}
-        return [f"{names.get(c['statistic'], c['statistic'])} of column {c['name']!r} "
-                "(paid for privately)" for c in paid["columns"]]
-    prior = (info or {}).get("prior_events") or []
-    # the fit's own pre-release stages come last among them, named (noisygd.training, doc 8)
-    stages = (info or {}).get("pre_releases") or []
-    given = len(prior) - len(stages)
-    return ([f"prior release {i + 1} of {given}" for i in range(given)]
-            + [f"{PRE_RELEASE_NAMES.get(r['name'], r['name'])} (released before the run)"
-               for r in stages])
+        given = [f"{names.get(c['statistic'], c['statistic'])} of column {c['name']!r} "
+                 "(paid for privately)" for c in paid["columns"]]
+    else:
+        n_given = len((info or {}).get("prior_events") or []) - len(stages)
+        given = [f"prior release {i + 1} of {n_given}" for i in range(max(n_given, 0))]
+    return given + [f"{PRE_RELEASE_NAMES.get(r['name'], r['name'])} (released before the run)"
+                    for r in stages]
 
 
 def _accounting_checks(result: AccountingResult, budget: float | None) -> list[Check]:

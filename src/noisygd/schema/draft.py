@@ -59,6 +59,46 @@ def _as_numbers(col: pd.Series, present: np.ndarray) -> np.ndarray | None:
     return values if values.size and np.all(np.isfinite(values)) else None
 
 
+#: A column of numbers but for at most this many distinct other texts, each in fewer rows
+#: than the numbers, is drafted with a note naming them as likely missing-value markers.
+MAX_MARKERS = 3
+#: A marker text is quoted in the note only when printable and at most this long.
+MAX_SHOWN_MARKER = 20
+
+
+def _marker_texts(col: pd.Series, present: np.ndarray) -> list[str] | None:
+    """The distinct texts of a column that is numbers but for a few texts (``?``, ``-``,
+    ``n/a``: missing-value markers that pandas does not read as missing), or None.
+
+    At most :data:`MAX_MARKERS` distinct texts that are not finite numbers, together in fewer
+    rows than the numbers. Read from the data, as the rest of the draft.
+    """
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return None
+    text = col.astype("string").str.strip()[present]
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    other = ~np.isfinite(numbers)
+    markers = sorted({str(v) for v in text[other].tolist()})
+    if not markers or len(markers) > MAX_MARKERS or 2 * int(other.sum()) >= other.size:
+        return None
+    return markers
+
+
+def _marker_note(markers: list[str]) -> str:
+    """The draft's reason for a numeric column with marker cells: re-draft with
+    ``--na-values`` (quoting the markers when printable and short)."""
+    shown = [m for m in markers if m.isprintable() and len(m) <= MAX_SHOWN_MARKER
+             and not set(m) & set("'\"\\")]  # quoted as they are in a shell and in TOML
+    if len(shown) == len(markers):
+        flags = " ".join(f"--na-values '{m}'" for m in markers)
+        listed = ", ".join(f'"{m}"' for m in markers)
+        what = f"the text(s) {', '.join(map(repr, markers))}"
+    else:
+        flags, listed, what = "--na-values MARKER", '"MARKER"', "a few texts"
+    return (f"numbers but for {what}: missing-value markers? re-draft with {flags} (or "
+            f"declare [file] na_values = [{listed}]) and the column is drafted as numeric")
+
+
 def _levels(col: pd.Series, present: np.ndarray) -> list[Any]:
     values = col[present]
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
@@ -122,13 +162,17 @@ def _draft_column(col: pd.Series) -> tuple[dict[str, Any], dict[str, str]]:
         notes["bounds"] = DATA_DERIVED + " (the data's min and max)"
     else:
         levels = _levels(col, present)
+        markers = _marker_texts(col, present)
         if len(levels) > MAX_LEVELS or not levels:
             body = {"kind": "ignore"}
-            notes["kind"] = (DATA_DERIVED + f" (more than {MAX_LEVELS} distinct values, or "
-                             "none: an identifier or free text?)")
+            notes["kind"] = DATA_DERIVED + (
+                f" ({_marker_note(markers)})" if markers else
+                f" (more than {MAX_LEVELS} distinct values, or none: an identifier or free "
+                "text?)")
         else:
             body = {"kind": "categorical", "levels": levels, "unknown": ZEROS}
-            notes["levels"] = DATA_DERIVED + " (the values that occur)"
+            notes["levels"] = DATA_DERIVED + (f" (the values that occur; {_marker_note(markers)})"
+                                              if markers else " (the values that occur)")
             notes["unknown"] = ("a level not listed (one absent from these rows, e.g. in a "
                                 "test split) encodes as all zeros; \"error\" refuses it")
     if missing.any() and body["kind"] != "ignore":
@@ -184,9 +228,13 @@ def draft_schema(frame: pd.DataFrame, *, target: str | None = None,
             rows = "no data rows" if len(frame) == 0 else "too few data rows to draft from"
             raise ValueError(f"{source} has {rows}: a draft reads bounds and levels from the "
                              "rows; write the schema by hand (docs/schema.md)")
+        marked = [name for name in data["columns"]
+                  if _marker_texts(frame[name], ~_missing(frame[name]))]
+        hint = (f"; column(s) {', '.join(map(repr, marked))} hold numbers but for a few texts "
+                "(missing-value markers?): re-draft with --na-values MARKER" if marked else "")
         raise ValueError(f"no column of {source} can be drafted as a feature (each is constant, "
                          "a row number, free text or empty): write the schema by hand "
-                         "(docs/schema.md)")
+                         f"(docs/schema.md){hint}")
     parse_schema(data, "the draft")  # the draft itself is a valid (draft) schema
     warnings.warn(
         f"the draft schema for {source} is computed from the data (bounds, levels, gaps): each "

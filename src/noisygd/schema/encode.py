@@ -31,6 +31,7 @@ from noisygd.schema.model import (
     ERROR,
     INDICATOR,
     MISSING_LEVEL,
+    OTHER_LEVEL,
     ZEROS,
     CategoricalColumn,
     NumericColumn,
@@ -80,12 +81,14 @@ def block_scale(schema: TableSchema) -> float:
 
 
 def check_columns(schema: TableSchema, columns: Iterable[Any], source: str, *,
-                  need_target: bool) -> None:
+                  need_target: bool, predict: bool = False) -> None:
     """Refuse a table whose header does not match the schema.
 
     Raises :class:`SchemaError` for a duplicated column name, a column the schema does not
     declare, a declared feature column absent from the table, or (``need_target``) an absent
-    target column. Column names come from the header, not from the rows.
+    target column. Column names come from the header, not from the rows. With ``predict``
+    (the schema is a model file's, which the user does not edit), the advice is for the
+    prediction file (:func:`_undeclared_advice`).
     """
     cols = [str(c) for c in columns]
     dup = sorted({c for c in cols if cols.count(c) > 1})
@@ -98,19 +101,38 @@ def check_columns(schema: TableSchema, columns: Iterable[Any], source: str, *,
     if undeclared:
         shown = ", ".join(header_name(c, cols.index(c)) for c in undeclared[:10])
         more = f" and {len(undeclared) - 10} more" if len(undeclared) > 10 else ""
-        raise SchemaError(
-            f"{source} has columns the schema does not declare: {shown}{more}; add a "
-            "[columns.NAME] table for each (kind = \"numeric\", \"categorical\", \"ordinal\", or "
-            "\"ignore\" to skip it)")
+        raise SchemaError(f"{source} has columns the {_whose(predict)} does not declare: "
+                          f"{shown}{more}; {_undeclared_advice(undeclared, predict)}")
     present = set(cols)
     absent = [c for c in schema.features if c not in present]
     if absent:
-        raise SchemaError(
-            f"{source} lacks the column(s) {', '.join(map(repr, absent))} declared in the "
-            "schema: check the file's header (or [file] names), or set their kind = \"ignore\"")
+        fix = ("the model was fitted with them and needs every one: check the file's header "
+               "(the model's schema reads it with its [file] options), or refit without them"
+               if predict else "check the file's header (or [file] names), or set their kind "
+               "= \"ignore\"")
+        raise SchemaError(f"{source} lacks the column(s) {', '.join(map(repr, absent))} "
+                          f"declared in the {_whose(predict)}: {fix}")
     if need_target and target is not None and target not in present:
         raise SchemaError(f"{source} lacks the target column {target!r} named in [target]: "
                           "check the file's header or the [target] name")
+
+
+def _whose(predict: bool) -> str:
+    return "model's schema" if predict else "schema"
+
+
+def _undeclared_advice(undeclared: list[str], predict: bool) -> str:
+    """What to do with columns a schema does not declare: at fit, declare them; at predict
+    (the model file's schema), drop them from the file or refit. A blank header cell
+    (``""``) is said to be one."""
+    blank = ("; a blank header cell is a column without a name (a row index written by "
+             "to_csv or write.csv?): name it in the header, or remove the column"
+             if "" in undeclared else "")
+    if predict:
+        return ("the model was fitted without them and cannot use them: remove them from the "
+                "file, or refit with a schema that declares them" + blank)
+    return ("add a [columns.NAME] table for each (kind = \"numeric\", \"categorical\", "
+            "\"ordinal\", or \"ignore\" to skip it)" + blank)
 
 
 def _missing_mask(col: pd.Series) -> np.ndarray:
@@ -168,17 +190,18 @@ def _encode_numeric(col: pd.Series, name: str, spec: NumericColumn, source: str)
 
 
 def _level_codes(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalColumn,
-                 source: str, unknown_seen: list[str] | None = None
+                 source: str, unknown_seen: dict[str, tuple[int, str]] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Level index per row (``-1`` for missing) and the missing mask; ``name`` is appended
-    to ``unknown_seen`` (when given) where a cell is not a declared level and the schema's
-    ``unknown = "zeros"`` encodes it as an all-zero block."""
+    """Level index per row (``-1`` for missing) and the missing mask; ``unknown_seen[name]``
+    (when given) is ``(rows, unknown)``: the number of rows whose cell is not a declared
+    level and that no level of the user's own choosing takes in (:func:`_warned_unknown`),
+    and what they became (``"zeros"`` or ``"<other>"``)."""
     missing = _missing_mask(col)
     codes = level_codes(spec.levels, col)
     unknown = (codes < 0) & ~missing
     if unknown.any():
-        if unknown_seen is not None and level_key(spec.unknown) == ZEROS:
-            unknown_seen.append(name)
+        if unknown_seen is not None and _warned_unknown(spec):
+            unknown_seen[name] = (int(unknown.sum()), level_key(spec.unknown))
         if level_key(spec.unknown) == ERROR:
             raise SchemaError(
                 f"column {name!r} of {source} holds a value that is not one of the levels of "
@@ -199,8 +222,32 @@ def _level_codes(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalCol
     return codes, missing
 
 
+def _warned_unknown(spec: CategoricalColumn | OrdinalColumn) -> bool:
+    """Whether a cell outside the declared levels is encoded without a level the user chose:
+    ``unknown = "zeros"`` (an all-zero block: no level) or the reserved ``"<other>"`` that a
+    fit paying for the levels adds (the vocabulary levels it dropped, values outside it)."""
+    return level_key(spec.unknown) in (ZEROS, OTHER_LEVEL)
+
+
+def _unknown_warning(source: str, unknown_seen: dict[str, tuple[int, str]],
+                     n_rows: int) -> str:
+    """The prediction-time warning of :func:`encode_features` (``warn_unknown``): per column,
+    the number of rows with a cell that is not one of the model's levels and what it became
+    (the rows are the prediction data, not the private training data; no cell is quoted)."""
+    became = {ZEROS: "encoded as all zeros, no level (unknown = \"zeros\")",
+              OTHER_LEVEL: f"encoded as the level {OTHER_LEVEL!r} (the levels a paid release "
+                           "dropped and values outside its vocabulary)"}
+    parts = [f"column {name!r}: {count} of {n_rows} rows, {became[how]}"
+             for name, (count, how) in unknown_seen.items()]
+    return (f"{source} holds values that are not among the levels the model was fitted with "
+            f"({'; '.join(parts)}), as such cells were at fit time: the model learnt nothing "
+            "of these values. Check their spelling and case; to use a new level, refit with "
+            "a schema that declares it")
+
+
 def _encode_levels(col: pd.Series, name: str, spec: CategoricalColumn | OrdinalColumn,
-                   source: str, unknown_seen: list[str] | None = None) -> np.ndarray:
+                   source: str, unknown_seen: dict[str, tuple[int, str]] | None = None
+                   ) -> np.ndarray:
     codes, missing = _level_codes(col, name, spec, source, unknown_seen)
     indicator = level_key(spec.missing) == INDICATOR
     n = codes.shape[0]
@@ -226,13 +273,14 @@ def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the
     target and ignored columns are not read. A schema with ``"private"`` bounds or levels
     is refused (:meth:`~noisygd.schema.TableSchema.check_public`): the fit resolves them.
     ``warn_unknown`` (prediction only: the rows are not the training data) warns, naming the
-    columns, where cells that are not declared levels were encoded as an all-zero block
-    (``unknown = "zeros"``, the draft's default; a declared ``unknown`` level is the user's
-    own mapping and stays silent); a fit says nothing of its rows.
+    columns and how many rows of each, where cells that are not declared levels were encoded
+    as an all-zero block (``unknown = "zeros"``, the draft's default) or as the level
+    ``"<other>"`` a paid level list adds; a declared ``unknown`` level is the user's own
+    mapping and stays silent. A fit says nothing of its rows.
     """
     schema.check_public("encoding")
     blocks, problems = [], []
-    unknown_seen: list[str] | None = [] if warn_unknown else None
+    unknown_seen: dict[str, tuple[int, str]] | None = {} if warn_unknown else None
     for name, spec in schema.features.items():
         col = frame[name]
         try:  # every column is checked: one run names every column to fix
@@ -246,10 +294,8 @@ def encode_features(schema: TableSchema, frame: pd.DataFrame, source: str = "the
         raise SchemaError(problems[0] if len(problems) == 1 else
                           f"{len(problems)} columns cannot be encoded: " + "; ".join(problems))
     if unknown_seen:
-        warnings.warn(f"{source}: columns {unknown_seen} hold values that are not among their "
-                      "declared levels; they were encoded as all zeros (unknown = \"zeros\"), "
-                      "as at fit time. Check the spelling and case of the levels, or set "
-                      "unknown = \"error\" to refuse them", UserWarning, stacklevel=2)
+        warnings.warn(_unknown_warning(source, unknown_seen, len(frame)), UserWarning,
+                      stacklevel=2)
     X = np.hstack(blocks) if blocks else np.zeros((len(frame), 0))
     X *= block_scale(schema)
     return np.ascontiguousarray(clip_rows(X, schema.row_norm_bound))

@@ -16,6 +16,14 @@ bounds and levels: releases and declarations), ``schema_declared`` the file as w
 paid for the same way (one more statistic each from the same share): their noisy numbers of
 values below and above the bounds are in ``paid`` and, rounded and clipped at 0, in the model
 file's ``clipped_counts`` (:func:`clipped_counts`); without it nothing is counted.
+
+A regression target with ``bounds = "private"`` is released by the estimator's private
+target range instead (:func:`_target_range_by_estimator`): the grid's bins are 9% of their
+distance to 0, too coarse for targets far from 0 against their spread, while the estimator's
+rounds refine the range about the targets' private centre. It gets the target's share of
+``preprocessing_share`` (:func:`_target_share`; the other paid statistics are planned for it),
+its releases are rounds of the fit's event and ledger release, and the model file records it
+(``paid["target_range"]``, the resolved schema's target bounds, ``target_range_used``).
 """
 
 from __future__ import annotations
@@ -68,10 +76,12 @@ def task_model(schema: TableSchema, model: str | None) -> str:
 
 
 def _statements(schema: TableSchema, n_public: bool, paid: Any = None,
-                accountant: str | None = None) -> dict[str, Any]:
+                accountant: str | None = None, target_range: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
     """What the fit declared public and what it paid for (no value read from the data, only
     releases: ``paid`` is the :class:`~noisygd.schema.paid.PaidRelease` of a paid schema,
-    ``schema`` then the declared one)."""
+    ``schema`` then the declared one; ``target_range`` the record of a paid target's range
+    released by the estimator, :func:`_target_range_record`)."""
     target = schema.target
     assert target is not None
     declared = [f"row_norm_bound = {schema.row_norm_bound:g} (every encoded row has norm <= it)"]
@@ -102,29 +112,40 @@ def _statements(schema: TableSchema, n_public: bool, paid: Any = None,
         "the number of rows: a noisy count paid for from the budget (see privacy)"]
     clipping = ("values outside declared bounds are clipped per row; the number of "
                 "clipped values is neither computed nor released")
-    if paid is not None:
+    if paid is not None or target_range is not None:
         from noisygd.schema.paid import CLIP_COUNTS, CLIP_MECHANISM, MECHANISM, paid_spec
 
-        n_clip = sum(c.statistic == CLIP_COUNTS for c in paid.columns)
-        n_stat = len(paid.columns)
+        columns = [] if paid is None else paid.columns
+        n_clip = sum(c.statistic == CLIP_COUNTS for c in columns)
+        n_stat = len(columns) + (target_range is not None)
         what = " and ".join(w for w, k in (("bounds/levels", n_stat - n_clip),
                                            ("clipped-value counts", n_clip)) if k)
-        mechanism = "; ".join(m for m, k in ((MECHANISM, n_stat - n_clip),
+        mechanism = "; ".join(m for m, k in ((MECHANISM, len(columns) - n_clip),
                                              (CLIP_MECHANISM, n_clip)) if k)
+        if target_range is not None:  # its own mechanism, in the fit's event (below)
+            mechanism = "; ".join(m for m in (mechanism, (
+                "the target's range by the estimator's private target range (its "
+                "rounds are releases of the fit, before its run)")) if m)
+        share = schema.preprocessing_share
+        parts = [] if paid is None else [f"{paid.mu2_share():.4g}"]
+        if target_range is not None:
+            parts.append(f"{target_range['share']:.4g} in the target's range")
+        drawn = f" (mu^2 share {', '.join(parts)})"
         paid_lines.append(
-            f"{what} paid for privately: share {paid.share:g} of the budget (mu^2 "
-            f"share {paid.mu2_share():.4g}), {n_stat} statistic(s) at an equal share each; "
-            f"mechanism: {mechanism}; composed with the fit and accounted by "
-            f"{accountant or 'the fit accountant'}")
-        paid_lines.extend(c.describe(paid_spec(schema, c.name)) for c in paid.columns)
+            f"{what} paid for privately: share {share:g} of the budget{drawn}, {n_stat} "
+            f"statistic(s) at an equal share each; mechanism: {mechanism}; composed with the "
+            f"fit and accounted by {accountant or 'the fit accountant'}")
+        paid_lines.extend(c.describe(paid_spec(schema, c.name)) for c in columns)
+        if target_range is not None:
+            paid_lines.append(_target_range_statement(target_range))
         if counted:
-            each = paid.share / n_stat
+            each = share / n_stat
             clipping = (
                 "values outside the bounds (declared, or released for paid bounds) are "
                 "clipped per row; the numbers of clipped values are released for "
                 f"column(s) {', '.join(map(repr, counted))} only, as noisy counts (below low, "
                 f"above high) paid for from the budget: share {each:.4g} of mu^2 per column "
-                f"(total share {paid.share:g} split over {n_stat} paid statistic(s)); for "
+                f"(total share {share:g} split over {n_stat} paid statistic(s)); for "
                 "the other columns they are neither computed nor released")
     paid = paid_lines
     return {
@@ -145,7 +166,8 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
     ``params`` are extra estimator parameters (``epsilon``, ``delta``, ``method``, ...).
     The estimator gets ``row_norm_bound`` and ``feature_bounds`` (the schema's public centring)
     from the schema, ``classes = [0, ..., K-1]`` (positions in ``labels``) or
-    ``target_range = bounds``.
+    ``target_range = bounds``; for ``bounds = "private"``, usually ``target_range_share``
+    (the module doc) and the targets clipped to the declared ``range``.
 
     ``frame`` may be a pandas DataFrame or a Dask DataFrame (e.g.
     :func:`noisygd.schema.partitionwise.read_raw_collection`): the encoding then runs partition-wise
@@ -171,16 +193,27 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
         y = encoders["targets"](schema, col, source)
         kwargs.pop("target_bound", None)
     declared, paid, paid_ledger = schema, None, None
+    by_estimator = _target_range_by_estimator(schema, name, kwargs)
+    if by_estimator:  # the estimator releases the target's range: docs/schema.md
+        from noisygd.schema.paid import target_at_range
+
+        kwargs["target_range_share"] = _target_share(schema)
+        y = _clip_to_range(y, schema)
+        schema = target_at_range(schema)
     if schema.pays:
-        schema, paid, paid_ledger = _pay(schema, frame, name, kwargs, source)
+        schema, paid, paid_ledger = _pay(schema, frame, name, kwargs, source,
+                                         released_elsewhere=int(by_estimator))
     assert schema.target is not None
-    if name != "logistic":  # the declared or the released bounds
+    if name != "logistic" and not by_estimator:  # the declared or the released bounds
         kwargs["target_range"] = tuple(schema.target.bounds or ())  # type: ignore[arg-type]
     X = encoders["features"](schema, frame, source)
     kwargs.update(row_norm_bound=schema.row_norm_bound, feature_bounds=public_centring(schema))
     est = getattr(estimators, MODELS[name])(**kwargs)
     # the paid releases are composed first by fit_private (an argument of this fit only)
     est.fit(X, y, prior_events=None if paid is None else list(paid.events))
+    target_range = _target_range_record(est, declared) if by_estimator else None
+    if target_range is not None:
+        schema = _with_target_bounds(schema, est.target_range_)
     params_out = {k: v for k, v in est.get_params().items()
                   if k not in ("ledger", "feature_bounds") and _jsonable(v)}
     payload: dict[str, Any] = {
@@ -198,11 +231,16 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
         "event": event_to_dict(est.privacy_.event),
         "privacy": est.privacy_report(),
         "report": _statements(declared, kwargs.get("n_samples_public") is not None, paid,
-                              est.privacy_.accountant),
+                              est.privacy_.accountant, target_range),
+        # the fit's own releases before its run, in order (the event's parts after `paid`)
+        "pre_releases": [dict(r) for r in (est.fit_info_ or {}).get("pre_releases", ())],
     }
-    if paid is not None:
+    if name != "logistic":  # the range the targets were clipped to, predictions projected on
+        payload["target_range_used"] = [float(v) for v in est.target_range_]
+    if declared.pays:
         payload["schema_declared"] = declared.to_dict()
-        payload["paid"] = paid.to_dict(declared, accountant=est.privacy_.accountant)
+        payload["paid"] = _paid_record(declared, paid, est, target_range)
+    if paid is not None:
         counts = clipped_counts(paid)
         if counts:
             payload["clipped_counts"] = counts
@@ -213,6 +251,134 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
         payload["ledger_release"] = {"dataset": est.ledger_release_.dataset,
                                      **est.ledger_release_.to_dict(full=False)}
     return est, payload
+
+
+def _target_share(schema: TableSchema) -> float:
+    """A paid regression target's share of :math:`\\mu^2`: ``preprocessing_share / m``, with
+    ``m`` every paid statistic of the schema (bounds, levels, clipped-value counts, the
+    target's range), as each gets from :func:`~noisygd.schema.paid.plan_paid`."""
+    return schema.preprocessing_share / (len(schema.paid_columns)
+                                         + len(schema.clip_count_columns))
+
+
+def _target_range_by_estimator(schema: TableSchema, model: str, kwargs: dict[str, Any]
+                               ) -> bool:
+    """Whether a paid regression target's range is released by the estimator (its private
+    target range, refined about the targets' private centre: docs/estimators.md) rather than
+    by the schema's geometric grid (docs/schema.md, "Paying for bounds and levels").
+
+    The estimator's when ``[target]`` says ``bounds = "private"`` without ``quantiles`` or
+    ``resolution`` (which only the grid reads), its share :func:`_target_share` is at most
+    0.5 (the estimator's limit), and the estimator releases a private target range with
+    these parameters (public facts: not secure, not tuned, a method that composes with a
+    prior release). Otherwise the grid's, whose bounds are one bin (9%) of their distance
+    to 0 wide at best: for targets far from 0 against their spread,
+    :func:`~noisygd.schema.paid.resolve_paid` warns.
+    """
+    target = schema.target
+    if (model == "logistic" or target is None or not target.paid
+            or target.quantiles is not None or target.resolution is not None):
+        return False
+    share = _target_share(schema)
+    if share > 0.5:
+        return False
+    from noisygd import estimators
+
+    est = getattr(estimators, MODELS[model])(**{**kwargs, "target_range_share": share})
+    return bool(est._uses_private_target_range())  # the estimator's own rule (public facts)
+
+
+def _clip_to_range(y: Any, schema: TableSchema) -> Any:
+    """The targets clipped to ``[target] range`` (a per-row map with public constants): the
+    declared search range bounds what the estimator's target range can release, as the
+    grid's end bins do."""
+    assert schema.target is not None and schema.target.range is not None
+    low, high = schema.target.range
+    return y.clip(low, high)
+
+
+def _with_target_bounds(schema: TableSchema, bounds: Any) -> TableSchema:
+    """``schema`` with ``[target] bounds`` set to the range the fit released and used."""
+    data = schema.to_dict()
+    data["target"]["bounds"] = [float(v) for v in bounds]
+    data["target"]["source"] = ("released by the fit's private target range (see the model "
+                                "file's 'paid' record, target_range)")
+    return parse_schema(data, "the schema resolved by the fit's private target range")
+
+
+def _target_range_record(est: Any, declared: TableSchema) -> dict[str, Any]:
+    """The model file's record of a paid target's range released by the estimator (public:
+    the release, its share and events, from ``fit_info_["target_range"]``)."""
+    from noisygd.accounting.calibration import calibrate_mu
+
+    target = declared.target
+    assert target is not None and target.range is not None
+    info = dict(est.fit_info_.get("target_range") or {})
+    if not info:
+        raise RuntimeError("internal error: the estimator released no private target range")
+    share = float(est.target_range_share)
+    mu = float(np.sqrt(share) * calibrate_mu(float(est.epsilon), float(est.delta)))
+    resolved = bool(info.get("resolved"))
+    if not resolved:
+        import warnings
+
+        from noisygd._checks import user_stacklevel
+
+        warnings.warn(
+            f"target {target.name!r}: the private target range resolved no bin (too few rows "
+            "against its noise at this epsilon), so the targets were clipped to "
+            f"{[float(v) for v in est.target_range_]}: declare [target] bounds = [low, high] "
+            "(a public range of the targets), or raise preprocessing_share", UserWarning,
+            stacklevel=user_stacklevel())
+    return {"name": target.name, "statistic": "target_range", "model": type(est).__name__,
+            "share": share, "mu": mu, "range": [float(v) for v in target.range],
+            "released": [float(v) for v in est.target_range_] if resolved else None,
+            "used": [float(v) for v in est.target_range_], "resolved": resolved,
+            "event": info.get("event"), "rule": info.get("rule"),
+            "rounds": _jsonable_copy(info.get("rounds") or []),
+            "noise_std": _jsonable_copy(info.get("noise_std")),
+            "threshold": _jsonable_copy(info.get("threshold"))}
+
+
+def _jsonable_copy(value: Any) -> Any:
+    """``value`` with NumPy scalars, arrays and tuples as plain JSON values."""
+    import json
+
+    return json.loads(json.dumps(value, default=lambda v: np.asarray(v).tolist()))
+
+
+def _target_range_statement(record: dict[str, Any]) -> str:
+    """One line for reports: a paid target's range released by the estimator."""
+    low, high = record["used"]
+    got = (f"range [{low:.6g}, {high:.6g}]" if record["resolved"] else
+           f"no range resolved: targets clipped to [{low:.6g}, {high:.6g}]")
+    return (f"target {record['name']!r}: {got} (released by {record['model']}'s private target "
+            f"range in {1 + len(record['rounds'])} release(s): the hull of the occupied bins of "
+            "a noisy histogram of the targets, refined about their private centre; targets first "
+            f"clipped to the declared range {record['range']}; share {record['share']:.4g} of "
+            f"mu^2, mu = {record['mu']:.4g}; events: {record['event']})")
+
+
+def _paid_record(declared: TableSchema, paid: Any, est: Any,
+                 target_range: dict[str, Any] | None) -> dict[str, Any]:
+    """The model file's ``paid``: :meth:`~noisygd.schema.paid.PaidRelease.to_dict` of the
+    statistics the schema released, and ``target_range``, the paid target's range where the
+    estimator released it (:func:`_target_range_record`)."""
+    accountant = est.privacy_.accountant
+    if paid is not None:
+        out = paid.to_dict(declared, accountant=accountant)
+    else:  # the target's range was the only paid statistic
+        from noisygd.accounting.calibration import calibrate_mu
+
+        out = {"share": declared.preprocessing_share,
+               "mu_total": float(calibrate_mu(float(est.epsilon), float(est.delta))),
+               "relation": str(est.neighbouring),
+               "secure": bool(est.secure), "columns": [], "accountant": accountant,
+               "statements": []}
+    if target_range is not None:
+        out["target_range"] = target_range
+        out["statements"] = [*out.get("statements", []), _target_range_statement(target_range)]
+    return out
 
 
 def _encoders(schema: TableSchema, frame: Any) -> dict[str, Any]:
@@ -243,8 +409,10 @@ def clipped_counts(paid: Any) -> dict[str, dict[str, Any]]:
 
 
 def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str, Any],
-         source: str) -> tuple[TableSchema, Any, Any]:
-    """Plan, record (ledger), release and resolve the paid statistics (module docstring)."""
+         source: str, released_elsewhere: int = 0) -> tuple[TableSchema, Any, Any]:
+    """Plan, record (ledger), release and resolve the paid statistics (module docstring);
+    ``released_elsewhere``: :func:`~noisygd.schema.paid.plan_paid`'s (the target's range,
+    released by the estimator)."""
     from noisygd import estimators
     from noisygd.accounting.events import DiscreteGaussianNoise, Gaussian, Neighbouring
     from noisygd.oracles.dask import is_dask_collection
@@ -265,7 +433,8 @@ def _pay(schema: TableSchema, frame: pd.DataFrame, model: str, kwargs: dict[str,
     relation = Neighbouring(p.get("neighbouring", "add_remove"))
     rng = paid_rng(p.get("random_state"), secure)
     plan = plan_paid(schema, epsilon=float(p["epsilon"]), delta=float(p["delta"]),
-                     relation=relation, rng=rng, secure=secure)
+                     relation=relation, rng=rng, secure=secure,
+                     released_elsewhere=released_elsewhere)
     release_record = None
     if p.get("ledger") is not None:  # recorded before the data it pays for is read
         from noisygd.schema.paid import record_prior_events
@@ -372,13 +541,14 @@ def predict_table(payload: dict[str, Any], frame: pd.DataFrame, source: str = "t
         raise SchemaError("the model file was not written by 'noisygd fit --schema' (it has no "
                           "schema to encode the data with): refit with --schema")
     schema = parse_schema(payload["schema"], "the model's schema")
-    check_columns(schema, frame.columns, source, need_target=False)
+    check_columns(schema, frame.columns, source, need_target=False, predict=True)
     coef, intercept, labels = model_arrays(payload, len(feature_names(schema)))
     X = encode_features(schema, frame, source, warn_unknown=True)
     scores = X @ coef.T + intercept
     if labels is None:  # a regressor's predict: projected onto its target range
         params = payload.get("params") or {}
-        prediction, bounds = scores[:, 0], params.get("target_range")
+        prediction = scores[:, 0]
+        bounds = payload.get("target_range_used", params.get("target_range"))
         if params.get("clip_predictions", True) and bounds is not None:
             prediction = np.clip(prediction, float(bounds[0]), float(bounds[1]))
         return pd.DataFrame({"prediction": prediction})

@@ -624,6 +624,14 @@ class TableSchema(_Strict):
                                  "(kind = \"ignore\" to skip)")
                 raise ValueError("[file] names and the declared columns differ: "
                                  + "; ".join(parts))
+        if self.target is not None and self.target.labels is not None:
+            markers = {v.strip() for v in self.file.na_values}
+            clash = [level_key(v) for v in self.target.labels if level_key(v) in markers]
+            if clash:
+                raise ValueError(
+                    f"[target] labels {clash} are also in [file] na_values, so their cells "
+                    "would be read as missing (a missing target is refused): delete them from "
+                    "na_values (a schema reads as missing only the empty cell and na_values)")
         if self.privacy is not None and not (self.paid_columns or self.clip_count_columns):
             raise ValueError("[privacy] preprocessing_share is set but no column is paid for: "
                              "delete [privacy], or set bounds = \"private\" / levels = "

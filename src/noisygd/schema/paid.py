@@ -33,6 +33,7 @@ for them from the budget (docs/schema.md, "Paying for bounds and levels"):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from noisygd._checks import user_stacklevel
 from noisygd.accounting.events import Composed, DpEvent, Gaussian, Neighbouring
 from noisygd.mechanisms.private_statistics import (
     DEFAULT_GRID_RATIO,
@@ -71,6 +73,7 @@ __all__ = [
     "PaidPlan",
     "PaidRelease",
     "clip_bounds",
+    "coarse_bounds",
     "paid_clip_counts",
     "paid_histogram_counts",
     "paid_rng",
@@ -81,6 +84,7 @@ __all__ = [
     "record_prior_events",
     "resolve_paid",
     "resolve_paid_counts",
+    "target_at_range",
 ]
 
 #: How the paid statistics are released (for reports).
@@ -329,7 +333,7 @@ def _grid(spec: NumericColumn | Target) -> np.ndarray:
 
 def plan_paid(schema: TableSchema, *, epsilon: float, delta: float,
               relation: Neighbouring | str = Neighbouring.ADD_REMOVE, rng: Any = None,
-              secure: bool = False) -> PaidPlan:
+              secure: bool = False, released_elsewhere: int = 0) -> PaidPlan:
     r"""The paid statistics' shares, noise and events, before any data is read.
 
     Each of the ``m`` paid columns gets :math:`\mu_j = \mu_{\rm paid}/\sqrt m` (module doc,
@@ -337,6 +341,14 @@ def plan_paid(schema: TableSchema, *, epsilon: float, delta: float,
     public bins. The ``count_clipped = true`` columns come last, one two-bin statistic each
     (:data:`CLIP_COUNTS`), so ``m`` counts them too. ``rng`` matters only in secure mode
     (the rounding grid); pass the generator the release will use.
+
+    Parameters
+    ----------
+    released_elsewhere : int, default=0
+        Paid statistics of the same share released by the fit itself rather than here (a
+        regression target's range, released by the estimator's private target range:
+        :func:`noisygd.schema.fitting.fit_table`): counted in ``m``, not planned, so that
+        every statistic still gets :math:`\mu_j = \mu\sqrt{s/m}`.
     """
     relation = Neighbouring(relation)
     names = schema.paid_columns
@@ -346,7 +358,7 @@ def plan_paid(schema: TableSchema, *, epsilon: float, delta: float,
                           "no count_clipped = true)")
     mu_total, mu_paid = preprocessing_mu(epsilon, delta, schema.preprocessing_share,
                                          secure=secure)
-    mu_j = mu_paid / math.sqrt(len(names) + len(counted))
+    mu_j = mu_paid / math.sqrt(len(names) + len(counted) + int(released_elsewhere))
     if secure and rng is None:
         from noisygd.mechanisms.secure import SecureRandom
 
@@ -437,6 +449,53 @@ def _resolved_column(spec: NumericColumn | CategoricalColumn | Target, col: Paid
     base["levels"] = levels
     base["unknown"] = unknown
     return base
+
+
+#: Released bounds of one sign spanning at most this many bins of the geometric grid are
+#: coarse: their width is at most ``DEFAULT_GRID_RATIO ** COARSE_BINS - 1`` (19%) of their
+#: distance to 0, whatever the spread of the values inside (:func:`coarse_bounds`).
+COARSE_BINS = 2
+
+
+def coarse_bounds(bounds: tuple[float, float]) -> bool:
+    r"""Whether released bounds ``(low, high)`` are too coarse to show the values' spread.
+
+    The grid is geometric (:data:`~noisygd.mechanisms.private_statistics.DEFAULT_GRID_RATIO`
+    :math:`g = 2^{1/8}`), so bounds of one sign, each rounded outwards to the grid, are at
+    least one bin, :math:`g - 1 \approx 9\%` of their distance to 0, apart: values far from 0
+    against their spread (``1e4 + N(0, 1)``) get bounds hundreds of times wider than their
+    spread. True where ``low`` and ``high`` have one sign and
+    :math:`\max/\min \le g^{2}` (:data:`COARSE_BINS`). A function of the release only
+    (post-processing).
+    """
+    low, high = (abs(v) for v in bounds)
+    if bounds[0] * bounds[1] <= 0.0:  # the bounds hold 0: the grid resolves the spread
+        return False
+    small, large = min(low, high), max(low, high)
+    return large <= small * DEFAULT_GRID_RATIO ** COARSE_BINS * (1.0 + 1e-9)
+
+
+def _warn_coarse_bounds(name: str, spec: NumericColumn | Target,
+                        bounds: tuple[float, float]) -> None:
+    """Warn where released bounds are :func:`coarse_bounds` (public: the release's values)."""
+    if not coarse_bounds(bounds):
+        return
+    shown = f"[{bounds[0]:.6g}, {bounds[1]:.6g}]"
+    if isinstance(spec, Target):
+        what, fix = (f"target {name!r}", "declare [target] bounds = [low, high] (a public range "
+                     "of the targets), or shift the targets towards 0 (a fit without --secure, "
+                     "and without quantiles or resolution in [target], releases the target's "
+                     "range in refined rounds about the targets' private centre instead)")
+        harm = "the targets are fitted in units of that width, so the fit may be poor"
+    else:
+        what, fix = (f"column {name!r}", f"declare bounds = [low, high] in [columns.{name}] "
+                     "(a public range), or shift the column towards 0 in the file")
+        harm = "its values may fill a small part of [0, 1] and their signal be lost in the noise"
+    warnings.warn(
+        f"{what}: the released bounds {shown} are one or two bins of the paid geometric grid "
+        f"(bins {100 * (DEFAULT_GRID_RATIO - 1):.0f}% of their distance to 0): if the values "
+        f"vary much less than the bounds' width, {harm}; {fix}", UserWarning,
+        stacklevel=user_stacklevel())
 
 
 def paid_histogram_counts(schema: TableSchema, frame: pd.DataFrame, plan: PaidPlan,
@@ -556,6 +615,8 @@ def resolve_paid_counts(schema: TableSchema, plan: PaidPlan, counts: list[np.nda
                                     threshold=DEFAULT_LEVEL_THRESHOLD)
             value: Any = found if found is not None else tuple(spec.range or ())
             fallback = found is None
+            if found is not None:
+                _warn_coarse_bounds(planned.name, spec, found)
         else:
             assert isinstance(spec, CategoricalColumn)
             levels = private_levels_of_counts(exact, mu=planned.mu, relation=plan.relation,
@@ -603,6 +664,31 @@ def resolve_paid_counts(schema: TableSchema, plan: PaidPlan, counts: list[np.nda
     release = PaidRelease(plan.share, plan.mu_total, plan.mu_paid, plan.relation, plan.secure,
                           released)
     return resolved, release
+
+
+def target_at_range(schema: TableSchema) -> TableSchema:
+    """The schema with a paid regression target's bounds set to its declared ``range``.
+
+    A public placeholder while the fit releases the target's range itself (the estimator's
+    private target range, :func:`noisygd.schema.fitting.fit_table`): the features' encoding
+    and the public centring do not read the target's bounds, and the fit replaces them by the
+    released range before the schema is written. Nothing else changes; the ``[privacy]``
+    table is dropped where no other entry pays.
+
+    Raises
+    ------
+    SchemaError
+        If the schema has no paid regression target.
+    """
+    target = schema.target
+    if target is None or not target.paid:
+        raise SchemaError("the schema's [target] does not pay for its bounds")
+    fake = PaidColumn(target.name, "bounds", 1.0, 1.0, 1, Gaussian(1.0), tuple(target.range or ()))
+    data = schema.to_dict()
+    data["target"] = _resolved_column(target, fake)
+    if not (set(schema.paid_columns) - {target.name} or schema.clip_count_columns):
+        data.pop("privacy", None)
+    return parse_schema(data, "the schema with the target's declared range")
 
 
 def planning_schema(schema: TableSchema) -> TableSchema:
