@@ -23,10 +23,13 @@ from noisygd.estimators import (
 from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY, separated_spans
 from noisygd.mechanisms.target_range import (
     MAX_WINDOW,
+    MIRROR_LEVEL,
+    MIRROR_SHARE,
     TARGET_RANGE_ROUNDS,
     TARGET_RANGE_SHARE,
     PrivateTargetRange,
     centre_from_release,
+    mirror_threshold,
     refined_range,
     target_bin_index,
     target_histogram,
@@ -169,6 +172,90 @@ def test_few_targets_over_several_octaves_are_resolved_where_single_bins_are_not
     assert 25.0 * width >= window_threshold(sigma, width)
     # every occupied window lies inside the targets' octaves, and together they span them
     assert (released.low, released.high) == (16.0, 4096.0)
+
+
+def _signed_bins(positive: dict[int, float], negative: dict[int, float], zero: float = 0.0
+                 ) -> np.ndarray:
+    """A release with these counts in the bins (2^k, 2^(k+1)] of each sign, keyed by k."""
+    noisy = np.zeros(2 * K + 1)
+    noisy[0] = zero
+    for sign, bins in ((0, positive), (1, negative)):
+        for k, count in bins.items():
+            noisy[1 + (k - EXPONENTS[0]) + K * sign] = count
+    return noisy
+
+
+def test_each_sign_is_read_alone_bins_then_windows():
+    # positive bins pass alone; the negative side only in windows of 2 (3.6 sigma per bin,
+    # 7.2 sigma per pair): before, the windows were read only where no bin of either sign
+    # passed, and the negative targets fell out of the range
+    released = target_range_from_release(
+        _signed_bins({0: 10.0, 1: 10.0}, {2: 3.6, 3: 3.6, 4: 3.6}), 1.0)
+    assert (released.low, released.high) == (-32.0, 4.0)
+    assert released.window == 2 and not released.mirrored
+    assert released.occupied == ()  # windows overlap: no bin counts recorded
+
+
+def test_one_signed_range_takes_in_the_mirror_bins_that_pass_the_mirror_test():
+    # targets about 0 at a noise near the threshold: the positive bins (0.5, 1], (1, 2] pass,
+    # the negative ones (and their windows) do not, but their sum over the same octaves
+    # passes z_m sigma sqrt 2 (z_m for MIRROR_LEVEL = 0.05: 1.645)
+    sigma = 32.0
+    thr = target_occupancy_threshold(sigma)
+    assert 150.0 >= thr and 100.0 < thr and 200.0 < window_threshold(sigma, 2)
+    assert mirror_threshold(sigma, 2) == pytest.approx(norm.isf(MIRROR_LEVEL) * sigma * 2 ** .5)
+    released = target_range_from_release(_signed_bins({-1: 150.0, 0: 150.0},
+                                                      {-1: 100.0, 0: 100.0}), sigma)
+    assert released.mirrored and (released.low, released.high) == (-2.0, 2.0)
+    # mirrored alike from the negative side
+    released = target_range_from_release(_signed_bins({-1: 100.0, 0: 100.0},
+                                                      {-1: 150.0, 0: 150.0}), sigma)
+    assert released.mirrored and (released.low, released.high) == (-2.0, 2.0)
+    # nothing on the other side: one-signed (targets in (0.5, 2], a proportion, a price)
+    released = target_range_from_release(_signed_bins({-1: 150.0, 0: 150.0}, {}), sigma)
+    assert not released.mirrored and (released.low, released.high) == (0.5, 2.0)
+    # the other sign must also hold MIRROR_SHARE of this sign's count over those octaves:
+    # at sigma 10 (a bin needs 45, a pair 69): 56 clears the noise (z_m sigma sqrt 2 = 23)
+    # but not a quarter of 240; 64 clears both
+    assert MIRROR_SHARE == 0.25 and window_threshold(10.0, 2) > 64.0
+    released = target_range_from_release(_signed_bins({-1: 120.0, 0: 120.0},
+                                                      {-1: 28.0, 0: 28.0}), 10.0)
+    assert not released.mirrored and (released.low, released.high) == (0.5, 2.0)
+    released = target_range_from_release(_signed_bins({-1: 120.0, 0: 120.0},
+                                                      {-1: 32.0, 0: 32.0}), 10.0)
+    assert released.mirrored and (released.low, released.high) == (-2.0, 2.0)
+    # an occupied zero bin already joins 0: no mirror test (zero-inflated counts, bills)
+    released = target_range_from_release(_signed_bins({-1: 150.0, 0: 150.0},
+                                                      {-1: 100.0, 0: 100.0}, zero=150.0), sigma)
+    assert not released.mirrored and (released.low, released.high) == (0.0, 2.0)
+
+
+def test_false_mirror_rate_is_at_most_its_level():
+    # one-signed targets (one positive bin 8 sigma, above the threshold 4.5 sigma), the
+    # mirror bin pure noise: it passes with probability at most MIRROR_LEVEL (the count's
+    # quarter, 2 sigma, is the larger bar here). 2000 draws, P(Binomial(2000, <= 0.05) > 130)
+    # < 1e-3 (this test's false-failure rate)
+    rng = np.random.default_rng(6)
+    sigma = 5.0
+    base = _signed_bins({3: 40.0}, {})
+    mirrored = 0
+    for _ in range(2000):
+        noisy = base + rng.normal(0.0, sigma, base.size)
+        mirrored += target_range_from_release(noisy, sigma).mirrored
+    assert mirrored <= 130
+
+
+def test_targets_about_zero_get_a_range_of_both_signs():
+    # centred targets (sd about 1) at n 500, epsilon 1: 8 of 20 seeds got a one-signed first
+    # range, which the intersected rounds kept (test R^2 down to -1.04 against a non-private
+    # 0.37; the session-28 sweep's "small-n one-sided first range"); now none of these do
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(500, 5))
+        y = X @ np.array([0.5, -0.3, 0.2, 0.1, 0.0]) + rng.normal(0.0, 0.8, 500)
+        model = DPLinearRegression(epsilon=1.0, random_state=seed).fit(X, y)
+        low, high = model.target_range_
+        assert low < 0.0 < high, (seed, model.target_range_)
 
 
 def test_nothing_occupied_or_only_zeros_is_not_resolved():
