@@ -104,7 +104,9 @@ what every private fit needs besides the algorithm:
    makes before its run takes this one path.
    ``info["pre_releases"]`` names them in order (``name``, ``event``: its description, and
    ``statistic``: the sums released), so that a report or the command line can say what was
-   paid for before the run.
+   paid for before the run. The empirical audit (:mod:`noisygd.audit`) observes a stage's
+   noisy vector white-box through :func:`observe_pre_releases`: a copy, handed over after
+   the noise is drawn and before the post-processing, which the fit never reads back.
 9. **Failures** (docs/ledger.md, "A fit that fails"). If the fit raises before returning its
    model, its ledger records are withdrawn *only* when it failed before its first noise draw
    on the data (the pre-release's, the count's, or the runs', which start right after the
@@ -127,6 +129,7 @@ what every private fit needs besides the algorithm:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -169,7 +172,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COUNT_CONFIDENCE_BETA", "PreRelease", "PreparedFit", "PrivateFit",
            "check_secure_method",
-           "count_confidence_bounds", "fit_private", "preview_private_fit"]
+           "count_confidence_bounds", "fit_private", "observe_pre_releases",
+           "preview_private_fit"]
 
 #: One-sided error probability of each confidence bound on a private row count.
 COUNT_CONFIDENCE_BETA = 1e-3
@@ -703,6 +707,34 @@ class PreRelease:
     reduce: Callable[[np.ndarray], Any] | None = None
 
 
+#: The observer :func:`observe_pre_releases` installs (None: none, the default).
+_PRE_RELEASE_OBSERVER: contextvars.ContextVar[
+    Callable[[PreRelease, np.ndarray], None] | None] = contextvars.ContextVar(
+        "noisygd_pre_release_observer", default=None)
+
+
+@contextlib.contextmanager
+def observe_pre_releases(observer: Callable[[PreRelease, np.ndarray], None]
+                         ) -> Iterator[None]:
+    """Within the block, call ``observer(stage, noisy)`` after each :class:`PreRelease`'s
+    noise is drawn and before its post-processing (module doc, 8): ``stage`` the stage
+    (its ``name``, ``event`` and ``noise_std``), ``noisy`` a copy of its noisy vector.
+
+    The white-box view of a pre-release for the empirical audit
+    (:mod:`noisygd.audit.prerelease_problems`; its only use): the fit draws the same noise,
+    post-processes the same vector and releases the same outputs with or without an
+    observer (the copy is never read back; the observer is not asked anything), so an
+    audited fit is the fit. Set per context (:mod:`contextvars`), so it observes the fits
+    made in the block by this thread only."""
+    if not callable(observer):
+        raise TypeError("observer must be callable")
+    token = _PRE_RELEASE_OBSERVER.set(observer)
+    try:
+        yield
+    finally:
+        _PRE_RELEASE_OBSERVER.reset(token)
+
+
 class _LedgerRecords:
     """This fit's records in the ledger, as a context manager (module doc, 5 and 9).
 
@@ -924,6 +956,9 @@ def _run_pre_release(stage: PreRelease, oracle: GradientOracle, setup: _Setup,
         noisy = np.asarray(add_gaussian_noise(sums, stage.noise_std, stage.rng),
                            dtype=np.float64)
     del sums
+    observer = _PRE_RELEASE_OBSERVER.get()
+    if observer is not None:  # the audit's white-box view (observe_pre_releases): a copy
+        observer(stage, noisy.copy())
     if stage.reduce is not None:  # condensed first: the noisy vector is freed here
         reduced = stage.reduce(noisy)
         del noisy

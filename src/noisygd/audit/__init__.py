@@ -11,7 +11,8 @@ for the same run's event. An accountant is refuted when the lower bound exceeds 
 ``noisygd audit --method noisy_gd --epsilon 1 --runs 2000`` (:mod:`noisygd.audit.cli`) does
 the same from the command line, for every entry of :data:`noisygd.audit.registry.AUDITS`
 (every method of :data:`noisygd.solvers.SOLVERS`, and the estimators' defaults, audited
-white-box by :mod:`noisygd.audit.estimator_problems`); ``python -m noisygd.audit.table``
+white-box by :mod:`noisygd.audit.estimator_problems`, and their private target and feature
+ranges, by :mod:`noisygd.audit.prerelease_problems`); ``python -m noisygd.audit.table``
 prints the table of docs/audit.md and ``python -m noisygd.audit.power`` an audit's power
 before it is run. Method, statistic, bounds and measured results:
 ``docs/audit.md``.
@@ -41,6 +42,8 @@ _LAZY: dict[str, str] = {
     "linear_regression_problem": "estimator_problems",
     "multinomial_problem": "estimator_problems",
     "WhiteBoxNoisyGD": "estimator_problems",
+    "target_range_problem": "prerelease_problems",
+    "feature_range_problem": "prerelease_problems",
     "AUDITS": "registry",
     "AuditEntry": "registry",
     "ShiftFamily": "bounds",

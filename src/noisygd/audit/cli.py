@@ -61,8 +61,8 @@ def add_audit_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="root seed of the runs (default 0)")
     p.add_argument("--steps", type=int, default=None,
                    help="steps of the algorithm (epochs for dp_ftrl and noisy_sgd_shuffle; "
-                   "not for rrpsgd, ssp and the estimators); default: the problem's "
-                   "(docs/audit.md)")
+                   "not for rrpsgd, ssp, the estimators and their pre-releases); default: "
+                   "the problem's (docs/audit.md)")
     p.add_argument("--split", type=float, default=0.5,
                    help="fraction of the runs used to choose the test (default 0.5)")
     p.add_argument("--candidates", type=int, default=1,

@@ -4,7 +4,8 @@ Adding an audit is one entry in :data:`AUDITS`: the name, the builder of its
 :class:`~noisygd.audit.problems.AuditProblem` (named ``"module:function"`` inside
 :mod:`noisygd.audit`, loaded on first use, so the command-line parser imports nothing heavy),
 the library method it audits (a name of :data:`noisygd.solvers.SOLVERS`, or an estimator
-setting) and fixed builder options. ``tests/audit/test_audit_registry.py`` checks that
+setting; None for an estimator's pre-release, made before any run) and fixed builder
+options. ``tests/audit/test_audit_registry.py`` checks that
 every name of :data:`noisygd.solvers.SOLVERS` is audited by at least one entry.
 """
 
@@ -27,8 +28,9 @@ class AuditEntry:
     builder : str
         ``"module:function"`` in :mod:`noisygd.audit` returning an ``AuditProblem``; called
         with ``epsilon``, ``delta``, :attr:`options` and the caller's options.
-    solver : str
-        The :data:`noisygd.solvers.SOLVERS` name whose run is audited.
+    solver : str or None
+        The :data:`noisygd.solvers.SOLVERS` name whose run is audited; None for an audit of
+        a release an estimator makes before any run (:mod:`noisygd.audit.prerelease_problems`).
     summary : str
         One line: the run, the canary and the statistic (``noisygd audit --help``, docs).
     options : mapping
@@ -38,7 +40,7 @@ class AuditEntry:
     """
 
     builder: str
-    solver: str
+    solver: str | None
     summary: str
     options: Mapping[str, Any] = field(default_factory=dict)
     steps_option: str | None = "steps"
@@ -133,9 +135,22 @@ AUDITS: dict[str, AuditEntry] = {
         "DPLinearRegression() default with its private centre released (rows of D at -R, "
         "canary at +R); white-box: every step, canary at the clip (exactly Gaussian); the "
         "centre, count and scale releases are not observed", steps_option=None),
+    "target_range": AuditEntry(
+        "prerelease_problems:target_range_problem", None,
+        "DPLinearRegression() default's private target range, its first histogram (a "
+        "pre-release: no solver's run); canary target 1000 in a bin no row of D occupies; "
+        "white-box: that bin's noisy count over sigma (exactly Gaussian); claim: that "
+        "release's own event; the refined rounds are not observed", steps_option=None),
+    "feature_range": AuditEntry(
+        "prerelease_problems:feature_range_problem", None,
+        "DPLogisticRegression() default's private feature range, its histogram and row "
+        "count (a pre-release: no solver's run); canary x = 2^20 in a bin no row of D "
+        "occupies; white-box: that bin's and the row count's noisy counts (exactly "
+        "Gaussian); claim: that release's own event; the column-offset rounds are not "
+        "observed", steps_option=None),
 }
 
 
 def audited_solvers() -> set[str]:
     """The :data:`noisygd.solvers.SOLVERS` names some entry audits."""
-    return {entry.solver for entry in AUDITS.values()}
+    return {entry.solver for entry in AUDITS.values() if entry.solver is not None}

@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
                         confidence=args.confidence, seed=args.seed, split=args.split)
         out = res.to_dict()
         results.append(out)
-        print(markdown_row(out, AUDITS[name].solver), flush=True)
+        print(markdown_row(out, AUDITS[name].solver or "pre-release"), flush=True)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as fh:
                 json.dump(results, fh, indent=1, default=str)
