@@ -160,3 +160,15 @@ def test_a_feature_named_as_pandas_names_a_blank_cell_warns(tmp_path: Path) -> N
                                          r"whose header cell was blank"):
         _, _, names = read_table(p, target="label")
     assert names == ["Unnamed: 0", "a"]
+
+
+def test_refuse_blank_header_cells_reads_the_header_as_written(tmp_path: Path) -> None:
+    # the check the Dask reader makes on each file (dd.read_csv's options), directly
+    from noisygd.data.io import refuse_blank_header_cells
+
+    options = {"compression": None, "encoding": "utf-8", "sep": ",", "comment": None}
+    good = _write(tmp_path / "g.csv", "a,b,label\n1,2,yes\n")
+    refuse_blank_header_cells(good, options)  # every cell named: nothing raised
+    bad = _write(tmp_path / "b.csv", "a,,label\n1,2,yes\n")
+    with pytest.raises(DataFileError, match=r"b\.csv has a blank cell \(column\(s\) 2; "):
+        refuse_blank_header_cells(bad, options)

@@ -462,3 +462,19 @@ def test_a_regressors_table_predictions_follow_its_predict():
         outs[clip] = out
     assert outs[False].max() > 10.0  # the targets sit at the top of the range
     assert np.all((outs[True] >= 0.0) & (outs[True] <= 10.0))
+
+
+def test_target_at_range_sets_a_paid_targets_bounds_to_its_declared_range():
+    from noisygd.schema.paid import target_at_range
+
+    data = _off_centre_schema(-1e3, 1e3)
+    data["privacy"] = {"preprocessing_share": 0.2}
+    resolved = target_at_range(parse_schema(data))
+    assert list(resolved.target.bounds) == [-1e3, 1e3] and not resolved.target.paid
+    assert not resolved.pays  # the target was the only paid entry: [privacy] dropped
+    data["columns"]["a"] = {"kind": "numeric", "bounds": "private", "range": [-100, 100]}
+    assert target_at_range(parse_schema(data)).paid_columns == ["a"]  # the column still pays
+    public = _off_centre_schema(-1e3, 1e3)
+    public["target"] = {"name": "y", "bounds": [-1e3, 1e3]}
+    with pytest.raises(SchemaError, match=r"does not pay for its bounds"):
+        target_at_range(parse_schema(public))
