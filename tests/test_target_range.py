@@ -588,3 +588,17 @@ def test_sentinel_targets_far_from_the_rest_warn():
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message=".*empty binary octaves.*")
             DPLinearRegression(epsilon=8.0, random_state=0).fit(X, tail)
+
+
+def test_releases_target_range_says_what_the_fit_will_do():
+    # public facts only, before any data: the rule the fit applies (and the CLI asks)
+    assert DPLinearRegression(epsilon=1.0).releases_target_range()
+    assert DPHuberRegressor(epsilon=1.0).releases_target_range()
+    for declared in ({"target_range": (0.0, 1.0)}, {"target_bound": 1.0},
+                     {"target_range_share": 0.0}, {"secure": True}):
+        assert not DPLinearRegression(epsilon=1.0, **declared).releases_target_range()
+    X, y = _table(n=2000)
+    model = DPLinearRegression(epsilon=1.0, random_state=0)
+    assert model.releases_target_range() and model.fit(X, y).fit_info_.get("target_range")
+    declared = DPLinearRegression(epsilon=1.0, target_range=(500.0, 1000.0), random_state=0)
+    assert "target_range" not in declared.fit(X, y).fit_info_

@@ -391,6 +391,14 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             out.append((exact / mu_k, Gaussian(sens / mu_k, sens, rel)))
         return out
 
+    def releases_target_range(self) -> bool:
+        """Whether a fit with these parameters releases the private target range before its
+        run (docs/estimators.md, "Private target range"): neither ``target_range`` nor
+        ``target_bound`` declared, a positive ``target_range_share``, not tuned and not
+        secure, a method that composes with the release, and with ``"auto"`` a budget that
+        pays for it. Public facts only: no data is read, and the answer is the fit's."""
+        return bool(self._uses_private_target_range())
+
     def _uses_private_target_range(self) -> bool:
         """Whether this fit first releases the private target range (class doc,
         ``target_range_share``; public facts only): neither ``target_range`` nor

@@ -285,7 +285,7 @@ def _target_range_by_estimator(schema: TableSchema, model: str, kwargs: dict[str
     from noisygd import estimators
 
     est = getattr(estimators, MODELS[model])(**{**kwargs, "target_range_share": share})
-    return bool(est._uses_private_target_range())  # the estimator's own rule (public facts)
+    return est.releases_target_range()  # the estimator's own rule (public facts)
 
 
 def _clip_to_range(y: Any, schema: TableSchema) -> Any:
