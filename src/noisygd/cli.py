@@ -572,7 +572,8 @@ def cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
             X, y, names = read_table(args.data, target=args.target,
                                      labels=[str(c) for c in classes or ()])
         else:
-            X, y, names = dask_session.open().read(args.data, args.target)
+            X, y, names = dask_session.open().read(args.data, args.target,
+                                                   labels=[str(c) for c in classes or ()])
         if y is None:
             raise CLIError(f"--target {args.target!r} gave no labels")
         if classes is not None and isinstance(y, np.ndarray):

@@ -130,3 +130,18 @@ def test_a_blank_header_cell_is_refused_on_dask(table, tmp_path) -> None:
     with pytest.raises(DataFileError, match=r"blank cell \(column\(s\) 1; pandas would name "
                                             r"it 'Unnamed: 0'"):
         read_collection(str(tmp_path / "t.csv"), target="label")
+
+
+def test_declared_labels_are_read_verbatim_on_dask(tmp_path) -> None:
+    # a class "NA" (North America) was read as a missing target, as pandas reads "NA"; with
+    # the labels declared (--classes), as in memory, the declared ones are read verbatim and
+    # every other marker stays missing (an empty cell, "null"; "NA" in a feature column)
+    (tmp_path / "p-0.csv").write_text("a,label\n1.5,NA\n2.5,EU\n")
+    (tmp_path / "p-1.csv").write_text("a,label\nNA,NA\n3.5,null\n")
+    X, y, names = read_collection(str(tmp_path / "p-*.csv"), target="label",
+                                  labels=["NA", "EU"])
+    assert names == ["a"]
+    assert y.compute().tolist()[:3] == ["NA", "EU", "NA"] and pd.isna(y.compute().iloc[3])
+    assert X.compute()["a"].isna().tolist() == [False, False, True, False]
+    _, y, _ = read_collection(str(tmp_path / "p-*.csv"), target="label")  # undeclared
+    assert y.compute().isna().tolist() == [True, False, True, True]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import glob
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,7 +37,31 @@ TUNE_ON_DASK = (
     "process")
 
 
-def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[str]]:
+def _verbatim_labels(first: str, target: str, labels: Sequence[str]) -> dict[str, Any]:
+    """``dd.read_csv`` options that read the declared ``labels`` verbatim in the ``target``
+    column of CSV files whose header is ``first``'s, every other cell as pandas' defaults
+    read it (a class ``NA`` is a label, not a missing target: as the in-memory reader,
+    :func:`noisygd.data.io.read_table`); no options where the header lacks the target."""
+    import pandas as pd
+
+    try:
+        from pandas._libs.parsers import STR_NA_VALUES as defaults
+    except ImportError:  # pragma: no cover - pandas' documented default markers
+        defaults = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                    "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                    "nan", "null"}
+    header = [str(c) for c in pd.read_csv(first, nrows=0).columns]
+    if target not in header:
+        return {}
+    keep = {str(v) for v in labels}
+    markers = sorted(defaults)
+    return {"keep_default_na": False,
+            "na_values": {c: [v for v in markers if v not in keep] if c == target else markers
+                          for c in header}}
+
+
+def read_collection(path: str | Path, *, target: str, labels: Sequence[str] = ()
+                    ) -> tuple[Any, Any, list[str]]:
     """Features and target of a Parquet directory (or file) or a CSV glob, as a Dask
     DataFrame and Series (nothing is read but the schema and the CSV header).
 
@@ -47,6 +71,10 @@ def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[st
         A Parquet directory or file (``.parquet``/``.pq``), or a CSV file or glob (``*.csv``).
     target : str
         The target column; every other column is a feature and must be numeric.
+    labels : sequence of str, optional
+        The declared class labels, as text: in CSV files a target cell holding one of them is
+        read verbatim, even where pandas would read it as missing (``NA``, ``N/A``, ``null``,
+        ...), as :func:`noisygd.data.io.read_table` does.
 
     Returns
     -------
@@ -78,7 +106,8 @@ def read_collection(path: str | Path, *, target: str) -> tuple[Any, Any, list[st
             if not files:
                 raise DataFileError(f"no file matches {text}")
             _refuse_long_rows(files)
-            frame = dd.read_csv(text)
+            frame = dd.read_csv(text, **(_verbatim_labels(files[0], target, labels)
+                                         if labels else {}))
     except (OSError, ValueError) as exc:
         if isinstance(exc, DataFileError):
             raise
@@ -229,9 +258,10 @@ class DaskSession:
         self._cluster: Any = None
         self._defaults: Any = None
 
-    def read(self, path: str | Path, target: str) -> tuple[Any, Any, list[str]]:
+    def read(self, path: str | Path, target: str, labels: Sequence[str] = ()
+             ) -> tuple[Any, Any, list[str]]:
         """:func:`read_collection`."""
-        return read_collection(path, target=target)
+        return read_collection(path, target=target, labels=labels)
 
     def fit(self, estimator: Any, X: Any, y: Any) -> Any:
         """:func:`fit_estimator` on this session's client."""
