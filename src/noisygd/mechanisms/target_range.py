@@ -396,6 +396,7 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     signed = counts[1:].reshape(2, K)
     ends: list[tuple[float, float]] = []
     occupied: tuple[tuple[float, float, float], ...] = ()
+    hulls: dict[int, tuple[int, int]] = {}  # sign -> its first and last occupied bin
     widest = 0
     for sign in (0, 1):  # each sign read alone: its bins, else its narrowest windows
         for width in range(1, MAX_WINDOW + 1):
@@ -405,23 +406,22 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
                 sums = np.convolve(signed[sign], np.ones(width), mode="valid")
                 passing = np.flatnonzero(sums >= window_threshold(sigma, width, failure))
             if passing.size:
-                ends += [_span(sign, int(j), int(j) + width - 1) for j in passing]
+                spans = [_span(sign, int(j), int(j) + width - 1) for j in passing]
+                ends += spans
                 if width == 1:  # single bins with their noisy counts (windows: not recorded)
-                    occupied += tuple((*_span(sign, int(j), int(j)), float(signed[sign, j]))
-                                      for j in passing)
+                    occupied += tuple((*span, float(signed[sign, j]))
+                                      for span, j in zip(spans, passing, strict=True))
+                hulls[sign] = (int(passing[0]), int(passing[-1]) + width - 1)
                 widest = max(widest, width)
                 break
     mirrored = False
     if counts[0] >= threshold:
         ends.append((0.0, 0.0))
         occupied += ((0.0, 0.0, float(counts[0])),)
-    elif ends and all(a >= 0.0 for a, _ in ends) != all(b <= 0.0 for _, b in ends):
+    elif len(hulls) == 1:
         # one sign only, and no zero bin: the other sign's bins mirroring the occupied ones
         # (their positions fixed by this sign's counts, their noise independent of them)
-        sign = 0 if ends[0][0] >= 0.0 else 1
-        bins = [int(j) for a, b in ends for j in range(K)
-                if a <= _span(sign, j, j)[0] and _span(sign, j, j)[1] <= b]
-        first, last = min(bins), max(bins)
+        ((sign, (first, last)),) = hulls.items()
         mirror = float(signed[1 - sign, first:last + 1].sum())
         held = float(signed[sign, first:last + 1].sum())
         if mirror >= max(mirror_threshold(sigma, last - first + 1), MIRROR_SHARE * held):
