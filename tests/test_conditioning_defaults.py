@@ -24,6 +24,7 @@ from sklearn.metrics import r2_score, roc_auc_score
 from noisygd.estimators import (
     CONDITIONING_RELEASES,
     FEATURE_RANGE_RELEASES,
+    TARGET_RANGE_RELEASES,
     DPLinearRegression,
     DPLogisticRegression,
 )
@@ -87,13 +88,15 @@ def test_classifier_defaults_beat_the_constant_predictor_on_uncentred_rows(metho
 def test_fit_info_names_the_releases_made_before_the_run():
     """fit_info_["pre_releases"]: the pre-release stages in order, each with its event as
     composed into privacy_ (the first events of the fit's own event) and its statistic; a
-    declared box releases no conditioning, only the regressor's residual scale."""
+    declared box releases no conditioning, only the regressor's private target range and
+    residual scale."""
     from noisygd.estimators import DPLinearRegression
 
     rng = np.random.default_rng(0)
     X = rng.random((600, 3)) * [1.0, 10.0, 100.0]
     y = X @ [1.0, 0.1, 0.01] + rng.normal(0.0, 0.1, 600)
-    est = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), random_state=0).fit(X, y)
+    est = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), target_range_share=0.0,
+                             random_state=0).fit(X, y)
     released = est.fit_info_["pre_releases"]
     assert [r["name"] for r in released] == [*FEATURE_RANGE_RELEASES, *CONDITIONING_RELEASES,
                                              "feature_scale", "target_scale"]
@@ -102,4 +105,7 @@ def test_fit_info_names_the_releases_made_before_the_run():
     assert all(r["statistic"] for r in released)
     boxed = DPLinearRegression(epsilon=1.0, target_range=(-1.0, 4.0), random_state=0,
                                feature_bounds=(0.0, [1.0, 10.0, 100.0])).fit(X, y)
-    assert [r["name"] for r in boxed.fit_info_["pre_releases"]] == ["target_scale"]
+    # the declared box: no conditioning; the private target range narrowing the declared
+    # range, then the residual scale
+    assert [r["name"] for r in boxed.fit_info_["pre_releases"]] == [
+        *TARGET_RANGE_RELEASES, "target_scale"]

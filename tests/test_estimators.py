@@ -414,19 +414,22 @@ def test_linear_regression_default_clip_is_huber_s_constant_times_the_target_sca
     y = (y - y.min()) / (y.max() - y.min())
     row = np.sqrt(1.0 + 1.0 / X.shape[1])  # sqrt(R^2 + s^2), R = 1, s = 1/sqrt(d)
     # scale_share=0: the public-bound clip (the private residual scale is tested below)
-    ranged = DPLinearRegression(target_range=(0.0, 1.0), random_state=0,
+    ranged = DPLinearRegression(target_range=(0.0, 1.0), target_range_share=0.0, random_state=0,
                                 scale_share=0.0, conditioning_share=0).fit(X, y)
     assert ranged.conditioning_["intercept_scale"] == pytest.approx(1.0 / np.sqrt(X.shape[1]))
     assert _base_clip(ranged) == pytest.approx(1.345 * 0.5 * row)
-    symmetric = DPLinearRegression(target_bound=1.0, random_state=0, scale_share=0.0,
+    symmetric = DPLinearRegression(target_bound=1.0, target_range_share=0.0, random_state=0,
+                                   scale_share=0.0,
                                    conditioning_share=0).fit(X, y)  # h = 1
     assert _base_clip(symmetric) == pytest.approx(1.345 * row)
-    box = DPLinearRegression(target_range=(0.0, 1.0), feature_bounds=(-0.3, 0.3),
+    box = DPLinearRegression(target_range=(0.0, 1.0), target_range_share=0.0, feature_bounds=(-0.3,
+                                                                                              0.3),
                              intercept_scale=0.2, random_state=0, scale_share=0.0).fit(X, y)
     r_c = 0.3 * np.sqrt(X.shape[1])
     assert _base_clip(box) == pytest.approx(1.345 * 0.5 * np.hypot(r_c, 0.2))
     # the former default (the exact residual bound 2 h sqrt(R^2 + s^2)) stays reachable
-    exact = DPLinearRegression(target_range=(0.0, 1.0), clip=float(np.sqrt(2.0)),
+    exact = DPLinearRegression(target_range=(0.0, 1.0), target_range_share=0.0,
+                               clip=float(np.sqrt(2.0)),
                                random_state=0).fit(X, y)
     assert exact.fit_info_["plans"][0]["clip"] == pytest.approx(np.sqrt(2.0))
 
@@ -445,7 +448,8 @@ def test_linear_regression_s_event_is_calibrated_to_the_huber_clip():
 
     X, y = _regression()
     y = (y - y.min()) / (y.max() - y.min())
-    model = DPLinearRegression(target_range=(0.0, 1.0), n_samples_public=600, l2=1e-3,
+    model = DPLinearRegression(target_range=(0.0, 1.0), target_range_share=0.0,
+                               n_samples_public=600, l2=1e-3,
                                intercept_scale=1.0, random_state=4, scale_share=0.0,
                                conditioning_share=0).fit(X, y)  # l2, s = 1: c = 0, v = theta
     plan = model.fit_info_["plans"][0]
@@ -590,7 +594,8 @@ def test_linear_regression_private_scale_composes_and_sets_the_clip():
     X, y = _regression()
     y = 0.5 + 0.1 * y  # targets near the midpoint: M is small
     # conditioning_share=0: the scale in the public coordinates (c = 0, s = R/sqrt(d))
-    kw = {"target_range": (0.0, 1.0), "random_state": 3, "conditioning_share": 0}
+    kw = {"target_range": (0.0, 1.0), "target_range_share": 0.0, "random_state": 3,
+          "conditioning_share": 0}
     root_d = np.sqrt(X.shape[1])
     off = DPLinearRegression(scale_share=0.0, **kw).fit(X, y)
     assert off.target_scale_ == 1.0 and off.row_scale_ == 1.0
@@ -662,7 +667,7 @@ def test_linear_regression_private_scale_is_the_default_and_skipped_when_tuned()
     y = 0.5 + 0.1 * y
     assert DPLinearRegression(
         feature_range_share=0.0, ).get_params()["scale_share"] == 0.1  # a declared split
-    kw = {"target_range": (0.0, 1.0), "random_state": 3}
+    kw = {"target_range": (0.0, 1.0), "target_range_share": 0.0, "random_state": 3}
     on = DPLinearRegression(feature_range_share=0.0, **kw).fit(X, y)
     # the private centre's releases first (the default without bounds: its rounds), its
     # per-feature scale's, then the residual scale's
@@ -1213,7 +1218,8 @@ def test_a_regression_draws_its_centre_scale_and_count_noise_from_three_streams(
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3)) / 2 + 0.3
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=300), 0.0, 1.0)
-    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5}
+    kw = {"target_range": (0.0, 1.0), "target_range_share": 0.0, "method": "noisy_gd",
+          "max_iter": 5}
     first = DPLinearRegression(feature_range_share=0.0, random_state=seed, **kw).fit(X, y)
     assert len(first.privacy_.event.events) == len(CONDITIONING_ROUNDS) + 4  # and the run's
     assert len(states) == len(set(states)) == 4  # centre, feature scale, scale, count
@@ -1233,7 +1239,8 @@ def test_auto_centre_is_skipped_when_the_budget_pays_for_it_but_not_with_the_sca
     X = rng.normal(size=(400, 3)) / 2 + 0.3
     y = np.clip(0.5 + 0.2 * X[:, 0] + 0.05 * rng.normal(size=400), 0.0, 1.0)
     prior = Gaussian(1.0 / (0.45 ** 0.5 * calibrate_mu(1.0, 1e-5)))
-    kw = {"target_range": (0.0, 1.0), "method": "noisy_gd", "max_iter": 5, "delta": 1e-5,
+    kw = {"target_range": (0.0, 1.0), "target_range_share": 0.0, "method": "noisy_gd",
+          "max_iter": 5, "delta": 1e-5,
           "scale_share": 0.5, "random_state": 0}
     model = DPLinearRegression(**kw).fit(X, y, prior_events=[prior])
     assert "release" not in model.conditioning_

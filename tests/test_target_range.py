@@ -22,6 +22,8 @@ from noisygd.estimators import (
 )
 from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY, separated_spans
 from noisygd.mechanisms.target_range import (
+    EDGE_LEVEL,
+    EDGE_SHARE,
     MAX_WINDOW,
     MIRROR_LEVEL,
     MIRROR_SHARE,
@@ -29,6 +31,8 @@ from noisygd.mechanisms.target_range import (
     TARGET_RANGE_SHARE,
     PrivateTargetRange,
     centre_from_release,
+    edge_bins,
+    edge_threshold,
     mirror_threshold,
     refined_range,
     target_bin_index,
@@ -245,6 +249,87 @@ def test_false_mirror_rate_is_at_most_its_level():
     assert mirrored <= 130
 
 
+def test_edge_threshold_is_the_one_sided_normal_quantile():
+    assert EDGE_LEVEL == 0.05
+    assert edge_threshold(3.0) == pytest.approx(norm.isf(0.05) * 3.0, rel=1e-12)
+    assert edge_threshold(3.0, 0.01) == pytest.approx(norm.isf(0.01) * 3.0, rel=1e-12)
+    for level in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="level"):
+            edge_threshold(1.0, level)
+    with pytest.raises(ValueError, match="sigma"):
+        edge_threshold(0.0)
+
+
+def test_edge_bins_walk_outwards_while_they_pass():
+    # the level's bar alone (share 0): z_e sigma = 16.45 at sigma 10. Stretch 3..4; above:
+    # 5 (20) and 6 (17) pass, 7 (16) fails, so 8 (40) is not reached; below: 2 (10) fails,
+    # so 1 (50) is not reached
+    sigma = 10.0
+    counts = np.array([0.0, 50.0, 10.0, 300.0, 300.0, 20.0, 17.0, 16.0, 40.0])
+    assert edge_bins(counts, 3, 4, sigma, share=0.0) == [5, 6]
+    # below, outwards: 1 and 0 after 2 (in decreasing order), the grid's ends stop the walk
+    counts[2], counts[0] = 30.0, 25.0
+    assert edge_bins(counts, 3, 4, sigma, share=0.0) == [5, 6, 2, 1, 0]
+    counts[7] = 100.0
+    assert edge_bins(counts, 3, 4, sigma, share=0.0) == [5, 6, 7, 8, 2, 1, 0]
+    assert edge_bins(counts, 3, 4, sigma, level=1e-6, share=0.0) == []  # z 4.75: none
+    # the share's bar: EDGE_SHARE of the stretch's 600 is 150; only a bin that holds it joins
+    assert EDGE_SHARE == MIRROR_SHARE == 0.25
+    assert edge_bins(counts, 3, 4, sigma) == []
+    counts[5], counts[6], counts[2] = 150.0, 149.0, 200.0
+    assert edge_bins(counts, 3, 4, sigma) == [5, 2]
+    for first, last in ((-1, 2), (3, 2), (0, 9)):
+        with pytest.raises(ValueError, match="first"):
+            edge_bins(counts, first, last, sigma)
+    with pytest.raises(ValueError, match="share"):
+        edge_bins(counts, 3, 4, sigma, share=1.0)
+
+
+def test_a_bin_next_to_the_range_joins_it_with_the_edge_test():
+    # diabetes-like: the bin (0.5, 1] holds a quarter of the rows, short of z sigma, next to
+    # the occupied (0.125, 0.25], (0.25, 0.5]: without the edge test the range stops at 0.5
+    sigma = 30.0
+    thr = target_occupancy_threshold(sigma)
+    assert 90.0 < thr < 140.0 and 90.0 > edge_threshold(sigma)
+    noisy = _signed_bins({-3: 140.0, -2: 150.0, -1: 90.0}, {})
+    plain = target_range_from_release(noisy, sigma)
+    assert (plain.low, plain.high) == (0.125, 0.5)
+    edged = target_range_from_release(noisy, sigma, edge_level=EDGE_LEVEL)
+    assert (edged.low, edged.high) == (0.125, 1.0)
+    assert (0.5, 1.0, 90.0) in edged.occupied and edged.resolved
+    # windows read alike: the edges of the narrowest occupied window join it
+    assert 240.0 > window_threshold(sigma, 2)
+    noisy = _signed_bins({-3: 4.0 * sigma, -2: 4.0 * sigma, -1: 2.5 * sigma}, {})
+    assert target_range_from_release(noisy, sigma).high == 0.5
+    assert target_range_from_release(noisy, sigma, edge_level=EDGE_LEVEL).high == 1.0
+
+
+def test_false_edge_rate_is_at_most_its_level():
+    # one occupied bin (8, 16] at 8 sigma, its neighbours pure noise. The level's bar alone
+    # (share 0): each joins with probability EDGE_LEVEL; 2000 draws: Binomial(2000, 0.05),
+    # mean 100, sd 9.7, P(> 135) < 2e-4 and P(< 65) < 2e-4. The release (share's bar too,
+    # read from the bins it records: the mirror test may widen the range as well) joins them
+    # at most that often: P(Binomial(2000, 0.05) > 135) < 2e-4. This test's false-failure
+    # rate: below 1e-3.
+    rng = np.random.default_rng(7)
+    sigma = 5.0
+    base = _signed_bins({3: 40.0}, {})
+    j = 1 + 3 - EXPONENTS[0]  # the occupied bin's index in the release
+    level_only = {"above": 0, "below": 0}
+    released_joins = {"above": 0, "below": 0}
+    for _ in range(2000):
+        noisy = base + rng.normal(0.0, sigma, base.size)
+        joined = edge_bins(noisy[1:1 + K], j - 1, j - 1, sigma, share=0.0)
+        level_only["above"] += j in joined
+        level_only["below"] += (j - 2) in joined
+        lows = {low for low, _, _ in target_range_from_release(
+            noisy, sigma, edge_level=EDGE_LEVEL).occupied}
+        released_joins["above"] += 16.0 in lows
+        released_joins["below"] += 4.0 in lows
+    assert all(65 <= v <= 135 for v in level_only.values())
+    assert all(v <= 135 for v in released_joins.values())
+
+
 def test_targets_about_zero_get_a_range_of_both_signs():
     # centred targets (sd about 1) at n 500, epsilon 1: 8 of 20 seeds got a one-signed first
     # range, which the intersected rounds kept (test R^2 down to -1.04 against a non-private
@@ -346,15 +431,59 @@ def test_targets_in_their_units_are_learnt_and_were_crushed_before(cls):
     assert "target_range" not in fallback.fit_info_
 
 
-def test_a_declared_range_or_bound_releases_nothing():
+def test_a_declared_range_or_bound_is_kept_with_share_0():
     X, y = _table(n=1000, scale=0.2, offset=0.0)  # in [-1, 1]
     for kw in ({"target_range": (-1.0, 1.0)}, {"target_bound": 1.0}):
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message=".*target_range.*")
-            model = DPLinearRegression(epsilon=1.0, random_state=0, **kw).fit(X, y)
+            model = DPLinearRegression(epsilon=1.0, random_state=0, target_range_share=0,
+                                       **kw).fit(X, y)
         assert "target_range" not in model.fit_info_
         assert all(r["name"] != "target_range" for r in model.fit_info_["pre_releases"])
         assert model.target_range_ == (-1.0, 1.0)
+
+
+def test_a_declared_range_is_narrowed_by_the_release():
+    # a proportion declared on [0, 1] whose values lie in (0.5, 1]: the release narrows the
+    # declared range to [0.5, 1] (the fit's noise halves), recorded with it, on the budget
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, (3000, 3))
+    y = np.clip(0.8 + 0.1 * (X @ np.array([1.0, -1.0, 0.5]) - 0.25)
+                + rng.normal(0.0, 0.02, 3000), 0.51, 1.0)
+    model = DPLinearRegression(epsilon=1.0, random_state=0, target_range=(0.0, 1.0)).fit(X, y)
+    info = model.fit_info_["target_range"]
+    assert info["declared"] == (0.0, 1.0) and info["resolved"]
+    # the first histogram's [0.5, 1], then the refined rounds about the targets' mean
+    low, high = model.target_range_
+    assert 0.5 <= low < 0.6 and high == 1.0
+    assert (low, high) == pytest.approx(info["released"], rel=1e-12)
+    assert [r["name"] for r in model.fit_info_["pre_releases"]][:len(TARGET_RANGE_RELEASES)] \
+        == list(TARGET_RANGE_RELEASES)
+    mu = calibrate_mu(1.0, 1e-5)
+    assert gaussian_mu(model.privacy_.event) == pytest.approx(mu, rel=1e-9)
+    assert gaussian_mu(model.privacy_.event.events[0]) == pytest.approx(
+        math.sqrt(FIRST_SHARE) * mu, rel=1e-9)
+    kept = DPLinearRegression(epsilon=1.0, random_state=0, target_range=(0.0, 1.0),
+                              target_range_share=0).fit(X, y)
+    assert kept.target_range_ == (0.0, 1.0)
+    # the noise's half-range halves: the narrowed fit is at least as good on these rows
+    assert model.score(X, y) > kept.score(X, y) - 0.01
+
+
+def test_a_declared_range_is_never_widened():
+    # targets beyond the declared range are clipped to it, as without the release; a range
+    # that resolves no bin (4 rows) keeps the declared one, with no warning of the fallback
+    X, y = _table(n=3000)  # in (620, 880)
+    model = DPLinearRegression(epsilon=1.0, random_state=0, target_range=(0.0, 700.0)).fit(X, y)
+    low, high = model.target_range_
+    assert 0.0 <= low < high <= 700.0 and model.fit_info_["target_range"]["declared"] == (
+        0.0, 700.0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*target.range.*")
+        tiny = DPLinearRegression(epsilon=0.5, random_state=0, target_range=(0.0, 1000.0)
+                                  ).fit(X[:4], y[:4])
+    assert not tiny.fit_info_["target_range"]["resolved"]
+    assert tiny.target_range_[0] >= 0.0 and tiny.target_range_[1] <= 1000.0
 
 
 def test_the_range_is_recorded_first_in_the_ledger(tmp_path):
@@ -440,7 +569,10 @@ def test_ssp_releases_the_range_and_composes_with_it():
 def test_without_an_intercept_the_range_is_symmetric():
     X, y = _table(n=3000)
     model = DPLinearRegression(epsilon=1.0, random_state=0, fit_intercept=False).fit(X, y)
-    assert model.target_range_ == (-1024.0, 1024.0)
+    low, high = model.target_range_
+    # the bin (512, 1024], or one octave more where the edge test joins the bin above
+    # (module doc, "Edges": at most a 0.05 chance for an empty one)
+    assert low == -high and high in (1024.0, 2048.0)
     # one round at the whole share: no centre to refine about without an intercept
     assert [r["name"] for r in model.fit_info_["pre_releases"]][:2] != list(
         TARGET_RANGE_RELEASES[:2])
@@ -594,11 +726,17 @@ def test_releases_target_range_says_what_the_fit_will_do():
     # public facts only, before any data: the rule the fit applies (and the CLI asks)
     assert DPLinearRegression(epsilon=1.0).releases_target_range()
     assert DPHuberRegressor(epsilon=1.0).releases_target_range()
-    for declared in ({"target_range": (0.0, 1.0)}, {"target_bound": 1.0},
-                     {"target_range_share": 0.0}, {"secure": True}):
-        assert not DPLinearRegression(epsilon=1.0, **declared).releases_target_range()
+    for declared in ({"target_range": (0.0, 1.0)}, {"target_bound": 1.0}):
+        # a declared range is narrowed by the release (class doc, target_range)
+        assert DPLinearRegression(epsilon=1.0, **declared).releases_target_range()
+    for kept in ({"target_range": (0.0, 1.0), "target_range_share": 0.0},
+                 {"target_range_share": 0.0}, {"secure": True}):
+        assert not DPLinearRegression(epsilon=1.0, **kept).releases_target_range()
+    with pytest.raises(ValueError, match="target_range"):
+        DPLinearRegression(epsilon=1.0, target_range=(1.0, 0.0)).releases_target_range()
     X, y = _table(n=2000)
     model = DPLinearRegression(epsilon=1.0, random_state=0)
     assert model.releases_target_range() and model.fit(X, y).fit_info_.get("target_range")
-    declared = DPLinearRegression(epsilon=1.0, target_range=(500.0, 1000.0), random_state=0)
+    declared = DPLinearRegression(epsilon=1.0, target_range=(500.0, 1000.0), random_state=0,
+                                  target_range_share=0)
     assert "target_range" not in declared.fit(X, y).fit_info_

@@ -127,7 +127,8 @@ def test_a_fit_records_one_release_whose_event_is_the_fit_s(backend, request):
                             "neighbouring": "replace_one", "l2": 0.1}),
     (DPLogisticRegression, {"classes": [0, 1], "method": "rrpsgd",
                             "neighbouring": "replace_one", "max_iter": 2000}),
-    (DPHuberRegressor, {"neighbouring": "replace_one", "target_bound": 1.0, **ONE_RELEASE}),
+    (DPHuberRegressor, {"neighbouring": "replace_one", "target_bound": 1.0,
+                        "target_range_share": 0.0, **ONE_RELEASE}),
     (DPLinearRegression, {"method": "output_perturbation", "neighbouring": "replace_one",
                           "radius": 2.0}),
 ])
@@ -460,7 +461,8 @@ def test_the_target_scale_is_recorded_before_the_targets_are_read(sqlite_path, m
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", watching)
     solver = Watching(sqlite_path)
-    kw = {"target_range": (0.0, 1.0), "random_state": 0, "scale_share": 0.1}
+    kw = {"target_range": (0.0, 1.0), "target_range_share": 0.0, "random_state": 0,
+          "scale_share": 0.1}
     model = DPLinearRegression(
         feature_range_share=0.0, method=solver, ledger=sqlite_path, dataset="d", **kw).fit(X, y)
     # the centre's first round reads the oracle's sums (its later releases read X), then the
@@ -496,7 +498,8 @@ def test_a_regression_the_budget_cannot_admit_spends_nothing(sqlite_path):
     # the scale alone (mu_s = sqrt(0.1) mu, epsilon ~0.28) fits a budget of 0.5; the whole
     # fit (epsilon 1) does not: refused before X or y is read, nothing recorded
     _budget(sqlite_path, epsilon=0.5)
-    model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), ledger=sqlite_path,
+    model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), target_range_share=0.0,
+                               ledger=sqlite_path,
                                dataset="d", scale_share=0.1)
     mu = calibrate_mu(1.0, DELTA)
     assert best(Gaussian(1.0 / (math.sqrt(0.1) * mu)), DELTA).epsilon < 0.5
@@ -527,7 +530,8 @@ def test_two_regressions_compose_in_the_ledger(sqlite_path):
     two = best(Composed((Gaussian(1 / calibrate_mu(1.0, DELTA)),) * 2), DELTA).epsilon
     _budget(sqlite_path, epsilon=two * (1 + 1e-6))  # exactly two fits at epsilon 1
     make = DPLinearRegression(
-        feature_range_share=0.0, epsilon=1.0, target_range=(0.0, 1.0), ledger=sqlite_path,
+        feature_range_share=0.0, epsilon=1.0, target_range=(0.0, 1.0), target_range_share=0.0,
+            ledger=sqlite_path,
                               dataset="d", scale_share=0.1)
     first = clone(make).set_params(random_state=0).fit(X, y)
     second = clone(make).set_params(random_state=1).fit(X, y)

@@ -226,7 +226,8 @@ def test_a_regression_whose_run_loses_its_data_keeps_its_releases(path, monkeypa
 
     monkeypatch.setattr(ArrayOracle, "clipped_gradient_sum", lost)
     est = DPLinearRegression(
-        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+        feature_range_share=0.0, target_range=(0.0, 1.0), target_range_share=0.0,
+            method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
@@ -250,7 +251,8 @@ def test_a_store_lost_before_the_first_read_withdraws_and_leaves_nothing(path, m
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
     est = DPLinearRegression(
-        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+        feature_range_share=0.0, target_range=(0.0, 1.0), target_range_share=0.0,
+            method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10)
     with pytest.raises(DataAccessError):
         est.fit(X, y)
@@ -282,7 +284,8 @@ def test_a_store_lost_at_the_second_stage_keeps_both_stages_records(path, monkey
 
     monkeypatch.setattr(ArrayOracle, "bounded_row_sums", lost)
     est = DPLinearRegression(
-        feature_range_share=0.0, target_range=(0.0, 1.0), method="noisy_gd", scale_share=0.1,
+        feature_range_share=0.0, target_range=(0.0, 1.0), target_range_share=0.0,
+            method="noisy_gd", scale_share=0.1,
                              ledger=path, dataset="d", random_state=0, max_iter=10,
                              feature_scale_share=0)  # two stages: centre, then scale
     with pytest.raises(DataAccessError):

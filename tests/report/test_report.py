@@ -162,7 +162,8 @@ def test_budget_parts_name_the_releases_made_before_the_run():
     rng = np.random.default_rng(0)
     X = rng.random((600, 4))
     y = X @ np.array([1.0, 2.0, 3.0, 4.0]) / 10
-    model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0).fit(X, y)
+    model = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), target_range_share=0.0,
+                               random_state=0).fit(X, y)
     parts = build_report(model).budget_parts
     k = len(CONDITIONING_ROUNDS) + len(FEATURE_RANGE_ROUNDS) - 1
     assert [p["part"] for p in parts[:k + 3]] == [
@@ -180,6 +181,7 @@ def test_budget_parts_name_the_releases_made_before_the_run():
     assert parts[k + 3]["part"].startswith("the number of rows")
     prior = Gaussian(20.0, 1.0)
     given = DPLinearRegression(epsilon=1.0, target_range=(0.0, 1.0), random_state=0,
+                               target_range_share=0.0,
                                feature_bounds=(0.0, 1.0)).fit(X, y, prior_events=[prior])
     labels = [p["part"] for p in build_report(given).budget_parts]
     assert labels[:2] == ["prior release 1 of 1",

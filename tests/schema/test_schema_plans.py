@@ -120,20 +120,26 @@ def test_cli_plan_json(capsys, tmp_path):
     assert code == 2 and "--n-samples" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("method", ["noisy_gd", "noisy_sgd"])
-def test_regression_plan_is_the_fits_plan(method):
+@pytest.mark.parametrize(("method", "share"), [("noisy_gd", "auto"), ("noisy_gd", 0.0),
+                                               ("noisy_sgd", 0.0)])
+def test_regression_plan_is_the_fits_plan(method, share):
+    """The plan of a Gaussian composition takes the private target range's share first, as
+    the fit does (share "auto": the range narrowed within the declared one; the plan is at
+    the declared half-range, an upper bound on the fit's)."""
     from noisygd.estimators import DPLinearRegression
 
     X, _ = _data()
     t = 25 + 300 * X[:, 0]
     est = DPLinearRegression(epsilon=2.0, delta=1e-5, n_samples_public=N, method=method,
                              target_range=(0, 350), random_state=0, scale_share=0.0,
+                             target_range_share=share,
                              feature_bounds=public_centring(SCHEMA)).fit(X, t)
+    assert ("target_range" in est.fit_info_) == (share == "auto")
     info = est.fit_info_["plans"][0]
     row = next(r for r in plan_table(model="linear", n_samples=N, n_features=X.shape[1],
                                      epsilon=2.0, delta=1e-5, relations=("add_remove",),
                                      centring=public_centring(SCHEMA), target_range=(0, 350),
-                                     scale_share=0.0)
+                                     scale_share=0.0, target_range_share=share)
                if r.method == method)
     assert row.noise == pytest.approx(_noise(info), rel=1e-12)
     assert row.steps == int(np.ravel(est.n_iter_)[0])
@@ -143,14 +149,23 @@ def test_regression_plan_is_the_fits_plan(method):
 def test_linear_noisy_gd_plan_leaves_the_target_scale_its_share():
     # DPLinearRegression spends scale_share of mu^2 on its private target scale first: the
     # plan's run gets mu sqrt(1 - share), hence a larger noise multiplier at the same steps
+    # (the declared target range kept: target_range_share=0)
+    from noisygd.mechanisms.target_range import TARGET_RANGE_SHARE
+
     kw = dict(model="linear", n_samples=N, n_features=3, epsilon=2.0, delta=1e-5,
               relations=("add_remove",), target_range=(0, 350), max_iter=200)
-    rows = {s: next(r for r in plan_table(**kw, scale_share=s) if r.method == "noisy_gd")
-            for s in (0.0, 0.1, 0.5)}
+    rows = {s: next(r for r in plan_table(**kw, scale_share=s, target_range_share=0.0)
+                    if r.method == "noisy_gd") for s in (0.0, 0.1, 0.5)}
     assert rows[0.1].steps == rows[0.0].steps == 200
     assert rows[0.1].noise == pytest.approx(rows[0.0].noise / math.sqrt(0.9), rel=1e-9)
     assert rows[0.5].noise == pytest.approx(rows[0.0].noise / math.sqrt(0.5), rel=1e-9)
     assert "target_scale_" in rows[0.1].note and "target_scale_" not in rows[0.0].note
+    assert "target range" not in rows[0.1].note
+    # the default: the private target range narrowing the declared one takes its share too
+    ranged = next(r for r in plan_table(**kw, scale_share=0.1) if r.method == "noisy_gd")
+    assert ranged.noise == pytest.approx(
+        rows[0.0].noise / math.sqrt(0.9 - TARGET_RANGE_SHARE), rel=1e-9)
+    assert "private target range narrows the declared one" in ranged.note
     with pytest.raises(ValueError, match="scale_share"):
         plan_table(**kw, scale_share=1.0)
 

@@ -192,7 +192,8 @@ def test_linear_regression_default_ridges():
     from noisygd.planning import ridge_strength
 
     X, y = _data(n=600)
-    kw = dict(target_range=(-1.0, 1.0), n_samples_public=600, random_state=0)
+    kw = dict(target_range=(-1.0, 1.0), target_range_share=0.0, n_samples_public=600,
+              random_state=0)
     ssp = DPLinearRegression(method="ssp", **kw).fit(X, y)
     assert ssp.l2_ == 0.0
     gd = DPLinearRegression(scale_share=0.0, conditioning_share=0, **kw).fit(X, y)

@@ -176,8 +176,9 @@ def _estimator_problem(name: str, make: Any, X: np.ndarray, y: np.ndarray,
 def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 2000
                               ) -> AuditProblem:
     r"""``DPLinearRegression(epsilon, delta)`` with every default but the private centre
-    (``conditioning_share=0``) and the target range (``target_bound=1`` declared: the
-    canary's target sits at its end; the private target range, a Gaussian histogram of
+    (``conditioning_share=0``) and the target range (``target_bound=1`` declared and kept
+    as it is, ``target_range_share=0``: the canary's target sits at its end; the private
+    target range, which would narrow it, a Gaussian histogram of
     sensitivity 1 tested by brute force in ``tests/test_target_range.py``, is not audited
     here), one feature.
 
@@ -200,7 +201,8 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
         # would put the canary at the centre (no worst case); the centre's release (a
         # Gaussian composed like the scale's) is not audited by this problem
         return DPLinearRegression(eps, dl, method=solver, random_state=rng,
-                                  conditioning_share=0, target_bound=1.0)
+                                  conditioning_share=0, target_bound=1.0,
+                                  target_range_share=0)
 
     return _estimator_problem(
         "linear_regression", make, np.ones((n, 1)), np.zeros(n), np.array([1.0]), 1.0, 1.0,
@@ -281,7 +283,8 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
                                       n_ordinary: int = 2000) -> AuditProblem:
     r"""``DPLinearRegression(epsilon, delta)`` with every default, the private centre
     included (``conditioning_share="auto"``), but the target range (``target_bound=1``
-    declared, as in :func:`linear_regression_problem`), one feature.
+    declared and kept, ``target_range_share=0``, as in :func:`linear_regression_problem`),
+    one feature.
 
     ``D``: ``n_ordinary`` rows, half at :math:`x = -R = -1` with :math:`y = 0`, half at
     :math:`x = +R` with :math:`y = -h = -1`; ``D'``: the canary :math:`x = +R` with
@@ -305,7 +308,8 @@ def centred_linear_regression_problem(*, epsilon: float, delta: float = 1e-5,
     n = check_positive_int("n_ordinary", n_ordinary)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
-        return DPLinearRegression(eps, dl, method=solver, random_state=rng, target_bound=1.0)
+        return DPLinearRegression(eps, dl, method=solver, random_state=rng, target_bound=1.0,
+                                  target_range_share=0)
 
     half = n // 2
     v = CENTRED_ROW  # served at +-(1 - 2^-21) R by the released range (above)

@@ -52,16 +52,21 @@ from noisygd.training import PreparedFit, PreRelease
 #: The regressors' target parameters in their class docs (numpydoc).
 _TARGET_DOC = """    target_bound : float, optional
         Declares the targets public-bounded by ``B``: they are clipped to ``[-B, B]``
-        (per-row, free). Without it and without ``target_range``, the range is released
-        privately (``target_range_share``).
+        (per-row, free), and to the private target range within it where that is released
+        (``target_range_share``).
     target_range : (low, high), optional
         Public range of the targets, declared by you (e.g. a documented range; never
         computed from the data). Overrides ``target_bound``: targets are clipped to
         ``[low, high]`` and fitted centred at ``(low + high)/2``, which halves the
-        residual bound of ``[0, 1]`` targets against ``target_bound=1``.
+        residual bound of ``[0, 1]`` targets against ``target_bound=1``. Where the private
+        target range is released (``target_range_share``), it narrows the declared range:
+        a proportion declared on ``[0, 1]`` whose values lie in ``(0.5, 1]`` is fitted on
+        ``[0.5, 1]``, with half the noise. ``target_range_share=0`` keeps the declared range
+        as it is.
     target_range_share : float in [0, 0.5] or "auto", default="auto"
-        **Private target range** (:mod:`noisygd.mechanisms.target_range`), where neither
-        ``target_range`` nor ``target_bound`` is declared: the fit first releases, with this share
+        **Private target range** (:mod:`noisygd.mechanisms.target_range`), declared range or
+        not (within a declared one, intersected with it: a declared range is a bound the
+        targets lie in, often far wider than they spread): the fit first releases, with this share
         of its Gaussian-DP budget :math:`\\mu^2`, the histogram of the targets by sign and binary
         exponent, with a bin for zero (a row adds one count: sensitivity 1 under add/remove,
         :math:`\\sqrt2` under replace-one), and clips the targets to the released range: the hull of
@@ -78,7 +83,8 @@ _TARGET_DOC = """    target_bound : float, optional
         ``target_range_2``, ``target_centre_2`` and ``target_range_3``:
         :data:`TARGET_RANGE_RELEASES`), reported in ``fit_info_["target_range"]`` and used as
         ``target_range_``. Where it is not released, or resolves no bin (few rows against its
-        noise), the targets are clipped to ``[-1, 1]`` with a ``UserWarning``: declare a range.
+        noise), the targets are clipped to the declared range, or without one to ``[-1, 1]``
+        with a ``UserWarning``: declare a range.
         Without it, targets in their own units (bike rentals, a bill in dollars, wine quality) were
         clipped to ``[-1, 1]`` silently and the test :math:`R^2` fell far below the constant
         predictor's (docs/estimators.md, "Private target range").
@@ -175,12 +181,17 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
     def _report_target_range(self, mid: float, half: float, released: Any) -> None:
         """``target_range_`` (the range the targets were clipped to and predictions are
         projected onto) and, with the private target range, ``fit_info_["target_range"]``
-        (its share, rule, event, threshold, noise and whether it resolved a bin); warns where
-        it resolved none (the targets were clipped to the fallback ``[-1, 1]``)."""
+        (its share, rule, event, threshold, noise, whether it resolved a bin and the declared
+        range it narrowed, if any); warns, without a declared range, where it resolved none
+        (the targets were clipped to the fallback ``[-1, 1]``) or reached its grid's end."""
         self.target_range_ = (mid - half, mid + half)
         if released is None:
             return
         from noisygd.mechanisms.target_range import TARGET_RANGE_SHARE
+
+        declared = self._declared_target_centre_half()
+        within = None if declared is None else (declared[0] - declared[1],
+                                                declared[0] + declared[1])
 
         self.fit_info_["target_range"] = {
             "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
@@ -188,15 +199,23 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                     "exponents (2^k, 2^(k+1)]), or where no sign bin is, of the narrowest "
                     "occupied windows of 2 to 8 adjacent bins; occupied: the noisy count "
                     "reaches z sigma (at most 0.001 chance that any empty bin or window "
-                    "does); [-1, 1] where none spans a range; with an intercept narrowed "
-                    "twice by a mean of the clipped targets and the hull of a histogram "
-                    "about it, intersected with the range before "
-                    "(noisygd.mechanisms.target_range, 'Refined rounds')",
+                    "does), and outwards from each end the next bins while their noisy "
+                    "counts reach z_e sigma (level 0.05); [-1, 1] where none spans a range; "
+                    "within a declared range, intersected with it (the declared range where "
+                    "none spans a range); with an intercept narrowed twice by a mean of the "
+                    "clipped targets and the hull of a histogram about it, intersected with "
+                    "the range before (noisygd.mechanisms.target_range, 'Refined rounds', "
+                    "'Edges')",
             "event": " + ".join(e.describe() for _, e in self._target_range_events()),
-            "released": (released.low, released.high) if released.resolved else None,
+            "released": ((released.low, released.high)
+                         if released.resolved or within is not None else None),
+            "declared": within,
             "threshold": released.threshold, "noise_std": released.noise_std,
             "window": released.window, "resolved": released.resolved,
             "rounds": [dict(r) for r in released.rounds]}
+        if within is not None:  # the declared range bounds the targets: nothing to warn of
+            self._warn_separated_targets(released)  # but codes inside it
+            return
         if not released.resolved:
             warnings.warn(
                 f"{type(self).__name__}: the private target range resolved no bin (too few "
@@ -289,18 +308,19 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
     def _target_centre_half(self) -> tuple[float, float]:
         """``(m, h)``: targets are clipped to ``[m - h, m + h]`` and fitted as ``y - m``.
 
-        ``target_range=(low, high)`` gives ``m = (low + high)/2``, ``h = (high - low)/2``;
-        else ``target_bound`` gives ``m = 0`` and ``h = target_bound`` (public by
-        declaration); else, during a fit, the released private target range once released
-        (public: post-processing of its release); else, after a fit, ``target_range_``; else
+        During a fit, the released private target range once released (public:
+        post-processing of its release; within a declared range, the part of it the release
+        narrowed it to); else ``target_range=(low, high)`` gives ``m = (low + high)/2``,
+        ``h = (high - low)/2``; else ``target_bound`` gives ``m = 0`` and ``h =
+        target_bound`` (public by declaration); else, after a fit, ``target_range_``; else
         :data:`FALLBACK_TARGET_BOUND`.
         """
         declared = self._declared_target_centre_half()
+        released = self.__dict__.get("_released_target_range")
+        if released is not None and (released.resolved or declared is not None):
+            return released.centre_half(symmetric=not self.fit_intercept)
         if declared is not None:
             return declared
-        released = self.__dict__.get("_released_target_range")
-        if released is not None and released.resolved:
-            return released.centre_half(symmetric=not self.fit_intercept)
         fitted = self.__dict__.get("target_range_")
         if fitted is not None and released is None:
             low, high = fitted
@@ -393,16 +413,17 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
 
     def releases_target_range(self) -> bool:
         """Whether a fit with these parameters releases the private target range before its
-        run (docs/estimators.md, "Private target range"): neither ``target_range`` nor
-        ``target_bound`` declared, a positive ``target_range_share``, not tuned and not
-        secure, a method that composes with the release, and with ``"auto"`` a budget that
-        pays for it. Public facts only: no data is read, and the answer is the fit's."""
+        run (docs/estimators.md, "Private target range"; within a declared ``target_range``
+        or ``target_bound``, which it narrows, or alone): a positive
+        ``target_range_share``, not tuned and not secure, a method that composes with the
+        release, and with ``"auto"`` a budget that pays for it. Public facts only: no data
+        is read, and the answer is the fit's."""
         return bool(self._uses_private_target_range())
 
     def _uses_private_target_range(self) -> bool:
         """Whether this fit first releases the private target range (class doc,
-        ``target_range_share``; public facts only): neither ``target_range`` nor
-        ``target_bound`` declared, a positive share, not tuned and not secure, a method that
+        ``target_range_share``; public facts only; a declared range is checked, then
+        narrowed by the release): a positive share, not tuned and not secure, a method that
         is a Gaussian composition (``Solver.gaussian``: the release composes exactly with it,
         and a method whose sensitivity is the target bound, SSP, reads the released one) or
         clips and composes with a prior release and, with ``"auto"``, a budget that pays for
@@ -411,8 +432,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         held = self.__dict__.get("_held_target_range")
         if held is not None:
             return bool(held)
-        if (self._declared_target_centre_half() is not None
-                or self._share_of_target_range() <= 0.0
+        self._declared_target_centre_half()  # a malformed declaration is refused by name
+        if (self._share_of_target_range() <= 0.0
                 or self.tune or self.secure or "_clip_factor" in self.__dict__):
             return False
         solver = self._solver
@@ -443,7 +464,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         residual scale's post-processing)."""
         if not self._uses_private_target_range():
             return (tuple(stages), reads if reads is not None else built) if stages else None
+        from noisygd.mechanisms.feature_range import GRID_TOP_EDGE
         from noisygd.mechanisms.target_range import (
+            EDGE_LEVEL,
             PrivateTargetRange,
             centre_from_release,
             refined_range,
@@ -469,6 +492,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         else:
             first = initial[:] = self._oracles(X, targets)
         state: dict[str, Any] = {}  # the rounds' public state: range, centre, records
+        declared = self._declared_target_centre_half()
+        if declared is not None:
+            state["declared"] = (declared[0] - declared[1], declared[0] + declared[1])
 
         def finish() -> PreparedFit:
             first_range = state["first"]
@@ -487,8 +513,23 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         def centre_half() -> tuple[float, float]:
             """The current range's centre and half-width (the fallback's before round 0
             resolves one, so that every round's statistic is defined)."""
-            low, high = state.get("range", (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND))
+            low, high = state.get("range", state.get(
+                "declared", (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)))
             return (low + high) / 2.0, (high - low) / 2.0
+
+        def within_declared(declared: tuple[float, float],
+                            released: PrivateTargetRange) -> tuple[float, float]:
+            """The declared range narrowed to the first histogram's: intersected with it,
+            except on a side where it reached the grid's end (targets beyond it fall in the
+            end bin: it bounds nothing there); the declared range where it resolved none or
+            the intersection is empty."""
+            low, high = declared
+            if not released.resolved:
+                return low, high
+            top = GRID_TOP_EDGE
+            new_low = max(low, released.low) if released.low > -top else low
+            new_high = min(high, released.high) if released.high < top else high
+            return (new_low, new_high) if new_high > new_low else (low, high)
 
         def histogram_stage(k: int, sigma: float, event: Any) -> PreRelease:
             def statistic() -> np.ndarray:  # the targets (later: their distances to the
@@ -500,7 +541,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             def then(released: PrivateTargetRange) -> PreparedFit:
                 if k == 0:
                     state["first"] = released
-                    if released.resolved:
+                    if "declared" in state:
+                        state["range"] = within_declared(state["declared"], released)
+                    elif released.resolved:
                         state["range"] = (released.low, released.high)
                 elif "range" in state:
                     centre = state.get("centre", centre_half()[0])
@@ -519,7 +562,8 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 + " in a zero bin and by sign and binary exponent (a row adds 1)",
                 statistic=statistic, statistic_terms=1,
                 statistic_sensitivity=target_range_sensitivity(replace),
-                reduce=lambda noisy: target_range_from_release(noisy, sigma))
+                reduce=lambda noisy: target_range_from_release(
+                    noisy, sigma, edge_level=EDGE_LEVEL if k == 0 else None))
 
         def mean_stage(k: int, sigma: float, event: Any) -> PreRelease:
             def statistic() -> np.ndarray:

@@ -160,7 +160,8 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                target_range: tuple[float, float] | None = None, l2: float | None = None,
                max_iter: int | None = None, radius: float | None = None,
                method_options: dict[str, Any] | None = None,
-               scale_share: float | None = None) -> list[PlanRow]:
+               scale_share: float | None = None,
+               target_range_share: float | str = "auto") -> list[PlanRow]:
     """Plan every applicable method (module doc); rows ranked by predicted bound within
     groups of comparable bounds (:func:`rank_rows`).
 
@@ -182,6 +183,13 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
         :data:`noisygd.estimators.DEFAULT_SCALE_SHARE`). The run is planned for the rest; its
         clip is then an upper bound on the fit's (the fit's uses ``target_scale_`` and
         ``row_scale_``, both at most 1; its planned ridge and horizon follow its clip).
+    target_range_share : float or "auto", default="auto"
+        Regression: the estimator's ``target_range_share``. Where a fit with these public
+        facts releases the private target range within ``target_range``
+        (:meth:`~noisygd.estimators.DPLinearRegression.releases_target_range`), a Gaussian
+        composition (NoisyGD, Newton, SSP) is planned for the rest of ``mu^2`` and the
+        declared half-range (the fit's, narrowed, is at most it); the other methods' rows
+        say that their plan leaves it out.
     """
     if scale_share is None:
         from noisygd.estimators import DEFAULT_SCALE_SHARE
@@ -209,7 +217,10 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                     solver, relation, model=model, n=n_samples, d=n_features, epsilon=epsilon,
                     delta=delta, B=row_norm_bound, centring=centring, half=half, l2=l2,
                     max_iter=max_iter, radius=radius, options=options,
-                    scale_share=scale_share))
+                    scale_share=scale_share,
+                    target_share=_target_range_share(
+                        model, name, epsilon, delta, n_samples, target_range,
+                        target_range_share)))
             except (ValueError, TypeError, AssumptionError, UnsupportedEventError) as exc:
                 rows.append((PlanRow(method=name, relation=relation, refused=str(exc)), None))
             except ArithmeticError:  # an overflow or a division by 0 of the planner's formulas
@@ -244,10 +255,26 @@ def rank_rows(rows: list[tuple[PlanRow, Any]]) -> list[PlanRow]:
     return out + rest + refused
 
 
+def _target_range_share(model: str, method: str, epsilon: float, delta: float, n: int,
+                        target_range: tuple[float, float] | None, share: float | str
+                        ) -> float:
+    """The share of ``mu^2`` a regression fit with these public facts spends on the private
+    target range within the declared one (0 where it releases none): the estimator's own
+    rule (``releases_target_range``), asked of an estimator with these parameters."""
+    if model == "logistic" or target_range is None:
+        return 0.0
+    est = _estimator_class(model)(epsilon=epsilon, delta=delta, method=method,
+                                  target_range=target_range, target_range_share=share,
+                                  n_samples_public=n, conditioning_share=0.0)
+    if not est.releases_target_range():
+        return 0.0
+    return float(est._share_of_target_range())
+
+
 def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon: float,
               delta: float, B: float, centring: Any, half: float | None, l2: float | None,
               max_iter: int | None, radius: float | None, options: dict[str, Any],
-              scale_share: float = 0.0) -> tuple[PlanRow, Any]:
+              scale_share: float = 0.0, target_share: float = 0.0) -> tuple[PlanRow, Any]:
     """The plan of one solver under one relation (see :func:`plan_table`)."""
     from noisygd.accounting import best
     from noisygd.accounting.gdp import gdp_epsilon, split_gaussian_budget
@@ -307,18 +334,29 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
         max_iter=max_iter, options=options)
     if solver.gaussian:
         _, _, mu_k = split_gaussian_budget(epsilon, delta, 1, 0.0)
+        spent = target_share
+        if target_share > 0:
+            note = "; ".join(x for x in (note, (
+                f"the private target range narrows the declared one first, at "
+                f"{target_share:g} of mu^2 (planned at the declared half-range, an upper "
+                "bound)")) if x)
         if (model == "linear" and solver.plans_ridge and clip is not None
                 and scale_share > 0):
             # DPLinearRegression's private scales take scale_share of mu^2 first; the fit's
             # clip is at most this one (target_scale_ and row_scale_ are at most 1), and its
             # planned ridge, hence its horizon, follows its clip
-            mu_k *= math.sqrt(1.0 - scale_share)
+            spent += scale_share
             note = "; ".join(x for x in (note, f"clip <= {clip:.3g} (x target_scale_ and "
                                          f"row_scale_, released at {scale_share:g} of mu^2; "
                                          "steps for this clip)") if x)
+        mu_k *= math.sqrt(1.0 - spent)
         budget = Budget(gdp_epsilon(mu_k, delta), delta, mu=mu_k)
     else:
         budget = Budget(epsilon, delta)
+        if target_share > 0:
+            note = "; ".join(x for x in (note, (
+                f"the fit also releases the private target range first, at {target_share:g} "
+                "of mu^2: not in this plan, which is for the whole budget")) if x)
     plan = solver.plan(facts, budget)
     event = solver.planned_event(plan)
     choice = None
