@@ -80,7 +80,9 @@ def test_no_label_sum_for_one_vs_rest_nor_with_a_declared_box():
                                random_state=0).fit(X, y3)
     rel = ovr.conditioning_["release"]
     assert "base_rate" not in rel
-    assert ovr.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"], rel=1e-12)
+    # the row scale in units of the released radius
+    assert ovr.conditioning_["intercept_scale"] == pytest.approx(
+        rel["radius"] * rel["row_scale"], rel=1e-12)
     assert "t the label" not in ovr.fit_info_["pre_releases"][0]["statistic"]
     d = X.shape[1]
     box = (np.zeros(d), np.full(d, 1 / np.sqrt(d)))
@@ -117,11 +119,13 @@ def test_a_declared_ridge_keeps_the_row_scale_as_intercept_scale():
     kw = {"classes": [0, 1], "feature_range_share": 0.0, "random_state": 0}
     ridge = DPLogisticRegression(l2=1e-3, **kw).fit(X, y)
     rel = ridge.conditioning_["release"]
-    assert ridge.conditioning_["intercept_scale"] == pytest.approx(rel["row_scale"], rel=1e-12)
+    assert ridge.conditioning_["intercept_scale"] == pytest.approx(
+        rel["radius"] * rel["row_scale"], rel=1e-12)
     assert "base_rate" in rel
     none = DPLogisticRegression(l2=0.0, **kw).fit(X, y)  # l2 = 0: no ridge, the small scale
+    released = none.conditioning_["release"]
     assert none.conditioning_["intercept_scale"] == pytest.approx(
-        none.conditioning_["release"]["row_scale"] / math.sqrt(d), rel=1e-12)
+        released["radius"] * released["row_scale"] / math.sqrt(d), rel=1e-12)
     box = (np.zeros(d), np.full(d, 1 / np.sqrt(d)))
     boxed = DPLogisticRegression(l2=1e-3, feature_bounds=box, **kw).fit(X, y)
     assert boxed.conditioning_["intercept_scale"] == pytest.approx(0.5)

@@ -78,17 +78,25 @@ def test_distance_histogram_sensitivity_by_brute_force(replace_one):
     assert worst == pytest.approx(math.sqrt(2.0) if replace_one else 1.0, rel=1e-12)
 
 
-def test_radius_is_twice_the_occupied_hull_capped_and_the_previous_where_unresolved():
+def test_radius_is_the_occupied_hull_with_its_edges_capped_and_the_previous_where_unresolved():
     sigma = 1.0
     counts = np.zeros(target_histogram_size())
     counts[_bin(0.1)] = 1000.0  # (1/16, 1/8]: upper edge 1/8
     rho, released = radius_from_release(counts, sigma, row_norm_bound=1.0)
-    assert released.high == 0.125 and rho == 0.25
-    assert radius_from_release(counts, sigma, row_norm_bound=1.0, previous=0.2)[0] == 0.2
-    counts[_bin(3.0)] = 1000.0  # (2, 4]: twice 4 exceeds R = 1, the previous radius
+    assert released.high == 0.125 and rho == 0.125
+    assert radius_from_release(counts, sigma, row_norm_bound=1.0, previous=0.1)[0] == 0.1
+    counts[_bin(3.0)] = 1000.0  # (2, 4]: beyond R = 1, the previous radius
     assert radius_from_release(counts, sigma, row_norm_bound=1.0)[0] == 1.0
     counts[_bin(3.0)] = 1.0  # below z sigma: not occupied, the hull ends at 1/8
-    assert radius_from_release(counts, sigma, row_norm_bound=1.0)[0] == 0.25
+    assert radius_from_release(counts, sigma, row_norm_bound=1.0)[0] == 0.125
+    # at sigma 100 (a bin needs about 440): the bin above the hull joins where it passes the
+    # edge test, z_e sigma (164.5) and a quarter of the occupied count (EDGE_SHARE, 250):
+    # 300 does, 200 does not
+    counts[_bin(3.0)] = 0.0
+    counts[_bin(0.2)] = 300.0  # (1/8, 1/4]
+    assert radius_from_release(counts, 100.0, row_norm_bound=1.0)[0] == 0.25
+    counts[_bin(0.2)] = 200.0
+    assert radius_from_release(counts, 100.0, row_norm_bound=1.0)[0] == 0.125
     empty = np.zeros(target_histogram_size())
     assert radius_from_release(empty, sigma, row_norm_bound=1.0)[0] == 1.0
     assert radius_from_release(empty, sigma, row_norm_bound=1.0, previous=0.3)[0] == 0.3

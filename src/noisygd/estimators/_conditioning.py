@@ -332,27 +332,35 @@ def radius_from_release(noisy: np.ndarray, sigma: float, row_norm_bound: float,
                         previous: float | None = None) -> tuple[float, Any]:
     r"""The next round's radius :math:`\rho` from the noisy distance histogram
     (:func:`distance_histogram` plus Gaussian noise of standard deviation ``sigma``;
-    post-processing): with :math:`2^{k+1}` the upper edge of the occupied bins'
-    hull (:func:`~noisygd.mechanisms.target_range.target_range_from_release`: a bin is
-    occupied when its noisy count reaches :math:`z\sigma`, at most a 0.001 chance that any
-    empty one does),
+    post-processing): with :math:`2^{k+1}` the upper edge of the occupied bins' hull, edges
+    included (:func:`~noisygd.mechanisms.target_range.target_range_from_release` at
+    :data:`~noisygd.mechanisms.target_range.EDGE_LEVEL`: a bin is occupied when its noisy
+    count reaches :math:`z\sigma`, at most a 0.001 chance that any empty one does, and the
+    bins above the occupied ones join them while each passes the edge test, at most a 0.05
+    chance for an empty one),
 
-    .. math:: \rho = \min(2 \cdot 2^{k+1} R,\ \rho_{\rm prev})
+    .. math:: \rho = \min(2^{k+1} R,\ \rho_{\rm prev})
 
-    (the histogram's distances in units of ``R``), one binary exponent above the occupied
-    bins (the rows of the bins above them, each too few to be resolved, mostly lie inside
-    it), never above the ``previous`` round's radius :math:`\rho_{\rm prev}` (default
-    ``R``: the rows the first round read lie in that ball, and a row beyond the previous
-    radius was already projected there), which it keeps where no bin is occupied. Returns
-    :math:`\rho` and the released hull (in units of ``R``)."""
-    from noisygd.mechanisms.target_range import target_range_from_release
+    (the histogram's distances in units of ``R``), never above the ``previous`` round's
+    radius :math:`\rho_{\rm prev}` (default ``R``: the rows the first round read lie in that
+    ball, and a row beyond the previous radius was already projected there), which it keeps
+    where no bin is occupied. Returns :math:`\rho` and the released hull (in units of ``R``).
+
+    Before 2026-11-30, :math:`\rho = 2 \cdot 2^{k+1} R` without the edge test: one binary
+    exponent above the occupied bins as a margin for rows in bins too few to be resolved.
+    The edge test reads that bin instead (it joins where it holds a quarter of the occupied
+    rows' count, :data:`~noisygd.mechanisms.target_range.EDGE_SHARE`), and the margin
+    doubled the radius, hence the fit's clip and noise, on rows whose distances all lie in one
+    octave (uniform columns: every distance near :math:`\sqrt{p/12}` times their width);
+    docs/estimators.md, "Private centre: refined rounds"."""
+    from noisygd.mechanisms.target_range import EDGE_LEVEL, target_range_from_release
 
     R = check_positive("row_norm_bound", row_norm_bound)
     before = R if previous is None else check_positive("previous", previous)
-    released = target_range_from_release(noisy, sigma)
+    released = target_range_from_release(noisy, sigma, edge_level=EDGE_LEVEL)
     if not released.high > 0.0:
         return before, released
-    return min(2.0 * released.high * R, before), released
+    return min(released.high * R, before), released
 
 
 @dataclasses.dataclass(frozen=True)

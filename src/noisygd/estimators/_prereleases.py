@@ -339,8 +339,10 @@ class _PrivatePreReleases:
         if cond.radius is not None:  # refined: the radius and the two later releases
             self.conditioning_["release"].update(
                 rounds=list(CONDITIONING_ROUNDS), radius=cond.row_bound,
-                radius_rule=("twice the upper edge 2^(k+1) of the occupied bins of the rows' "
-                             "distances to the first centre (at most 2R; R where none is "
+                radius_rule=("the upper edge 2^(k+1) of the occupied bins of the rows' "
+                             "distances to the first centre, the bins above joining while each "
+                             "passes the edge test (level 0.05, a quarter of the occupied "
+                             "count; at most R; R where none is "
                              "occupied), the second centre and row scale within it, the "
                              "centres averaged by inverse variance "
                              "(noisygd.estimators._conditioning.refined_conditioning)"),
