@@ -34,6 +34,7 @@ from noisygd.mechanisms.target_range import (
     edge_bins,
     edge_threshold,
     mirror_threshold,
+    range_within_declared,
     refined_range,
     target_bin_index,
     target_histogram,
@@ -468,6 +469,22 @@ def test_a_declared_range_is_narrowed_by_the_release():
     assert kept.target_range_ == (0.0, 1.0)
     # the noise's half-range halves: the narrowed fit is at least as good on these rows
     assert model.score(X, y) > kept.score(X, y) - 0.01
+
+
+def test_range_within_declared_intersects_except_at_the_grid_end():
+    from noisygd.mechanisms.feature_range import GRID_TOP_EDGE
+
+    def released(low, high, resolved=True):
+        return PrivateTargetRange(low, high, resolved, 1.0, 1.0)
+
+    assert range_within_declared((0.0, 1.0), released(0.5, 1.0)) == (0.5, 1.0)
+    assert range_within_declared((0.0, 700.0), released(512.0, 1024.0)) == (512.0, 700.0)
+    # unresolved, or disjoint: the declared range
+    assert range_within_declared((0.0, 1.0), released(0.0, 0.0, False)) == (0.0, 1.0)
+    assert range_within_declared((0.0, 1.0), released(4.0, 8.0)) == (0.0, 1.0)
+    # a side at the grid's end bounds nothing: the declared end stays there
+    assert range_within_declared((0.0, 1e13), released(2.0, GRID_TOP_EDGE)) == (2.0, 1e13)
+    assert range_within_declared((-1e13, 0.0), released(-GRID_TOP_EDGE, -2.0)) == (-1e13, -2.0)
 
 
 def test_a_declared_range_is_never_widened():

@@ -189,10 +189,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             return
         from noisygd.mechanisms.target_range import TARGET_RANGE_SHARE
 
-        declared = self._declared_target_centre_half()
-        within = None if declared is None else (declared[0] - declared[1],
-                                                declared[0] + declared[1])
-
+        within = self._declared_target_range()
         self.fit_info_["target_range"] = {
             "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
             "rule": "the hull of the occupied bins (a zero bin, and by sign the binary "
@@ -346,6 +343,13 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             raise ValueError("target_range not centred at 0 needs fit_intercept=True")
         return mid, (high - low) / 2.0
 
+    def _declared_target_range(self) -> tuple[float, float] | None:
+        """The declared range ``(m - h, m + h)`` of :meth:`_declared_target_centre_half`;
+        None where none is declared."""
+        declared = self._declared_target_centre_half()
+        return None if declared is None else (declared[0] - declared[1],
+                                              declared[0] + declared[1])
+
     def _pre_release(self) -> Any:
         """The events of the releases this fit makes before its run, in order (public facts
         only): the private target range (:meth:`_uses_private_target_range`), the private
@@ -464,11 +468,11 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         residual scale's post-processing)."""
         if not self._uses_private_target_range():
             return (tuple(stages), reads if reads is not None else built) if stages else None
-        from noisygd.mechanisms.feature_range import GRID_TOP_EDGE
         from noisygd.mechanisms.target_range import (
             EDGE_LEVEL,
             PrivateTargetRange,
             centre_from_release,
+            range_within_declared,
             refined_range,
             target_histogram,
             target_histogram_size,
@@ -492,9 +496,9 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         else:
             first = initial[:] = self._oracles(X, targets)
         state: dict[str, Any] = {}  # the rounds' public state: range, centre, records
-        declared = self._declared_target_centre_half()
+        declared = self._declared_target_range()
         if declared is not None:
-            state["declared"] = (declared[0] - declared[1], declared[0] + declared[1])
+            state["declared"] = declared
 
         def finish() -> PreparedFit:
             first_range = state["first"]
@@ -517,20 +521,6 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 "declared", (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)))
             return (low + high) / 2.0, (high - low) / 2.0
 
-        def within_declared(declared: tuple[float, float],
-                            released: PrivateTargetRange) -> tuple[float, float]:
-            """The declared range narrowed to the first histogram's: intersected with it,
-            except on a side where it reached the grid's end (targets beyond it fall in the
-            end bin: it bounds nothing there); the declared range where it resolved none or
-            the intersection is empty."""
-            low, high = declared
-            if not released.resolved:
-                return low, high
-            top = GRID_TOP_EDGE
-            new_low = max(low, released.low) if released.low > -top else low
-            new_high = min(high, released.high) if released.high < top else high
-            return (new_low, new_high) if new_high > new_low else (low, high)
-
         def histogram_stage(k: int, sigma: float, event: Any) -> PreRelease:
             def statistic() -> np.ndarray:  # the targets (later: their distances to the
                 # released centre) as a column (a Dask one: its partitions)
@@ -542,7 +532,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 if k == 0:
                     state["first"] = released
                     if "declared" in state:
-                        state["range"] = within_declared(state["declared"], released)
+                        state["range"] = range_within_declared(state["declared"], released)
                     elif released.resolved:
                         state["range"] = (released.low, released.high)
                 elif "range" in state:

@@ -159,6 +159,7 @@ from noisygd._checks import check_positive
 from noisygd.mechanisms.feature_range import (
     EXPONENTS,
     FALSE_OCCUPANCY,
+    GRID_TOP_EDGE,
     SEPARATED_OCTAVES,
     separated_spans,
 )
@@ -177,6 +178,7 @@ __all__ = [
     "edge_bins",
     "edge_threshold",
     "mirror_threshold",
+    "range_within_declared",
     "refined_range",
     "separated_spans",
     "target_bin_index",
@@ -361,8 +363,29 @@ def refined_range(previous: tuple[float, float], centre: float,
     r = 2.0 * max(-distances.low, distances.high)
     if not distances.resolved or not r > 0.0:
         return low, high
-    new_low, new_high = max(low, float(centre) - r), min(high, float(centre) + r)
-    return (new_low, new_high) if new_high > new_low else (low, high)
+    return _intersected((low, high), float(centre) - r, float(centre) + r)
+
+
+def range_within_declared(declared: tuple[float, float],
+                          released: PrivateTargetRange) -> tuple[float, float]:
+    """A declared range narrowed by the first histogram's release (module doc; the
+    estimators' "Within a declared range"): ``declared`` intersected with the released
+    range, except on a side where that reached the grid's end (targets beyond it fall in
+    the end bin: it bounds nothing there); ``declared`` where the release resolved nothing
+    or the intersection is empty. Post-processing: public."""
+    low, high = (float(v) for v in declared)
+    if not released.resolved:
+        return low, high
+    top = GRID_TOP_EDGE
+    return _intersected((low, high), released.low if released.low > -top else -math.inf,
+                        released.high if released.high < top else math.inf)
+
+
+def _intersected(previous: tuple[float, float], low: float, high: float
+                 ) -> tuple[float, float]:
+    """``previous`` intersected with ``[low, high]``; ``previous`` where that is empty."""
+    new_low, new_high = max(previous[0], low), min(previous[1], high)
+    return (new_low, new_high) if new_high > new_low else previous
 
 
 @dataclasses.dataclass(frozen=True)

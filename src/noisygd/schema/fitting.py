@@ -206,7 +206,7 @@ def fit_table(schema: TableSchema, frame: Any, *, model: str | None = None,
     assert schema.target is not None
     if name != "logistic" and not by_estimator:  # the declared or the released bounds
         kwargs["target_range"] = tuple(schema.target.bounds or ())  # type: ignore[arg-type]
-        if declared.target is not None and declared.target.bounds == "private":
+        if declared.target is not None and declared.target.paid:
             # released by the paid grid (already a private range, and paid for): the
             # estimator keeps it rather than pay again to narrow it
             kwargs["target_range_share"] = 0.0

@@ -219,7 +219,7 @@ def plan_table(*, model: str, n_samples: int, n_features: int, epsilon: float, d
                     max_iter=max_iter, radius=radius, options=options,
                     scale_share=scale_share,
                     target_share=_target_range_share(
-                        model, name, epsilon, delta, n_samples, target_range,
+                        model, name, relation, epsilon, delta, n_samples, target_range,
                         target_range_share)))
             except (ValueError, TypeError, AssumptionError, UnsupportedEventError) as exc:
                 rows.append((PlanRow(method=name, relation=relation, refused=str(exc)), None))
@@ -255,17 +255,18 @@ def rank_rows(rows: list[tuple[PlanRow, Any]]) -> list[PlanRow]:
     return out + rest + refused
 
 
-def _target_range_share(model: str, method: str, epsilon: float, delta: float, n: int,
-                        target_range: tuple[float, float] | None, share: float | str
-                        ) -> float:
+def _target_range_share(model: str, method: str, relation: str, epsilon: float,
+                        delta: float, n: int, target_range: tuple[float, float] | None,
+                        share: float | str) -> float:
     """The share of ``mu^2`` a regression fit with these public facts spends on the private
     target range within the declared one (0 where it releases none): the estimator's own
     rule (``releases_target_range``), asked of an estimator with these parameters."""
     if model == "logistic" or target_range is None:
         return 0.0
     est = _estimator_class(model)(epsilon=epsilon, delta=delta, method=method,
-                                  target_range=target_range, target_range_share=share,
-                                  n_samples_public=n, conditioning_share=0.0)
+                                  neighbouring=relation, target_range=target_range,
+                                  target_range_share=share, n_samples_public=n,
+                                  conditioning_share=0.0)
     if not est.releases_target_range():
         return 0.0
     return float(est._share_of_target_range())
