@@ -108,6 +108,29 @@ def test_compiled_and_numpy_counts_equal_the_value_by_value_count(compiled):
     assert np.array_equal(counts, _brute_histogram(tall).ravel())
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_large_dense_matrix_counted_in_parts_gives_the_same_counts(threads, monkeypatch):
+    """The compiled counts of a dense X of >= PARALLEL_COUNT_VALUES values run one part per
+    thread, each into its own vector: integer counts, so equal to the NumPy path's for every
+    thread count; a non-finite value in a later part is refused as in one call."""
+    from noisygd.oracles import _parallel
+
+    if feature_range._magnitude_counts is None:
+        pytest.skip("the compiled kernel is not built")
+    monkeypatch.setattr(_parallel, "default_threads", lambda: threads)
+    rng = np.random.default_rng(8)
+    X = np.ascontiguousarray(np.repeat(_edge_values(rng, (257, 8)), 520, axis=0))
+    assert X.size >= feature_range.PARALLEL_COUNT_VALUES
+    expected = np.zeros(8 * 2 * K)
+    feature_range._count_into(X, expected, compiled=False)
+    counts = np.zeros(expected.size)
+    feature_range._count_into(X, counts)
+    assert np.array_equal(counts, expected)
+    X[-1, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        feature_range._count_into(X, np.zeros(expected.size))
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_both_counts_refuse_non_finite_values(compiled, bad):

