@@ -276,13 +276,22 @@ def training_log_loss(est: Any, X: Any, y: np.ndarray) -> float:
 
 #: Whole fits per contender in the interleaved worker (median of these).
 WHOLE_REPEATS = 3
+#: Seconds of rest before each timed fit of the interleaved worker's main pair. OpenBLAS's
+#: worker threads spin for a while after a multi-threaded call before they sleep (its
+#: ``THREAD_TIMEOUT``, about 0.1 s here), so a fit started right after the other library's
+#: shares the cores with them: on 2 cores at 1e5 x 50, noisygd right after lbfgs took
+#: 0.133 s and 0.091 s after 0.2 s of rest (lbfgs 0.090 s right after noisygd, 0.106 s
+#: rested). Each timed pair is also run back to back (``*_back_to_back_s``), reported beside.
+PAUSE_S = 0.5
 
 
 def fit_interleaved(X: Any, y: np.ndarray) -> dict[str, Any]:
     """Whole fits, interleaved on the same ``X`` in this process (issue 19): noisygd's default
     ``DPLogisticRegression`` (as :func:`fit_noisygd`) and scikit-learn lbfgs, alternately
     :data:`WHOLE_REPEATS` times each after one untimed fit of each (``*_first_s``: a
-    process's first fit, which also pays one-off costs); the median wall times, their ratio,
+    process's first fit, which also pays one-off costs), each timed fit after
+    :data:`PAUSE_S` of rest, and as many again back to back (``*_back_to_back_s``,
+    ``ratio_back_to_back``); the median wall times, their ratio,
     both training log losses, noisygd's steps, passes over ``X`` (rows read over ``n``, setup
     included) and the method its default chose (``fit_info_["method_choice"]``)."""
     from sklearn.linear_model import LogisticRegression
@@ -302,26 +311,34 @@ def fit_interleaved(X: Any, y: np.ndarray) -> dict[str, Any]:
     t0 = time.perf_counter()
     LogisticRegression(solver="lbfgs").fit(X, y)
     first["sklearn"] = time.perf_counter() - t0
+    back: dict[str, list[float]] = {"noisygd": [], "sklearn": []}
     for _ in range(WHOLE_REPEATS):
-        est = DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0],
-                                   n_samples_public=X.shape[0], random_state=0)
-        with OracleProbe() as probe:
+        for pause, into in ((PAUSE_S, times), (0.0, back)):
+            time.sleep(pause)
+            est = DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0],
+                                       n_samples_public=X.shape[0], random_state=0)
+            with OracleProbe() as probe:
+                t0 = time.perf_counter()
+                est.fit(X, y)
+                into["noisygd"].append(time.perf_counter() - t0)
+            passes, steps, noisy = probe.rows_read() / X.shape[0], int(np.sum(est.n_iter_)), est
+            time.sleep(pause)
+            lr = LogisticRegression(solver="lbfgs")
             t0 = time.perf_counter()
-            est.fit(X, y)
-            times["noisygd"].append(time.perf_counter() - t0)
-        passes, steps, noisy = probe.rows_read() / X.shape[0], int(np.sum(est.n_iter_)), est
-        lr = LogisticRegression(solver="lbfgs")
-        t0 = time.perf_counter()
-        lr.fit(X, y)
-        times["sklearn"].append(time.perf_counter() - t0)
-        sk = lr
+            lr.fit(X, y)
+            into["sklearn"].append(time.perf_counter() - t0)
+            sk = lr
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_back = {k: statistics.median(v) for k, v in back.items()}
     choice = noisy.fit_info_.get("method_choice", {})  # type: ignore[union-attr]
     return {
         "noisygd_seconds": times["noisygd"], "sklearn_seconds": times["sklearn"],
         "noisygd_first_s": first["noisygd"], "sklearn_first_s": first["sklearn"],
         "noisygd_median_s": med["noisygd"], "sklearn_median_s": med["sklearn"],
         "ratio": med["noisygd"] / med["sklearn"],
+        "noisygd_back_to_back_s": med_back["noisygd"],
+        "sklearn_back_to_back_s": med_back["sklearn"],
+        "ratio_back_to_back": med_back["noisygd"] / med_back["sklearn"],
         "noisygd_log_loss": training_log_loss(noisy, X, y),
         "sklearn_log_loss": training_log_loss(sk, X, y),
         "sklearn_iterations": int(np.max(sk.n_iter_)),  # type: ignore[union-attr]

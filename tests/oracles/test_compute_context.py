@@ -83,6 +83,8 @@ def test_run_blocks_inside_a_context_sets_no_global_state(monkeypatch):
 
 
 def test_a_fit_enters_one_context_and_is_deterministic(monkeypatch):
+    """The estimator's fit enters the context once, before anything is read (the
+    pre-releases' scans and statistics included); fit_private's entry reuses it."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (400, 4)) / 2.0
     y = (X[:, 0] > 0).astype(int)
@@ -90,12 +92,21 @@ def test_a_fit_enters_one_context_and_is_deterministic(monkeypatch):
     original = _parallel.compute_context
 
     def counting():
-        entered.append(1)
+        entered.append(_parallel._ACTIVE.get() is None)  # True: a new context
         return original()
 
     import noisygd.training as training
 
     monkeypatch.setattr(training, "compute_context", counting)
+    monkeypatch.setattr(_parallel, "compute_context", counting)
+    in_context = []
+    run_pre_release = training._run_pre_release
+
+    def watched(*args, **kwargs):
+        in_context.append(_parallel._ACTIVE.get() is not None)
+        return run_pre_release(*args, **kwargs)
+
+    monkeypatch.setattr(training, "_run_pre_release", watched)
 
     def refuse(self):
         raise AssertionError("per-call BLAS limit used during a fit")
@@ -103,5 +114,6 @@ def test_a_fit_enters_one_context_and_is_deterministic(monkeypatch):
     monkeypatch.setattr(_parallel._OneBlasThread, "__enter__", refuse)
     a = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y).coef_
     b = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y).coef_
-    assert len(entered) == 2  # once per fit
+    assert sum(entered) == 2 and entered[0]  # one new context per fit, the fit's first
+    assert in_context and all(in_context)  # the pre-releases run in it
     np.testing.assert_array_equal(a, b)

@@ -330,7 +330,14 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         A fit that raises leaves the estimator not fitted (:meth:`_unfitted_on_failure`);
         what stays in the ledger is docs/ledger.md's "A fit that fails".
         """
-        with self._unfitted_on_failure(), self._prior_releases(prior_events):
+        from noisygd.oracles._parallel import compute_context
+
+        # the whole fit in one compute context (its thread pool, BLAS at one thread): a
+        # multi-threaded BLAS call anywhere in it (a pre-release's statistic, a release's
+        # post-processing) leaves OpenBLAS's workers spinning for a while after it, on the
+        # cores the oracle's threads then need
+        with compute_context(), self._unfitted_on_failure(), \
+                self._prior_releases(prior_events):
             return self._fit(X, y)
 
     #: Values a fit holds on the estimator while it runs, besides the fitted attributes
