@@ -2,7 +2,9 @@
 
 For each problem of ``_scale_problems.py`` (dense ``n x 50`` rows in the unit ball with
 logistic labels, ``||w|| = 4``; CSR ``1e6 x 1e4`` with 10 nonzeros per row), in one process
-and interleaved (lbfgs, Newton, lbfgs, Newton, ...; median of ``--repeats``):
+and interleaved (lbfgs, Newton, lbfgs, Newton, ...; median of ``--repeats``; each timed fit
+after ``_scale_problems.PAUSE_S`` of rest, so that neither starts while the other's OpenBLAS
+threads still spin):
 
 * scikit-learn ``LogisticRegression(solver="lbfgs")`` at its defaults (non-private);
 * ``DPLogisticRegression(epsilon=1, delta=1e-5, method="newton")`` with public classes and
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from _common import environment, write_results
-from _scale_problems import make_problem
+from _scale_problems import PAUSE_S, make_problem
 
 EPSILON, DELTA = 1.0, 1e-5
 SPARSE_OPTIONS = {"l2": "auto", "row_nonzeros": 11}
@@ -67,10 +69,12 @@ def one_problem(problem: str, repeats: int) -> dict[str, Any]:
     X, y = make_problem(problem)
     times: dict[str, list[float]] = {"sklearn": [], "newton": []}
     sk = nw = None
-    for _ in range(repeats):
+    for _ in range(repeats):  # each timed fit rested (bench_scale's protocol: PAUSE_S)
+        time.sleep(PAUSE_S)
         t0 = time.perf_counter()
         sk = LogisticRegression(solver="lbfgs").fit(X, y)
         times["sklearn"].append(time.perf_counter() - t0)
+        time.sleep(PAUSE_S)
         t0 = time.perf_counter()
         nw = _newton(problem, X, y).fit(X, y)
         times["newton"].append(time.perf_counter() - t0)
@@ -222,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "title": "Private Newton beside scikit-learn lbfgs (whole fits, interleaved)",
         "description": (f"DPLogisticRegression(epsilon={EPSILON}, method='newton') against "
                         "LogisticRegression(solver='lbfgs') on the same matrix, one process, "
-                        f"median of {args.repeats}; CSR: l2=0 and method_options="
+                        f"median of {args.repeats}, each timed fit after {PAUSE_S:g} s of rest; "
+                        "CSR: l2=0 and method_options="
                         f"{SPARSE_OPTIONS}."),
         "command": "python " + " ".join(["benchmarks/bench_newton.py", *(argv or sys.argv[1:])]),
         "environment": environment(),
