@@ -2,8 +2,8 @@
 
 ``noisygd.oracles._margin_kernels_c`` is the fused gradient kernel (CSR and dense rows) of
 :mod:`noisygd.oracles.array`; ``noisygd.oracles._row_kernels_c`` the dense row scan of
-:mod:`noisygd.oracles.rows` (norms, scale factors and the pre-release sums in one read) and the
-magnitude counts of :mod:`noisygd.mechanisms.feature_range`. Both
+:mod:`noisygd.oracles.rows` (norms, scale factors and the pre-release sums in one read), its
+CSR squared norms, and the magnitude counts of :mod:`noisygd.mechanisms.feature_range`. Both
 are optional: where no C compiler is available the install
 still succeeds and the oracle uses SciPy and BLAS (same results up to rounding, slower).
 """

@@ -283,3 +283,66 @@ def test_compiled_scan_matches_numpy_norms_to_rounding(monkeypatch: pytest.Monke
     np.testing.assert_allclose(fast.norms, slow.norms, rtol=1e-14)
     np.testing.assert_allclose(fast.scale, slow.scale, rtol=1e-14)
     assert fast.nonzeros == slow.nonzeros == int(np.count_nonzero(X))
+
+
+# --------------------------------------------------------------------------- CSR kernel
+def _csr_rows(index_dtype) -> sp.csr_array:
+    """CSR rows with empty rows, tiny and huge entries, about 5% dense, of one index width."""
+    rng = np.random.default_rng(11)
+    X = sp.random(3000, 120, density=0.05, random_state=12, format="csr")
+    X.data = (X.data - 0.4) * np.exp(rng.uniform(-8, 8, X.data.size))
+    X = sp.csr_array(X)
+    X.indices = X.indices.astype(index_dtype)
+    X.indptr = X.indptr.astype(index_dtype)
+    assert np.any(np.diff(X.indptr) == 0)  # some empty rows
+    return X
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("about", ["origin", "centre", "scale", "both"])
+def test_compiled_csr_norms_are_the_numpy_norms_to_the_bit(index_dtype, about, monkeypatch):
+    """The compiled CSR squared norms sum the same terms in the same order as the NumPy path
+    (bincount, csr_matvec): the scan's norms and scale factors are equal bit for bit."""
+    from noisygd.oracles import rows
+
+    if rows._csr_sq_norms is None:
+        pytest.skip("the compiled kernel is not built")
+    X = _csr_rows(index_dtype)
+    rng = np.random.default_rng(13)
+    kw = {"centre": rng.standard_normal(120) if about in ("centre", "both") else None,
+          "feature_scale": rng.uniform(0.1, 3.0, 120) if about in ("scale", "both") else None}
+    assert rows._compiled_csr(X)
+    compiled = scan_rows(X, 0.5, **kw)
+    monkeypatch.setattr(rows, "_csr_sq_norms", None)
+    numpy_path = scan_rows(X, 0.5, **kw)
+    np.testing.assert_array_equal(compiled.norms, numpy_path.norms)
+    np.testing.assert_array_equal(compiled.outside_scale, numpy_path.outside_scale)
+    np.testing.assert_array_equal(compiled.outside, numpy_path.outside)
+
+
+def test_compiled_csr_norms_check_their_arguments():
+    from noisygd.oracles import rows
+
+    kernel = rows._csr_sq_norms
+    if kernel is None:
+        pytest.skip("the compiled kernel is not built")
+    X = _csr_rows(np.int32)
+    q, m = np.empty(10), np.empty(10)
+    w = np.ones(120)
+    with pytest.raises(TypeError, match="both int32 or int64"):
+        kernel(X.data, X.indices, X.indptr.astype(np.int64), 0, 10, w, None, q, None)
+    with pytest.raises(ValueError, match="outside w or cw"):
+        kernel(X.data, X.indices, X.indptr, 0, 10, np.ones(5), None, q, None)
+    with pytest.raises(ValueError, match="outside indptr or the outputs"):
+        kernel(X.data, X.indices, X.indptr, 0, 11, w, None, q, None)
+    with pytest.raises(TypeError, match="out_m"):
+        kernel(X.data, X.indices, X.indptr, 0, 10, w, w, q, None)
+    bad = X.indptr.copy()
+    bad[10] = X.data.size + 1
+    with pytest.raises(ValueError, match="outside data or indices"):
+        kernel(X.data, X.indices, bad, 0, 10, w, None, q, None)
+    kernel(X.data, X.indices, X.indptr, 0, 10, w, w, q, m)  # accepted
+    mixed = sp.csr_array(X)
+    mixed.indptr = mixed.indptr.astype(np.int64)  # widths differ: the NumPy path serves it
+    assert not rows._compiled_csr(mixed)
+    np.testing.assert_array_equal(row_norms(mixed), row_norms(X))

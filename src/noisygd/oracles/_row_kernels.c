@@ -334,15 +334,154 @@ done:
     return result;
 }
 
+/*
+ * The squared norms of CSR rows a .. b - 1 about a centre, in one read of their nonzeros:
+ *
+ *     q_i = sum_t (x_t * x_t) * w[j_t]        (w = f * f; without w: sum_t x_t * x_t)
+ *     m_i = sum_t x_t * cw[j_t]               (cw = c * f * f; only with cw)
+ *
+ * each summed from 0.0 in the row's stored order: the sums numpy.bincount and SciPy's
+ * csr_matvec form (rows.py, _block_sq), so the caller's sq_i = max(q_i - 2 m_i + |f c|^2, 0)
+ * is the same to the last bit with or without the kernel.
+ */
+#define CSR_SQ_BODY(IDX)                                                                   \
+    for (int64_t i = a; i < b; i++) {                                                      \
+        const int64_t p0 = (int64_t)ip[i], p1 = (int64_t)ip[i + 1];                        \
+        double q = 0.0, m = 0.0;                                                           \
+        for (int64_t t = p0; t < p1; t++) {                                                \
+            const double x = data[t];                                                      \
+            const IDX j = ix[t];                                                           \
+            q += w ? (x * x) * w[j] : x * x;                                               \
+            if (cw)                                                                        \
+                m += x * cw[j];                                                            \
+        }                                                                                  \
+        out_q[i - a] = q;                                                                  \
+        if (out_m)                                                                         \
+            out_m[i - a] = m;                                                              \
+    }
+
+static int csr_sq_rows(const double *data, const void *indices, int index_bytes,
+                       const void *indptr, int indptr_bytes, int64_t a, int64_t b,
+                       const double *w, const double *cw, Py_ssize_t d, double *out_q,
+                       double *out_m)
+{
+    /* columns are checked against d first: a bad index never reads outside w or cw */
+    for (int pass = 0; pass < 2; pass++) {
+        if (indptr_bytes == 4 && index_bytes == 4) {
+            const int32_t *ip = (const int32_t *)indptr, *ix = (const int32_t *)indices;
+            if (pass == 0) {
+                for (int64_t t = ip[a]; t < ip[b]; t++)
+                    if (ix[t] < 0 || ix[t] >= d)
+                        return -1;
+            } else {
+                CSR_SQ_BODY(int32_t)
+            }
+        } else if (indptr_bytes == 8 && index_bytes == 8) {
+            const int64_t *ip = (const int64_t *)indptr, *ix = (const int64_t *)indices;
+            if (pass == 0) {
+                for (int64_t t = ip[a]; t < ip[b]; t++)
+                    if (ix[t] < 0 || ix[t] >= d)
+                        return -1;
+            } else {
+                CSR_SQ_BODY(int64_t)
+            }
+        } else {
+            return -2;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(csr_sq_norms_doc,
+"csr_sq_norms(data, indices, indptr, a, b, w, cw, out_q, out_m)\n"
+"\n"
+"For the CSR rows a .. b - 1 (float64 data; indices and indptr both int32 or both int64;\n"
+"columns in [0, len(w or cw)) or, without both, unchecked beyond indptr), writes out_q[i - a]\n"
+"= sum of (x * x) * w[j] over the row's stored entries (w None: x * x) and, with cw,\n"
+"out_m[i - a] = sum of x * cw[j], each summed in stored order from 0.0. w, cw and out_m may\n"
+"be None (out_m None with cw None).");
+
+static PyObject *csr_sq_norms(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *data_obj, *ix_obj, *ip_obj, *w_obj, *cw_obj, *q_obj, *m_obj;
+    Py_ssize_t a, b;
+    Py_buffer data = {0}, ix = {0}, ip = {0}, w = {0}, cw = {0}, q = {0}, m = {0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOnnOOOO", &data_obj, &ix_obj, &ip_obj, &a, &b, &w_obj,
+                          &cw_obj, &q_obj, &m_obj))
+        goto done;
+    if (!optional_buffer(data_obj, &data) || !optional_buffer(ix_obj, &ix)
+        || !optional_buffer(ip_obj, &ip) || !optional_buffer(w_obj, &w)
+        || !optional_buffer(cw_obj, &cw) || !optional_buffer(q_obj, &q)
+        || !optional_buffer(m_obj, &m))
+        goto done;
+    if (!data.obj || !ix.obj || !ip.obj || !q.obj || data.itemsize != 8 || q.itemsize != 8
+        || q.readonly || (w.obj && w.itemsize != 8) || (cw.obj && cw.itemsize != 8)
+        || (m.obj && (m.itemsize != 8 || m.readonly)) || (cw.obj && !m.obj)) {
+        PyErr_SetString(PyExc_TypeError, "data, w, cw must be float64, out_q (and out_m with "
+                        "cw) writable float64");
+        goto done;
+    }
+    if (ix.itemsize != ip.itemsize || (ix.itemsize != 4 && ix.itemsize != 8)) {
+        PyErr_SetString(PyExc_TypeError, "indices and indptr must be both int32 or int64");
+        goto done;
+    }
+    {
+        const Py_ssize_t rows = ip.len / ip.itemsize - 1;
+        if (a < 0 || b < a || b > rows || q.len / 8 < b - a || (m.obj && m.len / 8 < b - a)) {
+            PyErr_SetString(PyExc_ValueError, "rows a .. b outside indptr or the outputs");
+            goto done;
+        }
+        const int64_t last = ip.itemsize == 4 ? (int64_t)((const int32_t *)ip.buf)[b]
+                                              : ((const int64_t *)ip.buf)[b];
+        const int64_t first = ip.itemsize == 4 ? (int64_t)((const int32_t *)ip.buf)[a]
+                                               : ((const int64_t *)ip.buf)[a];
+        if (first < 0 || last < first || last > data.len / 8 || last > ix.len / ix.itemsize) {
+            PyErr_SetString(PyExc_ValueError, "indptr points outside data or indices");
+            goto done;
+        }
+        const Py_ssize_t d = w.obj ? w.len / 8 : cw.obj ? cw.len / 8 : PY_SSIZE_T_MAX;
+        if (w.obj && cw.obj && cw.len != w.len) {
+            PyErr_SetString(PyExc_ValueError, "w and cw must have the same length");
+            goto done;
+        }
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = csr_sq_rows((const double *)data.buf, ix.buf, (int)ix.itemsize, ip.buf,
+                             (int)ip.itemsize, a, b, w.obj ? (const double *)w.buf : NULL,
+                             cw.obj ? (const double *)cw.buf : NULL, d, (double *)q.buf,
+                             m.obj ? (double *)m.buf : NULL);
+        Py_END_ALLOW_THREADS
+        if (status == -1) {
+            PyErr_SetString(PyExc_ValueError, "a column index lies outside w or cw");
+            goto done;
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    release(&data);
+    release(&ix);
+    release(&ip);
+    release(&w);
+    release(&cw);
+    release(&q);
+    release(&m);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan_blocks", scan_blocks, METH_VARARGS, scan_blocks_doc},
     {"magnitude_counts", magnitude_counts, METH_VARARGS, magnitude_counts_doc},
+    {"csr_sq_norms", csr_sq_norms, METH_VARARGS, csr_sq_norms_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_row_kernels_c",
-    "The dense row scan of noisygd.oracles.rows and the magnitude counts of "
+    "The dense row scan of noisygd.oracles.rows, its CSR squared norms, and the magnitude "
+    "counts of "
     "noisygd.mechanisms.feature_range (see _row_kernels.c).", -1,
     methods, NULL, NULL, NULL, NULL,
 };
