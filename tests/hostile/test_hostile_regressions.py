@@ -548,3 +548,30 @@ def test_subnormal_rows_are_kept():
         warnings.simplefilter("ignore", RuntimeWarning)
         scan = scan_rows(X, 1.0)
     np.testing.assert_array_equal(scan.scale, 1.0)  # rows inside the ball are not scaled
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=3),
+    lambda: DPLinearRegression(epsilon=1.0, random_state=3),
+])
+def test_csr_rows_stored_with_duplicate_entries_fit_as_the_rows_they_mean(make):
+    """A CSR X that stores a column twice in a row (a sum the matrix means) fits exactly as
+    its canonical copy: every statistic reads the summed rows (the pre-releases once read the
+    stored squares, a norm too small, and a row added more than its bound), and the
+    caller's X is not changed."""
+    rng = np.random.default_rng(21)
+    n, k = 600, 6
+    cols = rng.integers(0, 4, size=n * k)  # some columns twice in a row, unsorted
+    vals = rng.uniform(-0.2, 0.2, size=n * k)
+    X = sp.csr_matrix((vals, cols, np.arange(0, n * k + 1, k)), shape=(n, 5))
+    assert not X.has_canonical_format
+    before = X.data.copy()
+    canonical = X.copy()
+    canonical.sum_duplicates()
+    y = (canonical.toarray()[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = make().fit(X, y), make().fit(canonical, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    np.testing.assert_array_equal(X.data, before)

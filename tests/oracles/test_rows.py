@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -346,3 +348,58 @@ def test_compiled_csr_norms_check_their_arguments():
     mixed.indptr = mixed.indptr.astype(np.int64)  # widths differ: the NumPy path serves it
     assert not rows._compiled_csr(mixed)
     np.testing.assert_array_equal(row_norms(mixed), row_norms(X))
+
+
+# --------------------------------------------------------------------------- duplicates
+def _duplicated_rows() -> tuple[sp.csr_matrix, np.ndarray]:
+    """A CSR matrix whose rows store columns twice (and unsorted), and the dense rows it means."""
+    data = np.array([3.0, 4.0, -1.0, 0.5, 0.5, 2.0])
+    indices = np.array([0, 0, 2, 1, 1, 0])
+    indptr = np.array([0, 3, 5, 6])
+    X = sp.csr_matrix((data, indices, indptr), shape=(3, 3))
+    return X, X.toarray()  # toarray sums the duplicates: rows (7, 0, -1), (0, 1, 0), (2, 0, 0)
+
+
+def test_norms_of_rows_with_duplicate_entries_are_those_of_the_rows_they_mean() -> None:
+    X, dense = _duplicated_rows()
+    assert not X.has_canonical_format
+    centre = np.array([0.5, -0.25, 1.0])
+    np.testing.assert_allclose(row_norms(X), np.linalg.norm(dense, axis=1), rtol=1e-15)
+    np.testing.assert_allclose(row_norms(X, centre=centre),
+                               np.linalg.norm(dense - centre, axis=1), rtol=1e-15)
+    clipped = clip_rows(X, 1.0)
+    assert np.all(np.linalg.norm(clipped.toarray(), axis=1) <= 1.0)
+    np.testing.assert_allclose(clipped.toarray()[0], dense[0] / np.linalg.norm(dense[0]))
+    assert X.data.tolist() == [3.0, 4.0, -1.0, 0.5, 0.5, 2.0]  # the caller's X untouched
+
+
+def test_canonical_rows_copies_only_what_is_not_canonical() -> None:
+    from noisygd.oracles.rows import canonical_rows
+
+    X, dense = _duplicated_rows()
+    A = canonical_rows(X)
+    assert A is not X and isinstance(A, sp.csr_matrix) and A.has_canonical_format
+    np.testing.assert_array_equal(A.toarray(), dense)
+    assert canonical_rows(A) is A
+    B = sp.csr_array(dense)
+    assert canonical_rows(B) is B
+    assert isinstance(canonical_rows(sp.coo_array(X)), sp.csr_array)
+    assert canonical_rows(dense) is dense
+
+
+def test_a_row_stored_with_duplicates_adds_no_more_than_the_bound_to_the_round_sums() -> None:
+    """Privacy: a row of the refined conditioning's round adds a vector of norm at most
+    sqrt 3 (``round_sums``). A hostile CSR row storing column 0 a hundred times (value 100,
+    norm 100) once had its norm read as 10 from its stored squares, was scaled by 1/10
+    instead of 1/100, and added a vector of norm about 10."""
+    from noisygd.estimators._conditioning import round_sums
+
+    k = 100
+    hostile = sp.csr_matrix((np.ones(k), np.zeros(k, dtype=np.int32), np.array([0, k])),
+                            shape=(1, 4))
+    rest = sp.csr_matrix(np.random.default_rng(9).uniform(-0.3, 0.3, (50, 4)))
+    stacked = sp.vstack([rest, hostile], format="csr")
+    assert not stacked.has_canonical_format  # the duplicates are still stored
+    with_row = round_sums(stacked, np.zeros(4), None, 1.0)
+    without = round_sums(rest, np.zeros(4), None, 1.0)
+    assert np.linalg.norm(with_row - without) <= math.sqrt(3.0) * (1 + 1e-12)

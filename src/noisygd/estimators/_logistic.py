@@ -24,6 +24,7 @@ from noisygd.estimators._common import (
 from noisygd.estimators._conditioning import base_rate_from_release
 from noisygd.exceptions import PrivacyLeakWarning
 from noisygd.objectives.base import Objective
+from noisygd.oracles.rows import canonical_rows
 from noisygd.training import PreRelease, PrivateFit
 
 
@@ -429,6 +430,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         check_data(X, y)  # refuse what validate_data would refuse quoting the data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              accept_sparse=_ACCEPT_SPARSE)
+        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
         if self.classes is None:
             # a declared label set needs no such check: np.isin below refuses every y that
             # is not a labelling by it (continuous targets included), without the copies of

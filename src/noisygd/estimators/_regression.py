@@ -46,6 +46,7 @@ from noisygd.estimators._residual_scales import (
 )
 from noisygd.mechanisms.noise import is_secure, secure_event
 from noisygd.objectives.base import Objective
+from noisygd.oracles.rows import canonical_rows
 from noisygd.solvers.base import ReleasedFacts
 from noisygd.training import PreparedFit, PreRelease
 
@@ -136,6 +137,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         check_data(X, y, y_numeric=True)  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
+        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
         return self._fit_clipped_targets(X, np.asarray(y, dtype=np.float64), previewed, np.clip)
 
     def _fit_clipped_targets(self, X: Any, y: Any, previewed: Any, clip: Any) -> _DPRegressor:

@@ -16,6 +16,7 @@ from sklearn.utils.validation import validate_data
 from noisygd._checks import check_data, check_fraction, check_positive, check_real
 from noisygd.accounting.events import Neighbouring
 from noisygd.estimators._common import _ACCEPT_SPARSE, EstimatorPrivacy, _delta_warning
+from noisygd.oracles.rows import canonical_rows
 
 
 class _PrivateTuning:
@@ -180,6 +181,7 @@ class _PrivateTuning:
         check_data(X, y, y_numeric=not is_classifier(self))  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=not is_classifier(self),
                              accept_sparse=_ACCEPT_SPARSE)
+        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
         if is_classifier(self):
             check_classification_targets(y)
             classes = np.unique(np.asarray(self.classes))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,7 +43,8 @@ try:  # the compiled CSR squared norms (the same sums in the same order as the N
 except ImportError:  # pragma: no cover (an install without a C compiler, or an older build)
     _csr_sq_norms = None
 
-__all__ = ["BLOCK_BYTES", "block_rows", "clip_rows", "row_norms", "row_scale", "scan_rows"]
+__all__ = ["BLOCK_BYTES", "block_rows", "canonical_rows", "clip_rows", "row_norms", "row_scale",
+           "scan_rows"]
 
 #: Smallest target size of one row block (bytes of ``X``): two blocks in flight stay in the
 #: L2/L3 cache, so the second pass of a fused kernel reads them from cache.
@@ -149,11 +151,30 @@ def scale_at(outside: np.ndarray, outside_scale: np.ndarray,
     return s
 
 
+def canonical_rows(X: Any) -> Any:
+    """``X`` with each sparse row as the matrix means it: a sparse ``X`` whose entries are not
+    in canonical CSR form (a column stored twice in a row, unsorted columns, another format)
+    is returned as a CSR copy of its kind (matrix or array) with the duplicates summed and
+    the columns sorted; anything else is returned as it is (no copy).
+
+    A row's norm read from its stored entries (:func:`scan_rows`) is that of the row only
+    when no column is stored twice: the entries 3 and 4 in one column are the value 7, norm
+    7, where their squares sum to 25 (norm 5). A clip computed from the smaller norm would
+    let the row add more than the sensitivity bound of a release, so every scan reads
+    canonical rows.
+    """
+    if not sp.issparse(X) or (X.format == "csr" and X.has_canonical_format):
+        return X
+    A = X.tocsr(copy=True)  # a csr_matrix stays a matrix, a sparse array an array
+    A.sum_duplicates()
+    return A
+
+
 def _as_matrix(X: object) -> np.ndarray | sp.csr_array:
     if sp.issparse(X):
         if len(X.shape) != 2:  # type: ignore[attr-defined]
             raise ValueError("X must be a 2-D matrix")
-        X = sp.csr_array(X)
+        X = sp.csr_array(canonical_rows(X))
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
             raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
         return X
