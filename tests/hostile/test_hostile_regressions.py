@@ -575,3 +575,12 @@ def test_csr_rows_stored_with_duplicate_entries_fit_as_the_rows_they_mean(make):
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     np.testing.assert_array_equal(X.data, before)
+
+
+def test_a_csr_matrix_whose_row_pointers_decrease_is_refused_by_name():
+    """SciPy builds a CSR matrix whose indptr decreases (its cheap format check does not look);
+    summing its duplicates then failed with a C++ ``vector::_M_default_append``."""
+    X = sp.csr_matrix((np.ones(6), np.array([0, 1, 0, 1, 0, 1]), np.array([0, 4, 2, 6])),
+                      shape=(3, 2))
+    with pytest.raises(ValueError, match="not a valid CSR matrix"):
+        DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, [0, 1, 0])

@@ -343,6 +343,10 @@ def test_compiled_csr_norms_check_their_arguments():
     bad[10] = X.data.size + 1
     with pytest.raises(ValueError, match="outside data or indices"):
         kernel(X.data, X.indices, bad, 0, 10, w, None, q, None)
+    bad = X.indptr.copy()
+    bad[5] = np.iinfo(np.int32).max  # a pointer past the data between two valid ends
+    with pytest.raises(ValueError, match="indptr decreases"):
+        kernel(X.data, X.indices, bad, 0, 10, w, None, q, None)
     kernel(X.data, X.indices, X.indptr, 0, 10, w, w, q, m)  # accepted
     mixed = sp.csr_array(X)
     mixed.indptr = mixed.indptr.astype(np.int64)  # widths differ: the NumPy path serves it
@@ -385,6 +389,12 @@ def test_canonical_rows_copies_only_what_is_not_canonical() -> None:
     assert canonical_rows(B) is B
     assert isinstance(canonical_rows(sp.coo_array(X)), sp.csr_array)
     assert canonical_rows(dense) is dense
+    corrupt = sp.csr_matrix((np.ones(6), np.array([0, 1, 0, 1, 0, 1]), np.array([0, 4, 2, 6])),
+                            shape=(3, 2))  # SciPy builds it; its row pointers decrease
+    with pytest.raises(ValueError, match="row pointers"):
+        canonical_rows(corrupt)
+    with pytest.raises(ValueError, match="row pointers"):
+        row_norms(corrupt)
 
 
 def test_a_row_stored_with_duplicates_adds_no_more_than_the_bound_to_the_round_sums() -> None:

@@ -365,11 +365,15 @@ static int csr_sq_rows(const double *data, const void *indices, int index_bytes,
                        const double *w, const double *cw, Py_ssize_t d, double *out_q,
                        double *out_m)
 {
-    /* columns are checked against d first: a bad index never reads outside w or cw */
+    /* first the row pointers (non-decreasing from a to b: every row lies within the checked
+     * span of data) and the columns against d: a bad index never reads outside the buffers */
     for (int pass = 0; pass < 2; pass++) {
         if (indptr_bytes == 4 && index_bytes == 4) {
             const int32_t *ip = (const int32_t *)indptr, *ix = (const int32_t *)indices;
             if (pass == 0) {
+                for (int64_t i = a; i < b; i++)
+                    if (ip[i + 1] < ip[i])
+                        return -3;
                 for (int64_t t = ip[a]; t < ip[b]; t++)
                     if (ix[t] < 0 || ix[t] >= d)
                         return -1;
@@ -379,6 +383,9 @@ static int csr_sq_rows(const double *data, const void *indices, int index_bytes,
         } else if (indptr_bytes == 8 && index_bytes == 8) {
             const int64_t *ip = (const int64_t *)indptr, *ix = (const int64_t *)indices;
             if (pass == 0) {
+                for (int64_t i = a; i < b; i++)
+                    if (ip[i + 1] < ip[i])
+                        return -3;
                 for (int64_t t = ip[a]; t < ip[b]; t++)
                     if (ix[t] < 0 || ix[t] >= d)
                         return -1;
@@ -455,6 +462,10 @@ static PyObject *csr_sq_norms(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
         if (status == -1) {
             PyErr_SetString(PyExc_ValueError, "a column index lies outside w or cw");
+            goto done;
+        }
+        if (status == -3) {
+            PyErr_SetString(PyExc_ValueError, "indptr decreases (not a CSR matrix)");
             goto done;
         }
     }

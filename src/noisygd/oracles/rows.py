@@ -165,6 +165,9 @@ def canonical_rows(X: Any) -> Any:
     """
     if not sp.issparse(X) or (X.format == "csr" and X.has_canonical_format):
         return X
+    if X.format == "csr" and np.any(np.diff(X.indptr) < 0):
+        # SciPy's sum_duplicates fails with a C++ vector error on such a matrix
+        raise ValueError("X is not a valid CSR matrix: its row pointers (indptr) decrease")
     A = X.tocsr(copy=True)  # a csr_matrix stays a matrix, a sparse array an array
     A.sum_duplicates()
     return A
