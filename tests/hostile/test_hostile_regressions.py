@@ -584,3 +584,15 @@ def test_a_csr_matrix_whose_row_pointers_decrease_is_refused_by_name():
                       shape=(3, 2))
     with pytest.raises(ValueError, match="not a valid CSR matrix"):
         DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, [0, 1, 0])
+
+
+@pytest.mark.parametrize("columns", [[0, 1, 5, 1], [0, -1, 0, 1]])
+def test_a_csr_matrix_with_a_column_outside_its_shape_is_refused_by_name(columns):
+    """With no pre-release to stumble on it, such a matrix once fitted, the gradient kernel
+    reading outside the parameters."""
+    X = sp.csr_matrix((np.full(4, 0.1), np.array(columns), np.array([0, 2, 3, 4])),
+                      shape=(3, 2))
+    est = DPLogisticRegression(classes=[0, 1], random_state=0, feature_range_share=0.0,
+                               conditioning_share=0.0, feature_scale_share=0.0)
+    with pytest.raises(ValueError, match="not a valid CSR matrix"):
+        est.fit(X, [0, 1, 0])

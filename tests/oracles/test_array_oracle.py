@@ -405,3 +405,14 @@ def test_a_closed_oracle_serves_nothing() -> None:
         with pytest.raises(RuntimeError, match="closed"):
             call()
     assert other.clipped_gradient_sum(np.zeros(5), 1.0).shape == (5,)  # its own arrays
+
+
+@pytest.mark.parametrize("columns", [[0, 1, 5, 1], [0, -1, 0, 1]])
+def test_a_csr_matrix_with_a_column_outside_its_shape_is_refused(columns):
+    """SciPy builds a CSR matrix whose stored column indices lie outside its shape; the
+    compiled gradient kernel reads the parameters by column index, so the oracle refuses it
+    when it is built (it once read outside the parameter vector)."""
+    X = sp.csr_matrix((np.full(4, 0.1), np.array(columns), np.array([0, 2, 3, 4])),
+                      shape=(3, 2))
+    with pytest.raises(ValueError, match=r"column index lies outside \[0, 2\)"):
+        ArrayOracle(LogisticLoss(l2=0.1), X, np.array([1.0, -1.0, 1.0]), row_norm_bound=1.0)

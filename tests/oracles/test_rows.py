@@ -395,6 +395,10 @@ def test_canonical_rows_copies_only_what_is_not_canonical() -> None:
         canonical_rows(corrupt)
     with pytest.raises(ValueError, match="row pointers"):
         row_norms(corrupt)
+    wide = sp.csr_array((np.ones(2), np.array([0, 7]), np.array([0, 1, 2])), shape=(2, 3))
+    assert canonical_rows(wide) is wide  # a scan does not look at the columns
+    with pytest.raises(ValueError, match=r"outside \[0, 3\)"):
+        canonical_rows(wide, check_columns=True)
 
 
 def test_a_row_stored_with_duplicates_adds_no_more_than_the_bound_to_the_round_sums() -> None:

@@ -430,7 +430,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         check_data(X, y)  # refuse what validate_data would refuse quoting the data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
                              accept_sparse=_ACCEPT_SPARSE)
-        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
+        X = canonical_rows(X, check_columns=True)  # once, before any row is read
         if self.classes is None:
             # a declared label set needs no such check: np.isin below refuses every y that
             # is not a labelling by it (continuous targets included), without the copies of

@@ -137,7 +137,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
         check_data(X, y, y_numeric=True)  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=_ACCEPT_SPARSE)
-        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
+        X = canonical_rows(X, check_columns=True)  # once, before any row is read
         return self._fit_clipped_targets(X, np.asarray(y, dtype=np.float64), previewed, np.clip)
 
     def _fit_clipped_targets(self, X: Any, y: Any, previewed: Any, clip: Any) -> _DPRegressor:

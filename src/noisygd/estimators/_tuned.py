@@ -181,7 +181,7 @@ class _PrivateTuning:
         check_data(X, y, y_numeric=not is_classifier(self))  # messages quote no data
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=not is_classifier(self),
                              accept_sparse=_ACCEPT_SPARSE)
-        X = canonical_rows(X)  # duplicate entries summed once, before any row is read
+        X = canonical_rows(X, check_columns=True)  # once, before any row is read
         if is_classifier(self):
             check_classification_targets(y)
             classes = np.unique(np.asarray(self.classes))

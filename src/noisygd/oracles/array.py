@@ -89,7 +89,7 @@ from noisygd.objectives.base import MarginModel, Objective
 from noisygd.objectives.multinomial import MultiMarginModel
 from noisygd.oracles._parallel import default_threads, run_blocks
 from noisygd.oracles.base import ObjectiveOracle, RowSums
-from noisygd.oracles.rows import block_rows, scale_at, scan_rows
+from noisygd.oracles.rows import block_rows, canonical_rows, scale_at, scan_rows
 
 try:  # the compiled kernel (setup.py); optional: without it NumPy/SciPy serve every block
     from noisygd.oracles._margin_kernels_c import margin_blocks as _margin_blocks
@@ -188,10 +188,8 @@ def _check_matrix(X: object) -> np.ndarray | sp.csr_array:
                              shape=X.shape, copy=False)  # type: ignore[attr-defined]
         else:
             A = sp.csr_array(X, dtype=np.float64)
-        if not A.has_canonical_format:
-            A = A.copy()
-            A.sum_duplicates()
-        return A
+        # duplicates summed, corrupt pointers and columns refused: the kernels read w by index
+        return canonical_rows(A, check_columns=True)
     A = np.asarray(X)
     if A.ndim != 2:
         raise ValueError(f"X must be a 2-D array, got {A.ndim} dimension(s)")
