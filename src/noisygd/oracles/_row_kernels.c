@@ -344,59 +344,42 @@ done:
  * csr_matvec form (rows.py, _block_sq), so the caller's sq_i = max(q_i - 2 m_i + |f c|^2, 0)
  * is the same to the last bit with or without the kernel.
  */
-#define CSR_SQ_BODY(IDX)                                                                   \
-    for (int64_t i = a; i < b; i++) {                                                      \
-        const int64_t p0 = (int64_t)ip[i], p1 = (int64_t)ip[i + 1];                        \
-        double q = 0.0, m = 0.0;                                                           \
-        for (int64_t t = p0; t < p1; t++) {                                                \
-            const double x = data[t];                                                      \
-            const IDX j = ix[t];                                                           \
-            q += w ? (x * x) * w[j] : x * x;                                               \
-            if (cw)                                                                        \
-                m += x * cw[j];                                                            \
+/* first the row pointers (non-decreasing from a to b: every row lies within the span of
+ * data the caller checked) and the columns against d, so that a bad index never reads
+ * outside the buffers; then the sums */
+#define CSR_SQ_ROWS(IDX)                                                                   \
+    {                                                                                      \
+        const IDX *ip = (const IDX *)indptr, *ix = (const IDX *)indices;                   \
+        for (int64_t i = a; i < b; i++)                                                    \
+            if (ip[i + 1] < ip[i])                                                         \
+                return -3;                                                                 \
+        for (int64_t t = ip[a]; t < ip[b]; t++)                                            \
+            if (ix[t] < 0 || ix[t] >= d)                                                   \
+                return -1;                                                                 \
+        for (int64_t i = a; i < b; i++) {                                                  \
+            double q = 0.0, m = 0.0;                                                       \
+            for (int64_t t = ip[i]; t < ip[i + 1]; t++) {                                  \
+                const double x = data[t];                                                  \
+                const IDX j = ix[t];                                                       \
+                q += w ? (x * x) * w[j] : x * x;                                           \
+                if (cw)                                                                    \
+                    m += x * cw[j];                                                        \
+            }                                                                              \
+            out_q[i - a] = q;                                                              \
+            if (out_m)                                                                     \
+                out_m[i - a] = m;                                                          \
         }                                                                                  \
-        out_q[i - a] = q;                                                                  \
-        if (out_m)                                                                         \
-            out_m[i - a] = m;                                                              \
+        return 0;                                                                          \
     }
 
-static int csr_sq_rows(const double *data, const void *indices, int index_bytes,
-                       const void *indptr, int indptr_bytes, int64_t a, int64_t b,
-                       const double *w, const double *cw, Py_ssize_t d, double *out_q,
-                       double *out_m)
+/* index_bytes: 4 or 8, the width of indices and indptr alike (checked by the caller) */
+static int csr_sq_rows(const double *data, const void *indices, const void *indptr,
+                       int index_bytes, int64_t a, int64_t b, const double *w,
+                       const double *cw, Py_ssize_t d, double *out_q, double *out_m)
 {
-    /* first the row pointers (non-decreasing from a to b: every row lies within the checked
-     * span of data) and the columns against d: a bad index never reads outside the buffers */
-    for (int pass = 0; pass < 2; pass++) {
-        if (indptr_bytes == 4 && index_bytes == 4) {
-            const int32_t *ip = (const int32_t *)indptr, *ix = (const int32_t *)indices;
-            if (pass == 0) {
-                for (int64_t i = a; i < b; i++)
-                    if (ip[i + 1] < ip[i])
-                        return -3;
-                for (int64_t t = ip[a]; t < ip[b]; t++)
-                    if (ix[t] < 0 || ix[t] >= d)
-                        return -1;
-            } else {
-                CSR_SQ_BODY(int32_t)
-            }
-        } else if (indptr_bytes == 8 && index_bytes == 8) {
-            const int64_t *ip = (const int64_t *)indptr, *ix = (const int64_t *)indices;
-            if (pass == 0) {
-                for (int64_t i = a; i < b; i++)
-                    if (ip[i + 1] < ip[i])
-                        return -3;
-                for (int64_t t = ip[a]; t < ip[b]; t++)
-                    if (ix[t] < 0 || ix[t] >= d)
-                        return -1;
-            } else {
-                CSR_SQ_BODY(int64_t)
-            }
-        } else {
-            return -2;
-        }
-    }
-    return 0;
+    if (index_bytes == 4)
+        CSR_SQ_ROWS(int32_t)
+    CSR_SQ_ROWS(int64_t)
 }
 
 PyDoc_STRVAR(csr_sq_norms_doc,
@@ -455,8 +438,8 @@ static PyObject *csr_sq_norms(PyObject *self, PyObject *args)
         }
         int status;
         Py_BEGIN_ALLOW_THREADS
-        status = csr_sq_rows((const double *)data.buf, ix.buf, (int)ix.itemsize, ip.buf,
-                             (int)ip.itemsize, a, b, w.obj ? (const double *)w.buf : NULL,
+        status = csr_sq_rows((const double *)data.buf, ix.buf, ip.buf, (int)ix.itemsize, a,
+                             b, w.obj ? (const double *)w.buf : NULL,
                              cw.obj ? (const double *)cw.buf : NULL, d, (double *)q.buf,
                              m.obj ? (double *)m.buf : NULL);
         Py_END_ALLOW_THREADS
