@@ -24,18 +24,26 @@ from noisygd.mechanisms.feature_range import EXPONENTS, FALSE_OCCUPANCY, separat
 from noisygd.mechanisms.target_range import (
     EDGE_LEVEL,
     EDGE_SHARE,
+    EXTENSION_OCCUPANCY,
+    EXTENSION_SHARE,
     MAX_WINDOW,
     MIRROR_LEVEL,
     MIRROR_SHARE,
+    TARGET_EXPONENTS,
+    TARGET_GRID_BOTTOM_EDGE,
+    TARGET_GRID_TOP_EDGE,
     TARGET_RANGE_ROUNDS,
     TARGET_RANGE_SHARE,
     PrivateTargetRange,
     centre_from_release,
     edge_bins,
     edge_threshold,
+    extension_threshold,
+    extension_window_threshold,
     mirror_threshold,
     range_within_declared,
     refined_range,
+    signed_counts,
     target_bin_index,
     target_histogram,
     target_histogram_size,
@@ -47,21 +55,34 @@ from noisygd.mechanisms.target_range import (
     window_threshold,
 )
 
-K = EXPONENTS[1] - EXPONENTS[0] + 1
+K = EXPONENTS[1] - EXPONENTS[0] + 1  # core bins a sign
+KG = TARGET_EXPONENTS[1] - TARGET_EXPONENTS[0] + 1  # the whole grid's bins a sign
+KX = KG - K  # the extension's
+SIZE = 1 + 2 * KG
 #: The first histogram's share of mu^2 (the refined rounds take the rest of the share).
 FIRST_SHARE = TARGET_RANGE_SHARE * TARGET_RANGE_ROUNDS[0]
+
+
+def _brute_position(k: int, negative: bool) -> int:
+    """The vector position of the bin (2^k, 2^(k+1)] of one sign (the layout of the module
+    doc, "The grid": zero bin, core by sign, extension by sign)."""
+    if EXPONENTS[0] <= k <= EXPONENTS[1]:
+        return 1 + (k - EXPONENTS[0]) + K * int(negative)
+    j = k - TARGET_EXPONENTS[0] if k < EXPONENTS[0] else k - TARGET_EXPONENTS[0] - K
+    return 1 + 2 * K + j + KX * int(negative)
 
 
 def _brute_histogram(y: np.ndarray) -> np.ndarray:
     """Target by target, with log2 (independent of the frexp path): the zero bin, then
     (2^k, 2^(k+1)] by sign."""
-    out = np.zeros(1 + 2 * K)
+    out = np.zeros(SIZE)
     for v in y:
         if v == 0:
             out[0] += 1
             continue
-        k = min(max(math.ceil(math.log2(abs(v))) - 1, EXPONENTS[0]), EXPONENTS[1])
-        out[1 + (k - EXPONENTS[0]) + K * int(v < 0)] += 1
+        k = min(max(math.ceil(math.log2(abs(v))) - 1, TARGET_EXPONENTS[0]),
+                TARGET_EXPONENTS[1])
+        out[_brute_position(k, v < 0)] += 1
     return out
 
 
@@ -80,9 +101,14 @@ def _table(n: int = 3000, seed: int = 0, offset: float = 750.0, scale: float = 1
 def test_histogram_equals_the_target_by_target_count():
     rng = np.random.default_rng(1)
     y = np.concatenate([rng.normal(0, 10, 200) * 10.0 ** rng.integers(-3, 4, 200),
-                        [0.0, -0.0, 1.0, -1.0, 0.5, 2.0 ** 40, 2.0 ** 45, 2.0 ** -31, 1e-300]])
+                        [0.0, -0.0, 1.0, -1.0, 0.5, 2.0 ** 40, 2.0 ** 45, 2.0 ** -31, 1e-300,
+                         -1e-15, 1e20, -1e200, 5e-324, 1.7e308, 2.0 ** 498, 2.0 ** -496,
+                         2.0 ** 499]])
     assert target_histogram(y).tolist() == _brute_histogram(y).tolist()
-    assert target_histogram(y).size == target_histogram_size() == 2 * K + 1
+    assert target_histogram(y).size == target_histogram_size() == SIZE == 1991
+    # the core's bins keep their positions; signed_counts reads every bin back in order
+    assert np.array_equal(signed_counts(target_histogram(y)).sum(axis=1),
+                          [np.sum(y > 0), np.sum(y < 0)])
     # upper-closed: 1.0 in (1/2, 1], 0.5 in (1/4, 1/2], -1.0 in [-1, -1/2); zeros apart
     index = target_bin_index(np.array([1.0, 0.5, -1.0, 0.0, 1.5]))
     assert index.tolist() == [1 - 1 - EXPONENTS[0], 1 - 2 - EXPONENTS[0],
@@ -139,12 +165,43 @@ def test_the_range_is_the_hull_of_the_occupied_bins(targets, expected):
     assert released.resolved and (released.low, released.high) == expected
 
 
+def test_the_extension_is_read_at_its_own_level():
+    # a bin beyond the core grid (module doc, "The grid") needs z_x sigma, z_x over the 2 K_x
+    # extension bins at half of EXTENSION_OCCUPANCY; a core bin still needs z sigma
+    sigma = 2.0
+    z_x = extension_threshold(sigma)
+    assert z_x == pytest.approx(sigma * norm.isf(EXTENSION_OCCUPANCY / 2 / (2 * KX)))
+    assert EXTENSION_OCCUPANCY == pytest.approx(EXTENSION_SHARE * FALSE_OCCUPANCY)
+    z = target_occupancy_threshold(sigma)
+    assert z < z_x
+    between = (z + z_x) / 2.0
+    for k, core in ((-50, False), (60, False), (-30, True), (40, True)):
+        noisy = np.zeros(SIZE)
+        noisy[_brute_position(k, False)] = between
+        released = target_range_from_release(noisy, sigma)
+        assert released.resolved is core, k
+        noisy[_brute_position(k, False)] = z_x
+        released = target_range_from_release(noisy, sigma)
+        assert released.resolved and (released.low, released.high) == (2.0 ** k, 2.0 ** (k + 1))
+    # windows: one reaching into the extension needs its own threshold (N_x = 2 K_x (W - 1)
+    # windows), one inside the core the core's
+    assert extension_window_threshold(1.0, 2) == pytest.approx(
+        math.sqrt(2) * norm.isf(EXTENSION_OCCUPANCY / 2 / (2 * KX * (MAX_WINDOW - 1))))
+    pair = (window_threshold(1.0, 2) + extension_window_threshold(1.0, 2)) / 2.0
+    for first, core in ((EXPONENTS[0], True), (EXPONENTS[0] - 1, False)):
+        noisy = np.zeros(SIZE)
+        for k in (first, first + 1):
+            noisy[_brute_position(k, False)] = pair / 2.0  # no single bin passes
+        released = target_range_from_release(noisy, 1.0)
+        assert released.resolved is core and released.window == (2 if core else 0), first
+
+
 def test_mass_spread_thin_over_adjacent_bins_is_read_in_windows():
     # three adjacent positive bins, (4, 8], (8, 16], (16, 32], each 3.6 sigma: no single bin
     # reaches z sigma (4.49), pairs of them (7.2 sigma) reach z_W sigma sqrt 2 (6.97):
     # both windows of width 2 pass, and their hull spans the three bins
     sigma = 1.0
-    noisy = np.zeros(2 * K + 1)
+    noisy = np.zeros(SIZE)
     first = 1 + (2 - EXPONENTS[0])  # the bin (2^2, 2^3]
     noisy[first:first + 3] = 3.6
     assert 3.6 < target_occupancy_threshold(sigma)
@@ -182,7 +239,7 @@ def test_few_targets_over_several_octaves_are_resolved_where_single_bins_are_not
 def _signed_bins(positive: dict[int, float], negative: dict[int, float], zero: float = 0.0
                  ) -> np.ndarray:
     """A release with these counts in the bins (2^k, 2^(k+1)] of each sign, keyed by k."""
-    noisy = np.zeros(2 * K + 1)
+    noisy = np.zeros(SIZE)
     noisy[0] = zero
     for sign, bins in ((0, positive), (1, negative)):
         for k, count in bins.items():
@@ -345,7 +402,7 @@ def test_targets_about_zero_get_a_range_of_both_signs():
 
 
 def test_nothing_occupied_or_only_zeros_is_not_resolved():
-    released = target_range_from_release(np.zeros(2 * K + 1), sigma=1.0)
+    released = target_range_from_release(np.zeros(SIZE), sigma=1.0)
     assert not released.resolved and (released.low, released.high) == (0.0, 0.0)
     assert isinstance(released, PrivateTargetRange)
     zeros = target_range_from_release(target_histogram(np.zeros(50)), sigma=1.0)
@@ -361,16 +418,18 @@ def test_release_of_the_wrong_length_is_refused():
 
 def test_false_occupancy_rate_is_at_most_its_level():
     # pure noise: the chance that any bin or window is read as occupied is at most the
-    # level (Bonferroni: half over the 2K + 1 bins, half over the windows). 400 draws at
-    # 0.05: Binomial(400, <= 0.05), P(> 35) < 1e-3 (this test's false-failure rate); 4000
-    # draws at the default 1e-3:
-    # P(Binomial(4000, <= 1e-3) > 13) < 1e-3
+    # level on the core grid plus EXTENSION_SHARE of it on the extension (Bonferroni: half
+    # over the 2K + 1 core bins, half over its windows; the same over the extension). 400
+    # draws at 0.05 (1.1 x 0.05 in all): P(Binomial(400, <= 0.055) > 37) < 1e-3 (this
+    # test's false-failure rate); 4000 draws at the default 1e-3:
+    # P(Binomial(4000, <= 1.1e-3) > 12) < 1e-3
     rng = np.random.default_rng(5)
     sigma = 3.0
-    for level, draws, most in ((0.05, 400, 35), (FALSE_OCCUPANCY, 4000, 13)):
+    assert EXTENSION_SHARE == 0.1
+    for level, draws, most in ((0.05, 400, 37), (FALSE_OCCUPANCY, 4000, 12)):
         false = 0
         for _ in range(draws):
-            noise = rng.normal(0.0, sigma, 2 * K + 1)
+            noise = rng.normal(0.0, sigma, SIZE)
             released = target_range_from_release(noise, sigma, failure=level)
             assert released.threshold == target_occupancy_threshold(sigma, level)
             # any bin or window read as occupied: a range, or the zero bin alone
@@ -472,8 +531,6 @@ def test_a_declared_range_is_narrowed_by_the_release():
 
 
 def test_range_within_declared_intersects_except_at_the_grid_end():
-    from noisygd.mechanisms.feature_range import GRID_TOP_EDGE
-
     def released(low, high, resolved=True):
         return PrivateTargetRange(low, high, resolved, 1.0, 1.0)
 
@@ -483,8 +540,11 @@ def test_range_within_declared_intersects_except_at_the_grid_end():
     assert range_within_declared((0.0, 1.0), released(0.0, 0.0, False)) == (0.0, 1.0)
     assert range_within_declared((0.0, 1.0), released(4.0, 8.0)) == (0.0, 1.0)
     # a side at the grid's end bounds nothing: the declared end stays there
-    assert range_within_declared((0.0, 1e13), released(2.0, GRID_TOP_EDGE)) == (2.0, 1e13)
-    assert range_within_declared((-1e13, 0.0), released(-GRID_TOP_EDGE, -2.0)) == (-1e13, -2.0)
+    top = TARGET_GRID_TOP_EDGE
+    assert range_within_declared((0.0, 1e160), released(2.0, top)) == (2.0, 1e160)
+    assert range_within_declared((-1e160, 0.0), released(-top, -2.0)) == (-1e160, -2.0)
+    # the core grid's top (2^41) is an ordinary edge now: it bounds the declared range
+    assert range_within_declared((0.0, 1e13), released(2.0, 2.0 ** 41)) == (2.0, 2.0 ** 41)
 
 
 def test_a_declared_range_is_never_widened():
@@ -679,26 +739,44 @@ def test_share_is_validated(bad):
         DPLinearRegression(target_range_share=bad).fit(X, y)
 
 
-def test_targets_beyond_the_grid_warn_that_they_were_clipped():
-    # targets near 1e13 fall in the grid's top bin (2^40, 2^41]: the range ends at 2^41
-    # and every larger target is clipped to it (before: silently; R^2 0.18 at 1e13)
-    X, y = _table(n=3000, offset=1e13, scale=1e12)
-    with pytest.warns(UserWarning, match=r"reached the end of its grid .*2\^41"):
+@pytest.mark.parametrize("scale", [1e12, 1e-15])
+def test_targets_far_from_the_core_grid_are_resolved_on_its_extension(scale):
+    # targets near 1e13 (beyond the core grid's 2^41) and near 1e-15 (below its 2^-30): before
+    # the extension, clipped to 2^41 (R^2 0.18) or fitted in units of 2^-29, two million times
+    # their spread (R^2 -293 at epsilon 8); now their own octaves, and the fit as in any units
+    X, y = _table(n=3000, offset=10.0 * scale, scale=scale)
+    Xt, yt = _table(n=3000, seed=1, offset=10.0 * scale, scale=scale)
+    reference = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y / scale)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*of its grid.*")
         model = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y)
-    assert model.target_range_[1] <= 2.0 ** 41
+    low, high = model.target_range_
+    assert 5.0 * scale < low < high < 20.0 * scale
+    ceiling = reference.score(Xt, yt / scale)
+    assert ceiling > 0.8
+    assert model.score(Xt, yt) > ceiling - 0.05
+
+
+def test_targets_beyond_the_grid_warn_that_they_were_clipped():
+    # targets near 1e152 fall in the whole grid's top bin (2^497, 2^498]: the range ends at
+    # 2^498 (8e149, within the largest target bound, 1e150) and every larger target is
+    # clipped to it, with a warning
+    X, y = _table(n=3000, offset=1e152, scale=1e151)
+    with pytest.warns(UserWarning, match=r"reached the end of its grid .*2\^498"):
+        model = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y)
+    assert model.target_range_[1] <= TARGET_GRID_TOP_EDGE == 2.0 ** 498
     with warnings.catch_warnings():  # targets inside the grid: no such warning
         warnings.filterwarnings("error", message=".*end of its grid.*")
-        DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y / 1e3)
-
+        DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y / 1e150)
 
 
 def test_targets_at_the_bottom_of_the_grid_warn_that_they_are_resolved_coarsely():
-    # targets near 1e-15 fall in the grid's bottom bin: the range is +-2^-29, about 2e6 times
-    # their spread (before: silently, R^2 -293 at epsilon 8); the warning names this line
-    X, y = _table(n=3000, offset=0.0, scale=1e-15)
-    with pytest.warns(UserWarning, match=r"bottom of its grid .*2\^-29") as record:
+    # targets near 1e-160 fall in the whole grid's bottom bin: the range is +-2^-496, far
+    # wider than their spread; the warning says so and names this line
+    X, y = _table(n=3000, offset=0.0, scale=1e-160)
+    with pytest.warns(UserWarning, match=r"bottom of its grid .*2\^-496") as record:
         model = DPLinearRegression(epsilon=8.0, random_state=0).fit(X, y)
-    assert model.target_range_[1] == 2.0 ** -29
+    assert model.target_range_[1] == TARGET_GRID_BOTTOM_EDGE == 2.0 ** -496
     assert all(w.filename == __file__ for w in record if "bottom" in str(w.message))
     with warnings.catch_warnings():  # targets inside the grid: no such warning
         warnings.filterwarnings("error", message=".*bottom of its grid.*")
@@ -712,7 +790,7 @@ def test_the_release_records_its_occupied_bins_with_their_counts():
                                          (65536.0, 131072.0, 30.0)]
     assert separated_spans(released.occupied) == ((16.0, 32.0), (65536.0, 131072.0), 11)
     # read from windows (no single bin occupied): nothing recorded, nothing reported
-    noisy = np.zeros(2 * K + 1)
+    noisy = np.zeros(SIZE)
     first = 1 + (2 - EXPONENTS[0])  # three adjacent bins of 3.6 sigma, read in pairs
     noisy[first:first + 3] = 3.6
     thin = target_range_from_release(noisy, 1.0)

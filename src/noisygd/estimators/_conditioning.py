@@ -279,7 +279,7 @@ def distance_histogram(X: Any, centre: np.ndarray,
     for a in range(0, X.shape[0], DISTANCE_BLOCK_ROWS):  # O(block) temporaries, not O(n)
         norms = row_norms(X[a:a + DISTANCE_BLOCK_ROWS], centre=at, feature_scale=f) / unit
         # a distance beyond floating-point range (a row of 1e308 about a centre of the
-        # opposite sign) is in the top bin, as every distance above 2^40 is: one count a row
+        # opposite sign) is in the top bin, as every distance above 2^497 is: one count a row
         counts += target_histogram(np.nan_to_num(norms, nan=top, posinf=top))
     return counts
 

@@ -196,9 +196,10 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             "share": self._declared_share("target_range_share", TARGET_RANGE_SHARE),
             "rule": "the hull of the occupied bins (a zero bin, and by sign the binary "
                     "exponents (2^k, 2^(k+1)]), or where no sign bin is, of the narrowest "
-                    "occupied windows of 2 to 8 adjacent bins; occupied: the noisy count "
-                    "reaches z sigma (at most 0.001 chance that any empty bin or window "
-                    "does), and outwards from each end the next bins while their noisy "
+                    "occupied windows of 2 to 8 adjacent bins, on the grid 2^-497 to 2^498; "
+                    "occupied: the noisy count reaches z sigma (at most 0.001 chance that "
+                    "any empty bin or window of the core grid 2^-30 to 2^41 does, 0.0001 "
+                    "beyond it), and outwards from each end the next bins while their noisy "
                     "counts reach z_e sigma (level 0.05); [-1, 1] where none spans a range; "
                     "within a declared range, intersected with it (the declared range where "
                     "none spans a range); with an intercept narrowed twice by a mean of the "
@@ -223,24 +224,24 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
                 "target_range=(low, high) (a public range of the targets)", UserWarning,
                 stacklevel=user_stacklevel())
             return
-        from noisygd.mechanisms.feature_range import (
-            EXPONENTS,
-            GRID_BOTTOM_EDGE,
-            GRID_TOP_EDGE,
+        from noisygd.mechanisms.target_range import (
+            TARGET_EXPONENTS,
+            TARGET_GRID_BOTTOM_EDGE,
+            TARGET_GRID_TOP_EDGE,
         )
 
-        edge = GRID_TOP_EDGE
+        edge = TARGET_GRID_TOP_EDGE
         if max(-released.low, released.high) >= edge:
             warnings.warn(
                 f"{type(self).__name__}: the private target range reached the end of its "
-                f"grid (|y| up to 2^{EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
+                f"grid (|y| up to 2^{TARGET_EXPONENTS[1] + 1} = {edge:.3g}): larger targets were "
                 "clipped to it; declare target_range=(low, high) (a public range of the "
                 "targets) or rescale them", UserWarning, stacklevel=user_stacklevel())
-        floor = GRID_BOTTOM_EDGE
+        floor = TARGET_GRID_BOTTOM_EDGE
         if max(-released.low, released.high) <= floor:
             warnings.warn(
                 f"{type(self).__name__}: the private target range sits at the bottom of its "
-                f"grid (|y| below 2^{EXPONENTS[0] + 1} = {floor:.3g}): the fit's units are "
+                f"grid (|y| below 2^{TARGET_EXPONENTS[0] + 1} = {floor:.3g}): the fit's units are "
                 "set as if the targets were that large, so it resolves them coarsely; "
                 "declare target_range=(low, high) (a public range of the targets) or "
                 "rescale them", UserWarning, stacklevel=user_stacklevel())

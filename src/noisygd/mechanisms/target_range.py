@@ -15,39 +15,65 @@ zero: target :math:`y_i` adds 1 to the zero bin when :math:`y_i = 0`, else to bi
 :math:`(\operatorname{sign} y_i, k)` with :math:`2^k < |y_i| \le 2^{k+1}` (upper-closed,
 so that a target at a power of two, the common bound 1.0 of a proportion or a score, sets
 the range's end at itself rather than at twice it), :math:`k` clipped to
-:data:`~noisygd.mechanisms.feature_range.EXPONENTS` (the public grid of the private feature
-range). A row adds exactly one count, so under add/remove the counts move by one unit vector
-(L2 sensitivity 1) and under replace-one by :math:`e_a - e_b` (:math:`\sqrt2`,
+:data:`TARGET_EXPONENTS` (the public grid, below). A row adds exactly one count, so
+under add/remove the counts move by one unit vector (L2 sensitivity 1) and under
+replace-one by :math:`e_a - e_b` (:math:`\sqrt2`,
 :func:`target_range_sensitivity`; both reached). The Gaussian mechanism with
 :math:`\sigma = \Delta/\mu_t` is exactly :math:`\mu_t`-GDP (Dong, Roth and Su 2022, Thm
 2.7), :math:`\mu_t = \sqrt{r_0 f_t}\,\mu` with ``f_t`` the declared share
 (:data:`TARGET_RANGE_SHARE`) and :math:`r_0` the first round's fraction of it
 (:data:`TARGET_RANGE_ROUNDS`; 1 without an intercept).
 
+**The grid** (:data:`TARGET_EXPONENTS`, :data:`EXTENSION_SHARE`). The bins run from
+:math:`2^{-497}` to :math:`2^{498}`: the **core**, the private feature range's grid
+:data:`~noisygd.mechanisms.feature_range.EXPONENTS` (:math:`2^{-30}` to :math:`2^{41}`,
+:math:`10^{-9}` to :math:`2\cdot10^{12}`), and the **extension** on either side of it.
+Before 2026-11-30 the grid was the core alone, its end bins counting every target beyond, so
+targets in other units were clipped or coarse, with a warning: near :math:`10^{13}` (a
+country's GDP in dollars, bytes moved) clipped to :math:`2^{41}`, test :math:`R^2` 0.18 at
+:math:`10^{13}` and -0.09 at :math:`10^{15}` (epsilon 8); near :math:`10^{-15}` (a
+concentration in moles per litre) fitted in units of :math:`2^{-29}`, a million times their
+spread, test :math:`R^2` -6009. An extension bin costs no privacy (a row still adds one
+count) but each bin read is a chance of a false occupancy, and a false bin far from the
+targets widens the range by orders of magnitude. So the two are read at their own levels:
+the core's bins and windows as before, at :math:`\alpha`
+(:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`), with the same thresholds to the
+bit; the extension's bins, and every window that reaches into it, at :math:`\alpha_x =
+0.1\,\alpha` (:data:`EXTENSION_OCCUPANCY`; Bonferroni over their :math:`2K_x` bins,
+:func:`extension_threshold`, and their windows, :func:`extension_window_threshold`). A bin
+of the extension needs about 5.4 noise standard deviations against the core's 4.5; the
+chance that any empty bin or window passes is at most :math:`1.1\,\alpha`. The vector keeps
+the core's layout and appends the extension's bins (:func:`target_bin_index`,
+:func:`signed_counts`), so the core's noisy counts, drawn first, are the same draws as
+before: a release whose targets lie on the core grid reads the same range as before unless
+an extension bin passes falsely (at most :math:`\alpha_x`). The grid's ends keep every
+released range a valid target bound (at most :data:`~noisygd._checks.MAX_SCALE`); targets
+beyond them fall in its end bins, clipped, with the regressor's warning.
+
 **Post-processing** (:func:`target_range_from_release`). A bin is occupied when its noisy
 count reaches :math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2(2K + 1)))` over the
-:math:`2K + 1` bins (Bonferroni at half of :math:`\alpha` =
-:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`). Each sign is read alone: where
-none of its bins is occupied (few targets spread over several octaves: none alone reaches the
-threshold), its noisy counts are read again in windows of ``w`` adjacent bins, ``w`` from 2
-to :data:`MAX_WINDOW`: a window is occupied when its noisy sum reaches
-:math:`z_W\sigma\sqrt w` (its noise's standard deviation is :math:`\sigma\sqrt w`),
-Bonferroni at the other half of :math:`\alpha` over every window of every width and sign,
-and the sign's narrowest width with an occupied window is used. (Before, the windows were
-read only where no bin of either sign was occupied, so a sign whose bins fell just short
-dropped out beside a sign whose bins passed.) So at most :math:`\alpha` chance that any
-empty bin or window passes, and the windows cost no privacy (post-processing of the same
-release). The range is the hull of the occupied bins on the real line: from the lower end of
-the lowest (:math:`-2^{k+1}` for a negative bin, :math:`2^k` for a positive one, 0 for the
-zero bin) to the upper end of the highest. It is a robust range, within a factor 2 of the
+:math:`2K + 1` bins of the core and the zero bin (Bonferroni at half of :math:`\alpha` =
+:data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`; the extension's at its own level,
+above). Each sign is read alone: where none of its bins is occupied (few targets spread over
+several octaves: none alone reaches the threshold), its noisy counts are read again in
+windows of ``w`` adjacent bins, ``w`` from 2 to :data:`MAX_WINDOW`: a window is occupied
+when its noisy sum reaches :math:`z_W\sigma\sqrt w` (its noise's standard deviation is
+:math:`\sigma\sqrt w`), Bonferroni at the other half of :math:`\alpha` over every window of
+the core of every width and sign, and the sign's narrowest width with an occupied window is
+used. (Before, the windows were read only where no bin of either sign was occupied, so a
+sign whose bins fell just short dropped out beside a sign whose bins passed.) So at most
+:math:`\alpha` chance that any empty bin or window of the core passes (:math:`1.1\,\alpha`
+with the extension), and the windows cost no privacy (post-processing of the same release).
+The range is the hull of the occupied bins on the real line: from the lower end of the
+lowest (:math:`-2^{k+1}` for a negative bin, :math:`2^k` for a positive one, 0 for the zero
+bin) to the upper end of the highest. It is a robust range, within a factor 2 of the
 targets' extremes, that may leave out tails of fewer than about :math:`z\sigma` targets per
 bin (clipped to it, as a declared range clips them). Targets near 5 500 give
-:math:`[4096, 8192]`, proportions in :math:`(0.5, 1]` give :math:`[0.5, 1]`; a range anchored
-at 0 (the first version: the highest bin of each sign, 0 as the other end) gave
-:math:`[0, 8192]` and :math:`[0, 2]`, and the fit's noise, which scales with the range's
-half-width, 2 to 8 times larger (``experiments/target_range.py``). Where no bin and no
-window is occupied, or only the zero bin, nothing is resolved and the caller keeps its
-fallback.
+:math:`[4096, 8192]`, proportions in :math:`(0.5, 1]` give :math:`[0.5, 1]`; a range anchored at 0
+(the first version: the highest bin of each sign, 0 as the other end) gave :math:`[0, 8192]` and
+:math:`[0, 2]`, and the fit's noise, which scales with the range's half-width, 2 to 8 times
+larger (``experiments/target_range.py``). Where no bin and no window is occupied, or only
+the zero bin, nothing is resolved and the caller keeps its fallback.
 
 **Targets about 0** (:data:`MIRROR_LEVEL`, :data:`MIRROR_SHARE`). Targets about 0 split
 their count between the two signs, and at small ``n`` each sign's bins sit near the
@@ -159,7 +185,6 @@ from noisygd._checks import check_positive
 from noisygd.mechanisms.feature_range import (
     EXPONENTS,
     FALSE_OCCUPANCY,
-    GRID_TOP_EDGE,
     SEPARATED_OCTAVES,
     separated_spans,
 )
@@ -167,20 +192,28 @@ from noisygd.mechanisms.feature_range import (
 __all__ = [
     "EDGE_LEVEL",
     "EDGE_SHARE",
+    "EXTENSION_OCCUPANCY",
+    "EXTENSION_SHARE",
     "MAX_WINDOW",
     "MIRROR_LEVEL",
     "MIRROR_SHARE",
     "SEPARATED_OCTAVES",
+    "TARGET_EXPONENTS",
+    "TARGET_GRID_BOTTOM_EDGE",
+    "TARGET_GRID_TOP_EDGE",
     "TARGET_RANGE_ROUNDS",
     "TARGET_RANGE_SHARE",
     "PrivateTargetRange",
     "centre_from_release",
     "edge_bins",
     "edge_threshold",
+    "extension_threshold",
+    "extension_window_threshold",
     "mirror_threshold",
     "range_within_declared",
     "refined_range",
     "separated_spans",
+    "signed_counts",
     "target_bin_index",
     "target_histogram",
     "target_histogram_size",
@@ -205,30 +238,99 @@ TARGET_RANGE_SHARE = 0.08
 TARGET_RANGE_ROUNDS = (0.6, 0.1, 0.1, 0.1, 0.1)
 
 
+#: Binary exponents of the target histogram's whole grid (public): bin ``k`` holds
+#: :math:`2^k < |y| \le 2^{k+1}`, the end bins every value beyond. The **core**
+#: :data:`~noisygd.mechanisms.feature_range.EXPONENTS` (-30 to 40: :math:`10^{-9}` to
+#: :math:`2 \cdot 10^{12}`, the units of nearly every table) is read at the level
+#: :data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`, the **extension** on either side
+#: of it at :data:`EXTENSION_OCCUPANCY` (module doc, "The grid"). Its ends are
+#: :math:`2^{\pm 498}`: every range it releases is a valid target bound (at most
+#: :data:`~noisygd._checks.MAX_SCALE` = :math:`10^{150}`, whose square is a finite double), and
+#: so is the inverse square of its half-width.
+TARGET_EXPONENTS = (-497, 497)
+#: The level at which the extension's bins and windows are read, as a share of the core's
+#: (module doc, "The grid"): a tenth, so that a range of ordinary targets falsely widened by
+#: orders of magnitude is at most 1.1 times as likely as on the core grid alone.
+EXTENSION_SHARE = 0.1
+#: The extension's level at the core's default level
+#: :data:`~noisygd.mechanisms.feature_range.FALSE_OCCUPANCY`: :math:`10^{-4}`.
+EXTENSION_OCCUPANCY = FALSE_OCCUPANCY * EXTENSION_SHARE
+
+
+#: The upper edges of the whole grid's top bin (:math:`2^{498}`: it also counts every
+#: larger target) and of its bottom bin (:math:`2^{-496}`: it also counts every smaller
+#: nonzero one).
+TARGET_GRID_TOP_EDGE = math.ldexp(1.0, TARGET_EXPONENTS[1] + 1)
+TARGET_GRID_BOTTOM_EDGE = math.ldexp(1.0, TARGET_EXPONENTS[0] + 1)
+
+
 def _bins() -> int:
+    """Core bins per sign (:data:`~noisygd.mechanisms.feature_range.EXPONENTS`)."""
     return EXPONENTS[1] - EXPONENTS[0] + 1
 
 
+def _grid_bins() -> int:
+    """Bins per sign on the whole grid (:data:`TARGET_EXPONENTS`)."""
+    return TARGET_EXPONENTS[1] - TARGET_EXPONENTS[0] + 1
+
+
+def _extension_bins() -> int:
+    """Extension bins per sign (the whole grid's less the core's)."""
+    return _grid_bins() - _bins()
+
+
+def _positions() -> np.ndarray:
+    """``(2, K_grid)`` integers: each sign's bins' positions in :func:`target_histogram`'s
+    vector, in increasing exponent order (module doc, "The grid": the zero bin, the core's
+    bins by sign, then the extension's by sign)."""
+    k = np.arange(TARGET_EXPONENTS[0], TARGET_EXPONENTS[1] + 1)
+    core = _in_core()
+    below = k < EXPONENTS[0]
+    extension = np.where(below, k - TARGET_EXPONENTS[0], k - TARGET_EXPONENTS[0] - _bins())
+    positive = np.where(core, 1 + k - EXPONENTS[0], 1 + 2 * _bins() + extension)
+    negative = np.where(core, positive + _bins(), positive + _extension_bins())
+    return np.stack([positive, negative])
+
+
+def _in_core() -> np.ndarray:
+    """``(K_grid,)`` bools: whether each exponent of the whole grid is a core one."""
+    k = np.arange(TARGET_EXPONENTS[0], TARGET_EXPONENTS[1] + 1)
+    return (k >= EXPONENTS[0]) & (k <= EXPONENTS[1])
+
+
 def target_histogram_size() -> int:
-    """The length of :func:`target_histogram`'s vector: :math:`2K + 1` (the zero bin, then
-    the positive targets' ``K`` bins, then the negative targets')."""
-    return 2 * _bins() + 1
+    """The length of :func:`target_histogram`'s vector: :math:`1 + 2K + 2K_x` (the zero bin,
+    the positive then negative targets' ``K`` core bins, then their ``K_x`` extension bins;
+    module doc, "The grid")."""
+    return 1 + 2 * _grid_bins()
+
+
+def signed_counts(counts: np.ndarray) -> np.ndarray:
+    """``(2, K_grid)``: the positive and negative targets' counts of a
+    :func:`target_histogram` vector (noisy or not), each in increasing exponent order along
+    :data:`TARGET_EXPONENTS` (index ``j``: the bin of exponent ``j + TARGET_EXPONENTS[0]``)."""
+    values = np.asarray(counts, dtype=np.float64).reshape(-1)
+    if values.size != target_histogram_size():
+        raise ValueError(f"counts must hold {target_histogram_size()} values (the zero bin "
+                         f"and 2 signs x {_grid_bins()} exponents)")
+    return values[_positions()]
 
 
 def target_bin_index(y: np.ndarray) -> np.ndarray:
-    r"""Each target's bin (module doc): 0 for a zero target, :math:`1 + (k - k_{\min})` for
-    a positive one and :math:`1 + K + (k - k_{\min})` for a negative one, with
-    :math:`2^k < |y| \le 2^{k+1}` (``frexp``: :math:`|y| = m 2^e`, :math:`m \in [1/2, 1)`,
-    so :math:`k = e - 1`, or :math:`e - 2` at an exact power of two), clipped to
-    :data:`~noisygd.mechanisms.feature_range.EXPONENTS`. Raises ``ValueError`` on NaN or
-    infinite targets."""
+    r"""Each target's bin (module doc): 0 for a zero target; on the core grid
+    :math:`1 + (k - k_{\min})` for a positive one and :math:`1 + K + (k - k_{\min})` for a
+    negative one; beyond it, the extension's positions after the core's
+    (:func:`signed_counts` reads them back), with :math:`2^k < |y| \le 2^{k+1}` (``frexp``:
+    :math:`|y| = m 2^e`, :math:`m \in [1/2, 1)`, so :math:`k = e - 1`, or :math:`e - 2` at an
+    exact power of two), clipped to :data:`TARGET_EXPONENTS`. Raises ``ValueError`` on NaN
+    or infinite targets."""
     values = np.asarray(y, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(values)):
         raise ValueError("the targets hold NaN or infinite values")
     mantissa, exponent = np.frexp(np.abs(values))
     k = exponent.astype(np.int64) - 1 - (mantissa == 0.5)
-    k = np.clip(k, EXPONENTS[0], EXPONENTS[1]) - EXPONENTS[0]
-    index = 1 + k + _bins() * (values < 0)
+    k = np.clip(k, TARGET_EXPONENTS[0], TARGET_EXPONENTS[1]) - TARGET_EXPONENTS[0]
+    index = _positions()[(values < 0).astype(np.int64), k]
     return np.where(values == 0, 0, index)
 
 
@@ -250,13 +352,27 @@ def target_range_sensitivity(replace_one: bool = False) -> float:
 
 def target_occupancy_threshold(sigma: float, failure: float = FALSE_OCCUPANCY) -> float:
     r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2(2K + 1)))`: the noisy count at
-    which a bin of the target histogram is read as occupied (module doc: half the level
-    :math:`\alpha`; the wider windows take the other half)."""
+    which a bin of the core grid (and the zero bin, :math:`2K + 1` bins in all) is read as
+    occupied (module doc: half the level :math:`\alpha`; the wider windows take the other
+    half)."""
     from scipy.stats import norm
 
     if not 0.0 < failure < 1.0:
         raise ValueError("failure must be in (0, 1)")
-    return (float(norm.isf(failure / 2.0 / target_histogram_size()))
+    return (float(norm.isf(failure / 2.0 / (2 * _bins() + 1)))
+            * check_positive("sigma", sigma))
+
+
+def extension_threshold(sigma: float, failure: float = EXTENSION_OCCUPANCY) -> float:
+    r""":math:`z_x\sigma`, :math:`z_x = \Phi^{-1}(1 - \alpha_x/(2 \cdot 2K_x))`: the noisy
+    count at which a bin of the grid's extension (:math:`K_x` a sign beyond the core) is read
+    as occupied (module doc, "The grid": half the level :math:`\alpha_x`; the windows that
+    reach into the extension take the other half)."""
+    from scipy.stats import norm
+
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    return (float(norm.isf(failure / 2.0 / (2 * _extension_bins())))
             * check_positive("sigma", sigma))
 
 
@@ -275,6 +391,23 @@ def window_threshold(sigma: float, width: int, failure: float = FALSE_OCCUPANCY)
         raise ValueError("failure must be in (0, 1)")
     K = _bins()
     windows = sum(2 * (K - w + 1) for w in range(2, MAX_WINDOW + 1))
+    return (float(norm.isf(failure / 2.0 / windows)) * check_positive("sigma", sigma)
+            * math.sqrt(width))
+
+
+def extension_window_threshold(sigma: float, width: int,
+                               failure: float = EXTENSION_OCCUPANCY) -> float:
+    r""":math:`z_{xW}\sigma\sqrt w`: the noisy sum at which a window of ``width`` adjacent
+    bins of one sign that reaches into the grid's extension is read as occupied,
+    :math:`z_{xW} = \Phi^{-1}(1 - \alpha_x/(2N_x))` over the :math:`N_x = 2K_x(W - 1)` such
+    windows of widths 2 to :data:`MAX_WINDOW` (for each width, the whole grid's
+    :math:`K_{\rm grid} - w + 1` windows a sign less the core's :math:`K - w + 1`;
+    Bonferroni; module doc, "The grid")."""
+    from scipy.stats import norm
+
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    windows = 2 * _extension_bins() * (MAX_WINDOW - 1)
     return (float(norm.isf(failure / 2.0 / windows)) * check_positive("sigma", sigma)
             * math.sqrt(width))
 
@@ -376,7 +509,7 @@ def range_within_declared(declared: tuple[float, float],
     low, high = (float(v) for v in declared)
     if not released.resolved:
         return low, high
-    top = GRID_TOP_EDGE
+    top = TARGET_GRID_TOP_EDGE
     return _intersected((low, high), released.low if released.low > -top else -math.inf,
                         released.high if released.high < top else math.inf)
 
@@ -441,10 +574,11 @@ class PrivateTargetRange:
 
 
 def _span(sign: int, first: int, last: int) -> tuple[float, float]:
-    """The real interval of the bins ``first..last`` (indices along the exponent grid) of
-    one sign (0 positive: :math:`(2^k, 2^{k+1}]`; 1 negative: mirrored)."""
-    lo = math.ldexp(1.0, first + EXPONENTS[0])
-    hi = math.ldexp(1.0, last + EXPONENTS[0] + 1)
+    """The real interval of the bins ``first..last`` (indices along
+    :data:`TARGET_EXPONENTS`) of one sign (0 positive: :math:`(2^k, 2^{k+1}]`; 1 negative:
+    mirrored)."""
+    lo = math.ldexp(1.0, first + TARGET_EXPONENTS[0])
+    hi = math.ldexp(1.0, last + TARGET_EXPONENTS[0] + 1)
     return (lo, hi) if sign == 0 else (-hi, -lo)
 
 
@@ -506,13 +640,17 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     stretch join it where they pass the edge test at that level (:func:`edge_bins`; module
     doc, "Edges"; the estimators read the first histogram so, at :data:`EDGE_LEVEL`).
     Post-processing: public."""
-    K = _bins()
     counts = np.asarray(noisy, dtype=np.float64).reshape(-1)
     if counts.size != target_histogram_size():
         raise ValueError(f"noisy must hold {target_histogram_size()} counts (the zero bin "
-                         f"and 2 signs x {K} exponents)")
+                         f"and 2 signs x {_grid_bins()} exponents)")
     threshold = target_occupancy_threshold(sigma, failure)
-    signed = counts[1:].reshape(2, K)
+    signed = signed_counts(counts)
+    core = _in_core().astype(np.float64)
+    # each bin's and window's threshold: the core's level within it, the extension's level
+    # for those that reach beyond it (module doc, "The grid")
+    bin_thresholds = np.where(core > 0, threshold,
+                              extension_threshold(sigma, failure * EXTENSION_SHARE))
     ends: list[tuple[float, float]] = []
     occupied: tuple[tuple[float, float, float], ...] = ()
     hulls: dict[int, tuple[int, int]] = {}  # sign -> its first and last occupied bin
@@ -520,10 +658,14 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     for sign in (0, 1):  # each sign read alone: its bins, else its narrowest windows
         for width in range(1, MAX_WINDOW + 1):
             if width == 1:
-                passing = np.flatnonzero(signed[sign] >= threshold)
+                passing = np.flatnonzero(signed[sign] >= bin_thresholds)
             else:  # sums of ``width`` adjacent bins of this sign
                 sums = np.convolve(signed[sign], np.ones(width), mode="valid")
-                passing = np.flatnonzero(sums >= window_threshold(sigma, width, failure))
+                inside = np.convolve(core, np.ones(width), mode="valid") >= width - 0.5
+                need = np.where(inside, window_threshold(sigma, width, failure),
+                                extension_window_threshold(sigma, width,
+                                                           failure * EXTENSION_SHARE))
+                passing = np.flatnonzero(sums >= need)
             if passing.size:
                 spans = [_span(sign, int(j), int(j) + width - 1) for j in passing]
                 ends += spans
