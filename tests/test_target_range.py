@@ -608,10 +608,28 @@ def test_replace_one_draws_the_exact_noise():
 
 def test_a_range_resolving_no_bin_warns_and_keeps_the_fallback():
     X, y = _table(n=40)  # 40 targets against a threshold of ~ 80 counts at epsilon 1
-    with pytest.warns(UserWarning, match="resolved no bin"):
+    with pytest.warns(UserWarning, match=r"resolved no bin \(too few rows"):
         model = DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
     assert not model.fit_info_["target_range"]["resolved"]
+    assert not model.fit_info_["target_range"]["zero_only"]
     assert model.target_range_ == (-FALLBACK_TARGET_BOUND, FALLBACK_TARGET_BOUND)
+
+
+def test_targets_all_zero_warn_that_only_the_zero_bin_was_occupied():
+    # 3000 targets at 0 pass the zero bin's threshold many times over: the warning says why
+    # nothing was resolved (before: "too few rows against its noise", false here)
+    X, _ = _table(n=3000)
+    with pytest.warns(UserWarning, match="only its zero bin was occupied") as record:
+        model = DPLinearRegression(epsilon=1.0, random_state=0).fit(X, np.zeros(3000))
+    assert not any("too few rows" in str(w.message) for w in record)
+    info = model.fit_info_["target_range"]
+    assert info["zero_only"] and not info["resolved"]
+    released = target_range_from_release(target_histogram(np.zeros(50)), sigma=1.0)
+    assert released.zero_only and released.occupied == ((0.0, 0.0, 50.0),)
+    # a zero bin beside an occupied sign bin is part of a resolved range, not zero_only
+    both = target_range_from_release(target_histogram(np.r_[np.zeros(50), np.full(50, 3.0)]),
+                                     sigma=1.0)
+    assert both.resolved and not both.zero_only
 
 
 @pytest.mark.parametrize("method", ["output_perturbation", "langevin"])

@@ -212,14 +212,18 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             "declared": within,
             "threshold": released.threshold, "noise_std": released.noise_std,
             "window": released.window, "resolved": released.resolved,
+            "zero_only": released.zero_only,
             "rounds": [dict(r) for r in released.rounds]}
         if within is not None:  # the declared range bounds the targets: nothing to warn of
             self._warn_separated_targets(released)  # but codes inside it
             return
         if not released.resolved:
+            why = ("only its zero bin was occupied: the targets are all, or nearly all, "
+                   "exactly 0" if released.zero_only else
+                   "too few rows against its noise at this epsilon")
             warnings.warn(
-                f"{type(self).__name__}: the private target range resolved no bin (too few "
-                "rows against its noise at this epsilon), so the targets were clipped to "
+                f"{type(self).__name__}: the private target range resolved no bin ({why}), "
+                "so the targets were clipped to "
                 f"[-{FALLBACK_TARGET_BOUND:g}, {FALLBACK_TARGET_BOUND:g}]; declare "
                 "target_range=(low, high) (a public range of the targets)", UserWarning,
                 stacklevel=user_stacklevel())

@@ -541,7 +541,8 @@ class PrivateTargetRange:
         nothing was resolved.
     occupied : tuple of (float, float, float)
         The occupied bins whose hull is the range, as ``(low, high, noisy count)``
-        (``(0, 0, count)``: the zero bin; empty where the range was read from windows);
+        (``(0, 0, count)``: the zero bin, also where it alone was occupied; empty where the
+        range was read from windows);
         :func:`separated_spans` finds a few targets far beyond the rest in them.
     rounds : tuple of dict
         The refined rounds (module doc, "Refined rounds"), one record each: ``kind``
@@ -564,6 +565,12 @@ class PrivateTargetRange:
     #: Whether the other sign's bins mirroring a one-signed range passed the mirror test
     #: and the range spans both signs (module doc, "Targets about 0").
     mirrored: bool = False
+
+    @property
+    def zero_only(self) -> bool:
+        """Whether the zero bin alone was occupied (the targets all, or nearly all, exactly 0):
+        nothing is resolved, as where no bin is, but for a reason a user can act on."""
+        return not self.resolved and any(lo == hi == 0.0 for lo, hi, _ in self.occupied)
 
     def centre_half(self, symmetric: bool = False) -> tuple[float, float]:
         """``(m, h)`` of the range: its midpoint and half-width, or with ``symmetric``
@@ -698,5 +705,5 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     low, high = min(a for a, _ in ends), max(b for _, b in ends)
     return PrivateTargetRange(low, high, high > low, threshold, float(sigma),
                               max(widest, 1) if high > low else 0,
-                              occupied=occupied if widest == 1 else (), mirrored=mirrored)
+                              occupied=occupied if widest <= 1 else (), mirrored=mirrored)
 

@@ -328,9 +328,11 @@ def _target_range_record(est: Any, declared: TableSchema) -> dict[str, Any]:
 
         from noisygd._checks import user_stacklevel
 
+        why = ("only its zero bin was occupied: the targets are all, or nearly all, exactly 0"
+               if info.get("zero_only") else "too few rows against its noise at this epsilon")
         warnings.warn(
-            f"target {target.name!r}: the private target range resolved no bin (too few rows "
-            "against its noise at this epsilon), so the targets were clipped to "
+            f"target {target.name!r}: the private target range resolved no bin ({why}), so "
+            "the targets were clipped to "
             f"{[float(v) for v in est.target_range_]}: declare [target] bounds = [low, high] "
             "(a public range of the targets), or raise preprocessing_share", UserWarning,
             stacklevel=user_stacklevel())
