@@ -218,9 +218,7 @@ class _DPRegressor(RegressorMixin, _DPLinearModel):
             self._warn_separated_targets(released)  # but codes inside it
             return
         if not released.resolved:
-            why = ("only its zero bin was occupied: the targets are all, or nearly all, "
-                   "exactly 0" if released.zero_only else
-                   "too few rows against its noise at this epsilon")
+            why = released.unresolved_reason(released.zero_only)
             warnings.warn(
                 f"{type(self).__name__}: the private target range resolved no bin ({why}), "
                 "so the targets were clipped to "

@@ -279,23 +279,24 @@ def _extension_bins() -> int:
     return _grid_bins() - _bins()
 
 
-def _positions() -> np.ndarray:
-    """``(2, K_grid)`` integers: each sign's bins' positions in :func:`target_histogram`'s
-    vector, in increasing exponent order (module doc, "The grid": the zero bin, the core's
-    bins by sign, then the extension's by sign)."""
+def _layout() -> tuple[np.ndarray, np.ndarray]:
+    """``(positions, in_core)`` of the whole grid (module doc, "The grid"): ``(2, K_grid)``
+    integers, each sign's bins' positions in :func:`target_histogram`'s vector in increasing
+    exponent order (the zero bin, the core's bins by sign, then the extension's by sign), and
+    ``(K_grid,)`` bools, whether each exponent is a core one. Computed once, read-only."""
     k = np.arange(TARGET_EXPONENTS[0], TARGET_EXPONENTS[1] + 1)
-    core = _in_core()
-    below = k < EXPONENTS[0]
-    extension = np.where(below, k - TARGET_EXPONENTS[0], k - TARGET_EXPONENTS[0] - _bins())
+    core = (k >= EXPONENTS[0]) & (k <= EXPONENTS[1])
+    extension = np.where(k < EXPONENTS[0], k - TARGET_EXPONENTS[0],
+                         k - TARGET_EXPONENTS[0] - _bins())
     positive = np.where(core, 1 + k - EXPONENTS[0], 1 + 2 * _bins() + extension)
     negative = np.where(core, positive + _bins(), positive + _extension_bins())
-    return np.stack([positive, negative])
+    positions = np.stack([positive, negative])
+    positions.setflags(write=False)
+    core.setflags(write=False)
+    return positions, core
 
 
-def _in_core() -> np.ndarray:
-    """``(K_grid,)`` bools: whether each exponent of the whole grid is a core one."""
-    k = np.arange(TARGET_EXPONENTS[0], TARGET_EXPONENTS[1] + 1)
-    return (k >= EXPONENTS[0]) & (k <= EXPONENTS[1])
+_POSITIONS, _IN_CORE = _layout()
 
 
 def target_histogram_size() -> int:
@@ -313,7 +314,7 @@ def signed_counts(counts: np.ndarray) -> np.ndarray:
     if values.size != target_histogram_size():
         raise ValueError(f"counts must hold {target_histogram_size()} values (the zero bin "
                          f"and 2 signs x {_grid_bins()} exponents)")
-    return values[_positions()]
+    return values[_POSITIONS]
 
 
 def target_bin_index(y: np.ndarray) -> np.ndarray:
@@ -330,7 +331,7 @@ def target_bin_index(y: np.ndarray) -> np.ndarray:
     mantissa, exponent = np.frexp(np.abs(values))
     k = exponent.astype(np.int64) - 1 - (mantissa == 0.5)
     k = np.clip(k, TARGET_EXPONENTS[0], TARGET_EXPONENTS[1]) - TARGET_EXPONENTS[0]
-    index = _positions()[(values < 0).astype(np.int64), k]
+    index = _POSITIONS[(values < 0).astype(np.int64), k]
     return np.where(values == 0, 0, index)
 
 
@@ -350,17 +351,22 @@ def target_range_sensitivity(replace_one: bool = False) -> float:
     return math.sqrt(2.0) if replace_one else 1.0
 
 
+def _half_level_z(failure: float, tests: int) -> float:
+    r""":math:`\Phi^{-1}(1 - \alpha/(2N))`: Bonferroni at half the level ``failure``
+    (:math:`\alpha`) over ``tests`` (:math:`N`) one-sided Gaussian tests."""
+    from scipy.stats import norm
+
+    if not 0.0 < failure < 1.0:
+        raise ValueError("failure must be in (0, 1)")
+    return float(norm.isf(failure / 2.0 / tests))
+
+
 def target_occupancy_threshold(sigma: float, failure: float = FALSE_OCCUPANCY) -> float:
     r""":math:`z\sigma`, :math:`z = \Phi^{-1}(1 - \alpha/(2(2K + 1)))`: the noisy count at
     which a bin of the core grid (and the zero bin, :math:`2K + 1` bins in all) is read as
     occupied (module doc: half the level :math:`\alpha`; the wider windows take the other
     half)."""
-    from scipy.stats import norm
-
-    if not 0.0 < failure < 1.0:
-        raise ValueError("failure must be in (0, 1)")
-    return (float(norm.isf(failure / 2.0 / (2 * _bins() + 1)))
-            * check_positive("sigma", sigma))
+    return _half_level_z(failure, 2 * _bins() + 1) * check_positive("sigma", sigma)
 
 
 def extension_threshold(sigma: float, failure: float = EXTENSION_OCCUPANCY) -> float:
@@ -368,12 +374,7 @@ def extension_threshold(sigma: float, failure: float = EXTENSION_OCCUPANCY) -> f
     count at which a bin of the grid's extension (:math:`K_x` a sign beyond the core) is read
     as occupied (module doc, "The grid": half the level :math:`\alpha_x`; the windows that
     reach into the extension take the other half)."""
-    from scipy.stats import norm
-
-    if not 0.0 < failure < 1.0:
-        raise ValueError("failure must be in (0, 1)")
-    return (float(norm.isf(failure / 2.0 / (2 * _extension_bins())))
-            * check_positive("sigma", sigma))
+    return _half_level_z(failure, 2 * _extension_bins()) * check_positive("sigma", sigma)
 
 
 #: The widest window of adjacent bins read where no single bin is occupied (module doc).
@@ -385,13 +386,9 @@ def window_threshold(sigma: float, width: int, failure: float = FALSE_OCCUPANCY)
     of one sign is read as occupied, :math:`z_W = \Phi^{-1}(1 - \alpha/(2N))` over the
     :math:`N = \sum_{w=2}^{W} 2(K - w + 1)` windows of widths 2 to :data:`MAX_WINDOW`
     (Bonferroni; module doc)."""
-    from scipy.stats import norm
-
-    if not 0.0 < failure < 1.0:
-        raise ValueError("failure must be in (0, 1)")
     K = _bins()
     windows = sum(2 * (K - w + 1) for w in range(2, MAX_WINDOW + 1))
-    return (float(norm.isf(failure / 2.0 / windows)) * check_positive("sigma", sigma)
+    return (_half_level_z(failure, windows) * check_positive("sigma", sigma)
             * math.sqrt(width))
 
 
@@ -403,12 +400,8 @@ def extension_window_threshold(sigma: float, width: int,
     windows of widths 2 to :data:`MAX_WINDOW` (for each width, the whole grid's
     :math:`K_{\rm grid} - w + 1` windows a sign less the core's :math:`K - w + 1`;
     Bonferroni; module doc, "The grid")."""
-    from scipy.stats import norm
-
-    if not 0.0 < failure < 1.0:
-        raise ValueError("failure must be in (0, 1)")
     windows = 2 * _extension_bins() * (MAX_WINDOW - 1)
-    return (float(norm.isf(failure / 2.0 / windows)) * check_positive("sigma", sigma)
+    return (_half_level_z(failure, windows) * check_positive("sigma", sigma)
             * math.sqrt(width))
 
 
@@ -572,6 +565,13 @@ class PrivateTargetRange:
         nothing is resolved, as where no bin is, but for a reason a user can act on."""
         return not self.resolved and any(lo == hi == 0.0 for lo, hi, _ in self.occupied)
 
+    @staticmethod
+    def unresolved_reason(zero_only: bool) -> str:
+        """Why a release resolved no range, for the warnings that say so (the regressors',
+        ``noisygd fit``'s): ``zero_only`` is :attr:`zero_only`."""
+        return ("only its zero bin was occupied: the targets are all, or nearly all, exactly 0"
+                if zero_only else "too few rows against its noise at this epsilon")
+
     def centre_half(self, symmetric: bool = False) -> tuple[float, float]:
         """``(m, h)`` of the range: its midpoint and half-width, or with ``symmetric``
         (a fit without an intercept) ``(0, max(|low|, |high|))``."""
@@ -653,11 +653,20 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
                          f"and 2 signs x {_grid_bins()} exponents)")
     threshold = target_occupancy_threshold(sigma, failure)
     signed = signed_counts(counts)
-    core = _in_core().astype(np.float64)
+    core = _IN_CORE.astype(np.float64)
     # each bin's and window's threshold: the core's level within it, the extension's level
-    # for those that reach beyond it (module doc, "The grid")
-    bin_thresholds = np.where(core > 0, threshold,
-                              extension_threshold(sigma, failure * EXTENSION_SHARE))
+    # for those that reach beyond it (module doc, "The grid"); the same for both signs
+    needs = {1: np.where(_IN_CORE, threshold,
+                         extension_threshold(sigma, failure * EXTENSION_SHARE))}
+
+    def need(width: int) -> np.ndarray:
+        if width not in needs:
+            inside = np.convolve(core, np.ones(width), mode="valid") >= width - 0.5
+            needs[width] = np.where(inside, window_threshold(sigma, width, failure),
+                                    extension_window_threshold(sigma, width,
+                                                               failure * EXTENSION_SHARE))
+        return needs[width]
+
     ends: list[tuple[float, float]] = []
     occupied: tuple[tuple[float, float, float], ...] = ()
     hulls: dict[int, tuple[int, int]] = {}  # sign -> its first and last occupied bin
@@ -665,14 +674,10 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
     for sign in (0, 1):  # each sign read alone: its bins, else its narrowest windows
         for width in range(1, MAX_WINDOW + 1):
             if width == 1:
-                passing = np.flatnonzero(signed[sign] >= bin_thresholds)
+                passing = np.flatnonzero(signed[sign] >= need(1))
             else:  # sums of ``width`` adjacent bins of this sign
                 sums = np.convolve(signed[sign], np.ones(width), mode="valid")
-                inside = np.convolve(core, np.ones(width), mode="valid") >= width - 0.5
-                need = np.where(inside, window_threshold(sigma, width, failure),
-                                extension_window_threshold(sigma, width,
-                                                           failure * EXTENSION_SHARE))
-                passing = np.flatnonzero(sums >= need)
+                passing = np.flatnonzero(sums >= need(width))
             if passing.size:
                 spans = [_span(sign, int(j), int(j) + width - 1) for j in passing]
                 ends += spans

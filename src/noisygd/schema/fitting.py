@@ -327,9 +327,9 @@ def _target_range_record(est: Any, declared: TableSchema) -> dict[str, Any]:
         import warnings
 
         from noisygd._checks import user_stacklevel
+        from noisygd.mechanisms.target_range import PrivateTargetRange
 
-        why = ("only its zero bin was occupied: the targets are all, or nearly all, exactly 0"
-               if info.get("zero_only") else "too few rows against its noise at this epsilon")
+        why = PrivateTargetRange.unresolved_reason(bool(info.get("zero_only")))
         warnings.warn(
             f"target {target.name!r}: the private target range resolved no bin ({why}), so "
             "the targets were clipped to "
