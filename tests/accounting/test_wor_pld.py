@@ -120,8 +120,11 @@ def test_pld_is_at_most_rdp(q: float, z: float, steps: int) -> None:
     assert PLD.epsilon(ev, DELTA) <= RDP.epsilon(ev, DELTA) * (1 + 1e-9)
 
 
-@pytest.mark.parametrize(("q", "sigma"), [(0.01, 0.4), (0.01, 1.0), (0.1, 0.5), (0.5, 1.0),
-                                          (0.9, 2.0)])
+@pytest.mark.parametrize(("q", "sigma"), [
+    (0.01, 0.4), (0.9, 2.0),
+    # 6-9 s each (scipy quadrature and a fine PLD): make test-slow
+    *(pytest.param(q, s, marks=pytest.mark.slow)
+      for q, s in ((0.01, 1.0), (0.1, 0.5), (0.5, 1.0)))])
 def test_one_step_matches_the_exact_two_point_value(q: float, sigma: float) -> None:
     # (b) one step: the PLD's epsilon is the remove pair's exact epsilon (scipy quadrature),
     # never below it, and above it only by the loss discretisation

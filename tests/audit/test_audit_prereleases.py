@@ -20,7 +20,9 @@ differ by exactly the canary's shift. The audits (200 fits per dataset, 95% conf
   false-failure rate. (At epsilon 16 with 300 fits it missed in 1.4-1.8% of seeds, and
   at epsilon 8 with 500 in 12-14%: the release's mu is a small part of the fit's.)
 
-Each audit test takes 5 to 7 s on one idle core (200 fits per dataset, 100 rows).
+Each audit test takes 5 to 7 s on one idle core (200 fits per dataset, 100 rows), and 12 to
+22 s on CI's two shared cores: they run in ``make test-slow`` with the algorithms' audits
+(``test_audit_slow.py``); the construction tests run by default.
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ def test_cli_refuses_steps_and_runs(method: str) -> None:
 
 
 # ---------------------------------------------------------------- the audits (fast)
+@pytest.mark.slow
 @pytest.mark.parametrize("method", PRE_RELEASES)
 def test_pre_release_audit_is_sound(method: str) -> None:
     """200 fits per dataset at epsilon 32, 95% confidence: the lower bound does not exceed
@@ -169,6 +172,7 @@ def test_pre_release_audit_is_sound(method: str) -> None:
     assert res.statistic["mu_hat"] < 2 * p.nu  # the plug-in, near nu (about 1.07)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", PRE_RELEASES)
 def test_pre_release_audit_catches_half_the_noise(method: str, half_noise: None) -> None:
     """The same audit with the noise halved behind the stage's event: the lower bound

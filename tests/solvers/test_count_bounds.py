@@ -204,6 +204,8 @@ def test_default_grid_widening_covers_the_argument(z):
         assert norm.sf((m - 1) * gamma / z) <= COUNT_CONFIDENCE_BETA * (1 + 1e-9)
 
 
+# 50 000 OS-entropy draws (25 s): make test-slow; the exact miss probabilities above run by default
+@pytest.mark.slow
 def test_secure_count_bounds_hold_for_securerandom_draws():
     # SecureRandom's own discrete Gaussian (OpenDP), grid_bits = 0, z = 1000 (gamma = 512),
     # at the two worst rounding offsets. Not seedable (OS entropy): the binomial checks

@@ -177,6 +177,7 @@ given from the data, with a ``PrivacyLeakWarning``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -299,6 +300,15 @@ def _layout() -> tuple[np.ndarray, np.ndarray]:
 _POSITIONS, _IN_CORE = _layout()
 
 
+@functools.lru_cache(maxsize=16)
+def _windows_in_core(width: int) -> np.ndarray:
+    """``(K_grid - width + 1,)`` bools: whether each window of ``width`` adjacent bins of one
+    sign lies wholly in the core (module doc, "The grid"). Computed once a width, read-only."""
+    inside = np.convolve(_IN_CORE.astype(np.float64), np.ones(width), mode="valid") >= width - 0.5
+    inside.setflags(write=False)
+    return inside
+
+
 def target_histogram_size() -> int:
     """The length of :func:`target_histogram`'s vector: :math:`1 + 2K + 2K_x` (the zero bin,
     the positive then negative targets' ``K`` core bins, then their ``K_x`` extension bins;
@@ -354,11 +364,18 @@ def target_range_sensitivity(replace_one: bool = False) -> float:
 def _half_level_z(failure: float, tests: int) -> float:
     r""":math:`\Phi^{-1}(1 - \alpha/(2N))`: Bonferroni at half the level ``failure``
     (:math:`\alpha`) over ``tests`` (:math:`N`) one-sided Gaussian tests."""
-    from scipy.stats import norm
-
     if not 0.0 < failure < 1.0:
         raise ValueError("failure must be in (0, 1)")
-    return float(norm.isf(failure / 2.0 / tests))
+    return _normal_isf(failure / 2.0 / tests)
+
+
+@functools.lru_cache(maxsize=64)
+def _normal_isf(tail: float) -> float:
+    r"""scipy's :math:`\Phi^{-1}(1 - p)`, remembered: a release reads up to 16 thresholds at
+    a few fixed levels, and scipy's call costs more than the rest of the release."""
+    from scipy.stats import norm
+
+    return float(norm.isf(tail))
 
 
 def target_occupancy_threshold(sigma: float, failure: float = FALSE_OCCUPANCY) -> float:
@@ -429,22 +446,18 @@ EDGE_LEVEL = 0.05
 def edge_threshold(sigma: float, level: float = EDGE_LEVEL) -> float:
     r""":math:`z_e\sigma`, :math:`z_e = \Phi^{-1}(1 - \ell)`: the noisy count at which a bin
     next to the occupied stretch of its sign joins it (module doc, "Edges")."""
-    from scipy.stats import norm
-
     if not 0.0 < level < 1.0:
         raise ValueError("level must be in (0, 1)")
-    return float(norm.isf(level)) * check_positive("sigma", sigma)
+    return _normal_isf(float(level)) * check_positive("sigma", sigma)
 
 
 def mirror_threshold(sigma: float, width: int, level: float = MIRROR_LEVEL) -> float:
     r""":math:`z_m\sigma\sqrt w`, :math:`z_m = \Phi^{-1}(1 - \ell)`: the noisy sum over
     the ``width`` bins of one sign mirroring the other sign's occupied stretch at which the
     range takes them in too (module doc, "Targets about 0")."""
-    from scipy.stats import norm
-
     if not 0.0 < level < 1.0:
         raise ValueError("level must be in (0, 1)")
-    return float(norm.isf(level)) * check_positive("sigma", sigma) * math.sqrt(int(width))
+    return _normal_isf(float(level)) * check_positive("sigma", sigma) * math.sqrt(int(width))
 
 
 def target_mean_statistic(y: np.ndarray, centre: float, half: float) -> np.ndarray:
@@ -653,7 +666,6 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
                          f"and 2 signs x {_grid_bins()} exponents)")
     threshold = target_occupancy_threshold(sigma, failure)
     signed = signed_counts(counts)
-    core = _IN_CORE.astype(np.float64)
     # each bin's and window's threshold: the core's level within it, the extension's level
     # for those that reach beyond it (module doc, "The grid"); the same for both signs
     needs = {1: np.where(_IN_CORE, threshold,
@@ -661,7 +673,7 @@ def target_range_from_release(noisy: np.ndarray, sigma: float,
 
     def need(width: int) -> np.ndarray:
         if width not in needs:
-            inside = np.convolve(core, np.ones(width), mode="valid") >= width - 0.5
+            inside = _windows_in_core(width)
             needs[width] = np.where(inside, window_threshold(sigma, width, failure),
                                     extension_window_threshold(sigma, width,
                                                                failure * EXTENSION_SHARE))
