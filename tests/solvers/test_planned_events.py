@@ -165,3 +165,25 @@ def test_from_objective_gives_the_facts_of_an_array_oracle():
                   "options": {"epochs": 2}}
         assert PublicFacts.from_objective(objective, 3, row_norm_bound=1.0, **kwargs) == \
             PublicFacts.from_oracle(oracle, **kwargs)
+
+
+def test_rrpsgd_remembered_calibration_is_the_fresh_one_and_keyed_by_the_prior():
+    # the plan's noise search is remembered (rrpsgd._calibrated_noise_epsilon): a second plan
+    # of the same run returns the fresh search's value exactly, and a prior release, which
+    # leaves less budget to the run, is part of the key (more noise: a smaller epsilon_alg)
+    from noisygd.solvers import rrpsgd
+
+    oracle = _oracle()
+    facts = PublicFacts.from_oracle(oracle, n_samples=oracle.n_rows, relation=REPLACE,
+                                    max_iter=400)
+    solver = RRPSGDSolver()
+    plain = solver.plan(facts, Budget(1.0, 1e-5))
+    prior = Gaussian(20.0, 1.0, REPLACE)
+    with_prior = solver.plan(facts, Budget(1.0, 1e-5, prior_event=prior))
+    again = solver.plan(facts, Budget(1.0, 1e-5))
+    args = (plain.lipschitz, plain.n_samples, plain.steps, 1.0, 1e-5)
+    assert plain.steps == 400
+    assert again.noise_epsilon == plain.noise_epsilon == (
+        rrpsgd._calibrated_noise_epsilon.__wrapped__(*args, None))
+    assert with_prior.noise_epsilon < plain.noise_epsilon
+    assert with_prior.noise_epsilon == rrpsgd._calibrated_noise_epsilon.__wrapped__(*args, prior)

@@ -60,6 +60,7 @@ at moderate epsilon it is 5 to 20 times below it (docs/rrpsgd.md).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -361,26 +362,46 @@ def _noise_epsilon(plan: RRPSGDPlan, prior: DpEvent | None = None) -> float:
     (:func:`~noisygd.accounting.calibration.calibrate_noise_multiplier`), expressed as the
     epsilon at which the paper's formula gives that noise. A ``prior`` release
     (``Budget.prior_event``) is composed before the run's event.
+
+    A pure function of ``(L, n, T, epsilon, delta, prior)``, remembered for the last
+    :data:`_REMEMBERED_CALIBRATIONS` of them (each is a search over the PLD accountant, seconds
+    long, and ``noisygd plan`` and the solver plan the same run more than once).
     """
+    key = (float(plan.lipschitz), int(plan.n_samples), int(plan.steps), float(plan.epsilon),
+           float(plan.delta), prior)
+    try:
+        return _calibrated_noise_epsilon(*key)
+    except TypeError as exc:  # an unhashable prior event: calibrated afresh
+        if "unhashable" not in str(exc):
+            raise
+        return _calibrated_noise_epsilon.__wrapped__(*key)
+
+
+#: How many calibrations :func:`_noise_epsilon` remembers (floats: no memory to speak of).
+_REMEMBERED_CALIBRATIONS = 128
+
+
+@functools.lru_cache(maxsize=_REMEMBERED_CALIBRATIONS)
+def _calibrated_noise_epsilon(L: float, n: int, T: int, epsilon: float, delta: float,
+                              prior: DpEvent | None) -> float:
+    """:func:`_noise_epsilon`'s search, on its hashable arguments."""
     from noisygd.accounting.base import within_budget
     from noisygd.accounting.calibration import calibrate_noise_multiplier
     from noisygd.accounting.registry import best
     from noisygd.algorithms.rrpsgd import rrpsgd_noise_std, rrpsgd_tight_event
 
-    L, n, T = plan.lipschitz, plan.n_samples, plan.steps
-
     def event(eps_alg: float) -> DpEvent:
-        sigma = rrpsgd_noise_std(L, n, eps_alg, plan.delta)
+        sigma = rrpsgd_noise_std(L, n, eps_alg, delta)
         return _with_prior(prior, rrpsgd_tight_event(lipschitz=L, noise_std=sigma, n=n,
                                                      steps=T))
 
-    eps_alg = plan.epsilon
-    sigma_paper = rrpsgd_noise_std(L, n, eps_alg, plan.delta)
+    eps_alg = epsilon
+    sigma_paper = rrpsgd_noise_std(L, n, eps_alg, delta)
     z = calibrate_noise_multiplier(
         lambda z: _with_prior(prior, rrpsgd_tight_event(lipschitz=1.0, noise_std=z, n=n,
                                                         steps=T)),
-        plan.epsilon, plan.delta, lower=min(0.5, sigma_paper / L))
-    eps_alg = plan.epsilon * sigma_paper / (z * L)
-    while not within_budget(best(event(eps_alg), plan.delta).epsilon, plan.epsilon):
+        epsilon, delta, lower=min(0.5, sigma_paper / L))
+    eps_alg = epsilon * sigma_paper / (z * L)
+    while not within_budget(best(event(eps_alg), delta).epsilon, epsilon):
         eps_alg *= 1.0 - 1e-6  # floating-point rounding of sigma_z; at most a few steps
     return eps_alg
