@@ -411,3 +411,26 @@ def test_private_noisy_gd_on_digits_reaches_near_non_private_accuracy():
     acc = float(np.mean(obj.predict_proba(res.theta, Xte).argmax(axis=1) == yte))
     assert acc_np >= 0.95
     assert acc >= 0.88, (acc, acc_np)
+
+
+def test_multinomial_fit_with_a_declared_box_reports_and_predicts_with_the_columns_it_ran_on():
+    # the multinomial objective has no per-feature scale: the run uses the rows as given (about
+    # the box's centre, within its radius). conditioning_ says so (no feature scale), and
+    # predict maps rows as the run did: a row within the radius is not shrunk, even where the
+    # box's per-feature weights (box_feature_scale, here 577 on the narrow columns) would put
+    # it far outside (they were applied at predict only)
+    from noisygd.estimators import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1, 600), rng.uniform(0, 1, 600),
+                         rng.uniform(0, 1000, 600)])
+    y = np.digitize(X[:, 0] + X[:, 1] + X[:, 2] / 1000, [1.0, 2.0])
+    box = ([0.0, 0.0, 0.0], [1.0, 1.0, 1000.0])
+    model = DPLogisticRegression(epsilon=8.0, random_state=0, classes=[0, 1, 2],
+                                 feature_bounds=box).fit(X, y)
+    cond = model.conditioning_
+    assert cond["feature_scale"] is None
+    rows = np.array([[5.0, 5.0, 500.0], [-4.0, 6.0, 100.0]])
+    assert np.all(np.linalg.norm(rows - cond["centre"], axis=1) <= cond["row_norm_bound"])
+    np.testing.assert_allclose(model.decision_function(rows),
+                               rows @ model.coef_.T + model.intercept_, rtol=1e-12, atol=1e-12)

@@ -245,6 +245,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return None if not events else events[0] if len(events) == 1 else Composed(
             tuple(events))
 
+    def _feature_scale_used(self, n_features: int) -> np.ndarray | None:
+        """As for every model, but None for a multinomial fit: its objective
+        (:class:`~noisygd.objectives.multinomial.MultinomialLogisticLoss`) has no per-feature
+        scale, so it runs on the columns as given, and ``conditioning_`` and ``predict``'s row
+        map (:meth:`_linear`) say and use what the run did (a declared box's
+        :func:`box_feature_scale` was reported, and applied to the rows' projection at
+        ``predict`` only; docs/estimators.md, "Not conditioned")."""
+        if self._multinomial():
+            return None
+        return super()._feature_scale_used(n_features)
+
     def _conditioning(self, n_features: int) -> tuple[np.ndarray | None, float, float | None]:
         r"""As for every model; with the private conditioning released (class doc), its
         centre, the row bound ``R`` and the intercept scale :math:`s = R\sqrt{\hat U_c/d}`
