@@ -370,11 +370,10 @@ def _noise_epsilon(plan: RRPSGDPlan, prior: DpEvent | None = None) -> float:
     key = (float(plan.lipschitz), int(plan.n_samples), int(plan.steps), float(plan.epsilon),
            float(plan.delta), prior)
     try:
-        return _calibrated_noise_epsilon(*key)
-    except TypeError as exc:  # an unhashable prior event: calibrated afresh
-        if "unhashable" not in str(exc):
-            raise
+        hash(prior)
+    except TypeError:  # a prior event that cannot be a key: calibrated afresh
         return _calibrated_noise_epsilon.__wrapped__(*key)
+    return _calibrated_noise_epsilon(*key)
 
 
 #: How many calibrations :func:`_noise_epsilon` remembers (floats: no memory to speak of).
