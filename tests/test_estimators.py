@@ -147,8 +147,10 @@ def test_multiclass_one_vs_rest_splits_the_budget():
 
 def test_multiclass_default_is_one_multinomial_problem_with_the_whole_budget():
     # Issue 10, item 4: K > 2 is one softmax problem (one clipped gradient of the K x (d+1)
-    # matrix), so the event is the count plus ONE run, spending the whole budget.
+    # matrix), so the event is the private conditioning's releases (issue 19: feature range,
+    # centre, per-feature scale), the count and ONE run, spending the whole budget.
     from noisygd.accounting.calibration import calibrate_mu
+    from noisygd.accounting.events import SelfComposed
     from noisygd.accounting.gdp import gaussian_mu
     from noisygd.objectives.multinomial import softmax
 
@@ -158,12 +160,29 @@ def test_multiclass_default_is_one_multinomial_problem_with_the_whole_budget():
     y = np.repeat(["a", "b", "c"], 400)
     model = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], random_state=0).fit(X, y)
     events = model.privacy_.event.events
-    assert len(events) == 2  # count + one problem
-    assert gaussian_mu(events[1]) ** 2 == pytest.approx(0.99 * calibrate_mu(1.0, 1e-5) ** 2,
-                                                        rel=1e-9)
+    runs = [e for e in events if isinstance(e, SelfComposed)]
+    assert len(runs) == 1 and events[-1] is runs[0]  # one problem, run last
+    cond = model.conditioning_
+    shares = sum(cond[k]["share"] for k in ("release", "feature_scale_release",
+                                            "feature_range_release"))
+    mu2 = calibrate_mu(1.0, 1e-5) ** 2
+    assert gaussian_mu(runs[0]) ** 2 == pytest.approx((0.99 - shares) * mu2, rel=1e-9)
+    assert sum(gaussian_mu(e) ** 2 for e in events) == pytest.approx(mu2, rel=1e-9)
+    assert cond["centre"] is not None and cond["feature_scale"] is not None
+    alone = DPLogisticRegression(epsilon=1.0, classes=["a", "b", "c"], random_state=0,
+                                 conditioning_share=0).fit(X, y)
+    _count, run = alone.privacy_.event.events  # nothing released first: count + one run
+    assert gaussian_mu(run) ** 2 == pytest.approx(0.99 * mu2, rel=1e-9)
     assert model.coef_.shape == (3, 3) and model.intercept_.shape == (3,)
     scores = model.decision_function(X)
-    np.testing.assert_allclose(scores, X @ model.coef_.T + model.intercept_, atol=1e-12)
+    # rows mapped as the run served them: c + s_i (x_i - c), s_i = min(1, R/||f (x_i - c)||)
+    from noisygd.oracles.rows import row_scale
+
+    c, f = cond["centre"], cond["feature_scale"]
+    s = row_scale(X, cond["row_norm_bound"], centre=c, feature_scale=f)
+    assert 0 < np.sum(s < 1.0) < X.shape[0]
+    mapped = c + s[:, None] * (X - c)
+    np.testing.assert_allclose(scores, mapped @ model.coef_.T + model.intercept_, atol=1e-10)
     np.testing.assert_allclose(model.predict_proba(X), softmax(scores), atol=1e-12)
     assert model.score(X, y) > 0.9
     with pytest.raises(ValueError, match="multiclass"):
@@ -890,9 +909,11 @@ def test_default_l2_is_the_planned_ridge_of_the_public_facts():
         feature_range_share=0.0, epsilon=1.0, classes=[0, 1, 2], n_samples_public=900,
                                  random_state=0).fit(Xm, ym)
     mplan = multi.fit_info_["plans"][0]
+    mshare = (multi.conditioning_["release"]["share"]
+              + multi.conditioning_["feature_scale_release"]["share"])
     assert multi.l2_ == pytest.approx(ridge_strength(
-        n=900.0, n_params=12, clip=mplan["clip"], mu=calibrate_mu(1.0, 1e-5),
-        loss_at_zero=math.log(3)), rel=1e-9)
+        n=900.0, n_params=12, clip=mplan["clip"], mu=math.sqrt(1.0 - mshare) * calibrate_mu(
+            1.0, 1e-5), loss_at_zero=math.log(3)), rel=1e-9)
 
 
 def test_default_l2_shrinks_with_epsilon_and_with_n():

@@ -270,8 +270,11 @@ def test_estimator_passes_the_noise_dimension_and_horizon_to_noisy_gd():
     # the planned ridge's horizon: T = max(T_plan, ceil((1 - m) beta_F / l2)) <= 1000
     from noisygd.planning import MAX_STEPS_ACCELERATED
 
-    beta_f = plan["l2"] + 0.5 * (1.0 + 1.0)  # B~^2 / 2 with B = kappa = 1 (no bounds:
-    # uncentred rows keep the intercept scale R)
+    # B~^2 / 2 with B the released row bound and kappa the intercept scale (the private
+    # conditioning: rows about the released centre)
+    cond = m.conditioning_
+    assert cond["centre"] is not None and "release" in cond
+    beta_f = plan["l2"] + 0.5 * (cond["row_norm_bound"] ** 2 + cond["intercept_scale"] ** 2)
     horizon = math.ceil((1 - plan["momentum"]) * beta_f / plan["l2"])
     assert plan["steps"] == min(MAX_STEPS_ACCELERATED, max(horizon, 100))
     assert plan["averaging"] == "suffix" and plan["steps_rule"].startswith("ridge horizon")
@@ -413,24 +416,77 @@ def test_private_noisy_gd_on_digits_reaches_near_non_private_accuracy():
     assert acc >= 0.88, (acc, acc_np)
 
 
-def test_multinomial_fit_with_a_declared_box_reports_and_predicts_with_the_columns_it_ran_on():
-    # the multinomial objective has no per-feature scale: the run uses the rows as given (about
-    # the box's centre, within its radius). conditioning_ says so (no feature scale), and
-    # predict maps rows as the run did: a row within the radius is not shrunk, even where the
-    # box's per-feature weights (box_feature_scale, here 577 on the narrow columns) would put
-    # it far outside (they were applied at predict only)
+@pytest.mark.parametrize("declared", [True, False], ids=["declared_box", "private"])
+def test_multinomial_fit_predicts_in_the_coordinates_it_ran_in(declared):
+    # the multinomial run's coordinates: rows f (x - c) projected onto the ball of radius R,
+    # intercept scale s (a declared box's centre, radius and per-feature scale, or the private
+    # conditioning's releases). predict maps rows as the run did, and the fitted model's
+    # loss on the training rows through an oracle in the recorded coordinates is the log loss
+    # of predict_proba (a model stored in other coordinates than it ran in fails this)
     from noisygd.estimators import DPLogisticRegression
+    from noisygd.estimators._common import box_feature_scale
+    from noisygd.oracles.rows import row_scale
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.uniform(0, 1, 600), rng.uniform(0, 1, 600),
                          rng.uniform(0, 1000, 600)])
     y = np.digitize(X[:, 0] + X[:, 1] + X[:, 2] / 1000, [1.0, 2.0])
-    box = ([0.0, 0.0, 0.0], [1.0, 1.0, 1000.0])
+    box = ([0.0, 0.0, 0.0], [1.0, 1.0, 1000.0]) if declared else None
     model = DPLogisticRegression(epsilon=8.0, random_state=0, classes=[0, 1, 2],
                                  feature_bounds=box).fit(X, y)
     cond = model.conditioning_
-    assert cond["feature_scale"] is None
-    rows = np.array([[5.0, 5.0, 500.0], [-4.0, 6.0, 100.0]])
-    assert np.all(np.linalg.norm(rows - cond["centre"], axis=1) <= cond["row_norm_bound"])
+    f, c, R = cond["feature_scale"], cond["centre"], cond["row_norm_bound"]
+    assert f is not None and c is not None
+    if declared:
+        np.testing.assert_array_equal(f, box_feature_scale(box, 3))
+    else:
+        assert {"release", "feature_scale_release", "feature_range_release"} <= set(cond)
+    objective = MultinomialLogisticLoss(3, centre=c, intercept_scale=cond["intercept_scale"],
+                                        feature_scale=f)
+    theta = objective.from_coefficients(model.coef_, model.intercept_)
+    loss = ArrayOracle(objective, X, y, row_norm_bound=R).per_example_loss(theta)
+    P = model.predict_proba(X)
+    np.testing.assert_allclose(loss, -np.log(P[np.arange(y.size), y]), rtol=1e-9, atol=1e-12)
+    # a row outside the scaled ball is mapped to c + s (x - c), s = R / ||f (x - c)||
+    rows = np.array([[5.0, 5.0, 500.0], [-4.0, 6.0, 100.0], c])
+    s = np.minimum(1.0, R / np.linalg.norm(f * (rows - c), axis=1).clip(1e-300))
+    np.testing.assert_allclose(s, row_scale(rows, R, centre=c, feature_scale=f), rtol=1e-12)
+    assert s[0] < 1.0 and s[2] == 1.0
+    mapped = c + s[:, None] * (rows - c)
     np.testing.assert_allclose(model.decision_function(rows),
-                               rows @ model.coef_.T + model.intercept_, rtol=1e-12, atol=1e-12)
+                               mapped @ model.coef_.T + model.intercept_, rtol=1e-9, atol=1e-9)
+
+
+def test_feature_scale_is_the_unscaled_loss_on_rescaled_rows_and_the_same_model():
+    # rows [f (x - c), kappa]: the loss and clipped gradient of theta are the unscaled
+    # objective's on the rows f x about f c; coef = W diag(f) predicts the same margins on the
+    # rows as given, and from_coefficients inverts coefficients
+    rng = np.random.default_rng(3)
+    K, d = 4, 5
+    X = rng.normal(size=(60, d)) * np.geomspace(0.01, 100.0, d)
+    y = rng.integers(0, K, size=60)
+    f, c = np.geomspace(50.0, 0.02, d), rng.normal(size=d)
+    scaled = MultinomialLogisticLoss(K, intercept_scale=0.3, centre=c, feature_scale=f)
+    plain = MultinomialLogisticLoss(K, intercept_scale=0.3, centre=f * c)
+    theta = rng.normal(size=scaled.n_params(d))
+    np.testing.assert_allclose(scaled.per_example_loss(theta, X, y),
+                               plain.per_example_loss(theta, X * f, y), rtol=1e-12)
+    for clip in (None, 0.5):
+        np.testing.assert_allclose(scaled.clipped_gradient_sum(theta, X, y, clip),
+                                   plain.clipped_gradient_sum(theta, X * f, y, clip),
+                                   rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(scaled.augmented_row_norms(X),
+                               plain.augmented_row_norms(X * f), rtol=1e-12)
+    coef, intercept = scaled.coefficients(theta, d)
+    np.testing.assert_allclose(X @ coef.T + intercept, scaled.margins(theta, X), rtol=1e-10,
+                               atol=1e-10)
+    np.testing.assert_allclose(scaled.from_coefficients(coef, intercept), theta, rtol=1e-12,
+                               atol=1e-12)
+    bare = MultinomialLogisticLoss(K, fit_intercept=False, feature_scale=f)
+    t0 = rng.normal(size=bare.n_params(d))
+    np.testing.assert_allclose(bare.coefficients(t0, d)[0], t0.reshape(K, d) * f)
+    for bad in (np.zeros(d), -f, f[:-1], np.full(d, np.nan)):
+        with pytest.raises(ValueError, match="feature_scale"):
+            MultinomialLogisticLoss(K, centre=c, feature_scale=bad)
+    with pytest.raises(ValueError, match="feature scale"):
+        MultinomialLogisticLoss(K, feature_scale=f).n_params(d + 1)

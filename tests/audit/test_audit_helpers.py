@@ -161,31 +161,35 @@ def test_estimator_problems_refuse_bad_arguments():
             build(1.0)
     with pytest.raises(ValueError, match="n_classes must be an integer >= 3"):
         multinomial_problem(epsilon=1.0, n_classes=2)
-    # the classifier pins the canary's prediction with 20% of D: it asks for 100 rows
-    with pytest.raises(ValueError, match="n_ordinary must be an integer >= 100"):
-        logistic_problem(epsilon=1.0, n_ordinary=99)
+    # the classifiers pin the canary's prediction with 20% of D: they ask for 100 rows
+    for build in (logistic_problem, multinomial_problem):
+        with pytest.raises(ValueError, match="n_ordinary must be an integer >= 100"):
+            build(epsilon=1.0, n_ordinary=99)
 
 
 # ------------------------------------------------------------ multinomial_problem
 def test_multinomial_problem_datasets_plan_and_shift(monkeypatch):
-    """D: x = 1 in classes 1..K-1 evenly; D' = canary of class 0 first; nu = mu sqrt(0.99);
-    same-noise differences have mean mu (two-sided t-test, false-failure 1e-3)."""
+    """D: classes 1..K-1 evenly, 80% at -v and 20% at +v; D' = canary +v of class 0 first;
+    every default release made; same-noise differences have mean mu (two-sided t-test,
+    false-failure 1e-3)."""
     seen = _recording(monkeypatch, "DPLogisticRegression")
     n, K = 1000, 4
     p = multinomial_problem(epsilon=2.0, n_ordinary=n, n_classes=K)
-    _check_common(p, "multinomial", n, COUNT)
-    assert p.settings["n_classes"] == K
+    _check_common(p, "multinomial", n, CENTRE + COUNT + RANGE)
+    assert p.settings["n_classes"] == K and "centre" in p.settings["conditioning"]
     assert "class 0" in p.canary and f"1..{K - 1}" in p.canary
     diffs = _paired_differences(p, range(4))
     t = (diffs.mean() - p.nu) / (diffs.std(ddof=1) / math.sqrt(diffs.size))
     assert abs(t) < stats.t.ppf(1 - 5e-4, diffs.size - 1)
     (X0, y0), (X1, y1) = seen[0], seen[1]
-    np.testing.assert_array_equal(X0, np.ones((n, 1)))
+    assert int(np.sum(X0[:, 0] == CENTRED_ROW)) == n // 5
+    assert int(np.sum(X0[:, 0] == -CENTRED_ROW)) == n - n // 5
     assert set(y0.tolist()) == set(range(1, K))
     counts = np.bincount(y0.astype(int), minlength=K)[1:]
     assert counts.max() - counts.min() <= 1  # spread evenly
-    np.testing.assert_array_equal(X1, np.ones((n + 1, 1)))
-    assert y1[0] == 0 and np.array_equal(y1[1:], y0)
+    assert X1[0, 0] == CENTRED_ROW and y1[0] == 0
+    np.testing.assert_array_equal(X1[1:], X0)
+    np.testing.assert_array_equal(y1[1:], y0)
     res = p.run(1, np.random.default_rng(9))
     assert res.theta.shape == (K * 2,)  # K x (one feature + intercept)
     _check_claim(p, seed=9)

@@ -109,7 +109,7 @@ def test_multinomial_white_box_run_keeps_the_canary_at_the_clip() -> None:
     statistic calls at_clip on each recorded step's canary gradient and raises RuntimeError
     otherwise (test_white_box_refuses_a_canary_below_the_clip), so these runs completing is
     that check; the rest: each run's event meets the budget, finite statistics, the run's mu."""
-    p = make_problem("multinomial", epsilon=2.0, n_ordinary=150)
+    p = make_problem("multinomial", epsilon=2.0, n_ordinary=200)
     r0, r1 = p.run(0, np.random.default_rng(2)), p.run(1, np.random.default_rng(2))
     # the plan follows the released count, so the events may differ; each meets the budget
     assert p.event_varies
@@ -148,21 +148,25 @@ def test_steps_option_is_refused_where_the_problem_has_none() -> None:
 @pytest.mark.parametrize("which", ["linear_regression", "multinomial"])
 def test_white_box_fit_is_the_default_fit(which: str) -> None:
     # the recording solver changes nothing: same model as the default estimator, bit for bit
-    from noisygd.audit.estimator_problems import WhiteBoxNoisyGD
+    from noisygd.audit.estimator_problems import CENTRED_ROW, WhiteBoxNoisyGD
     from noisygd.estimators import DPLinearRegression, DPLogisticRegression
 
     X = np.vstack([[1.0], np.ones((200, 1))])
+    canary = np.array([1.0])
     if which == "linear_regression":
         y = np.concatenate([[1.0], np.zeros(200)])
         make = lambda **kw: DPLinearRegression(2.0, 1e-5, random_state=3, **kw)  # noqa: E731
         target = 1.0
-    else:
+    else:  # the multinomial audit's design (its default releases a centre first)
+        canary = np.array([CENTRED_ROW])
+        X = np.vstack([[CENTRED_ROW], -CENTRED_ROW * np.ones((200, 1))])
+        X[1:41] = CENTRED_ROW
         y = np.concatenate([[0], 1 + np.arange(200) % 2])
         make = lambda **kw: DPLogisticRegression(  # noqa: E731
             2.0, 1e-5, multiclass="multinomial", classes=[0, 1, 2], random_state=3, **kw)
         target = 0.0
     plain = make().fit(X, y)
-    solver = WhiteBoxNoisyGD(np.array([1.0]), target, True)
+    solver = WhiteBoxNoisyGD(canary, target, True)
     observed = make(method=solver).fit(X, y)
     assert np.array_equal(plain.coef_, observed.coef_)
     assert np.array_equal(plain.intercept_, observed.intercept_)
@@ -170,11 +174,11 @@ def test_white_box_fit_is_the_default_fit(which: str) -> None:
     assert solver.last_statistic is not None
 
 
-@pytest.mark.parametrize("which", ["logistic", "linear_regression_centre"])
+@pytest.mark.parametrize("which", ["logistic", "multinomial", "linear_regression_centre"])
 def test_centred_estimator_audit_runs_the_default_centre_release(which: str) -> None:
     # review U4: the default fit releases the private feature range and a centre first; the
     # rows sit at +-v (v just below 2^41, the range's top bin), which the released range
-    # g = 2^-41 serves at about +-R; the classifier's rows of D sit 80% at -v and 20% at +v,
+    # g = 2^-41 serves at about +-R; the classifiers' rows of D sit 80% at -v and 20% at +v,
     # so the centre lands near -0.6 v and the canary (+v) is served projected onto the ball
     # of the released radius (R: the rows at +v lie 1.6 R from the centre) about it (in
     # g-coordinates); the regressor's sit at -v and +v (centre near 0). A smoke run of the

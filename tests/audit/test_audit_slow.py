@@ -177,11 +177,11 @@ def test_the_other_new_audits_are_sound(method: str, runs: int) -> None:
     rate at most 5% over the seed if the claim is sound). ``ssp`` and ``ssp_centred`` are
     exactly Gaussian (white-box releases); ``rrpsgd``'s accountant pair is not attained by
     any pair of rows (docs/audit.md); ``newton``'s statistic is not Gaussian (Clopper-Pearson);
-    ``multinomial`` observes the run only (the count is unobserved); ``logistic`` and
-    ``linear_regression_centre`` run the binary classifier's and the regressor's defaults
-    with the private feature range and centre released (review U4; measured at these
-    settings: lower bounds 0.609 and 0.606 of 2.000, ceilings 1.815 and 1.691, the run's
-    share)."""
+    ``logistic``, ``multinomial`` and ``linear_regression_centre`` run the binary and
+    multinomial classifiers' and the regressor's defaults with the private feature range and
+    centre released, observing the run only (review U4; measured at these settings for the
+    first and last: lower bounds 0.609 and 0.606 of 2.000, ceilings 1.815 and 1.691, the
+    run's share; the multinomial's ceiling is the binary's, 1.815)."""
     res = run_audit(make_problem(method, epsilon=2.0, delta=DELTA), runs=runs, delta=DELTA,
                     confidence=CONFIDENCE, seed=SEED, split=0.2)
     assert res.accountant_epsilon == pytest.approx(2.0, rel=1e-3)

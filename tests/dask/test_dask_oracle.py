@@ -268,6 +268,7 @@ def test_partition_sums_of_the_column_offsets_equal_the_in_memory_ones(client, d
 
 @pytest.mark.parametrize("estimator,labels", [
     ("DPLogisticRegression", "binary"), ("DPLogisticRegression", "ovr"),
+    ("DPLogisticRegression", "multinomial"),
     ("DPLinearRegression", "real"), ("DPHuberRegressor", "real"),
 ])
 def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, estimator,
@@ -280,9 +281,9 @@ def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, es
     params: dict[str, Any] = {"epsilon": 1.0, "random_state": 0, "max_iter": 10}
     if labels == "binary":
         target, params["classes"] = np.where(y > 0, "yes", "no"), ["no", "yes"]
-    elif labels == "ovr":
+    elif labels in ("ovr", "multinomial"):
         target = np.digitize(X[:, 0], [-0.5, 0.5])
-        params.update(classes=[0, 1, 2], multiclass="ovr")
+        params.update(classes=[0, 1, 2], multiclass=labels)
     else:
         target, params["target_bound"] = X[:, 0] - X[:, 2], 3.0
     cls = getattr(estimators, estimator)
@@ -302,7 +303,7 @@ def test_estimators_on_dask_collections_equal_the_in_memory_fit(client, data, es
         assert np.array_equal(dk.classes_, mem.classes_)
         with pytest.raises(ValueError, match="not in classes"), oracle_defaults(client=client):
             fit_estimator(cls(**{**params, "classes": params["classes"][:2]}),
-                          *_frame(X, target, 3)) if labels == "ovr" else fit_estimator(
+                          *_frame(X, target, 3)) if labels != "binary" else fit_estimator(
                 cls(**params), *_frame(X, np.where(y > 0, "yes", "maybe"), 3))
         with pytest.raises(ValueError, match="declared"), oracle_defaults(client=client):
             fit_estimator(cls(**{**params, "classes": None}), *_frame(X, target, 3))

@@ -171,7 +171,7 @@ def test_one_vs_rest_is_one_release(sqlite_path):
     assert release.event == model.privacy_.event and len(release.event.events) == 4
     assert release.epsilon == pytest.approx(1.0, rel=1e-6)
     multinomial = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], ledger=sqlite_path,
-                                       dataset="d2", random_state=0).fit(X, y)
+                                       dataset="d2", random_state=0, **ONE_RELEASE).fit(X, y)
     (release,) = _releases(sqlite_path, dataset="d2")
     # the default for K > 2: one multinomial problem, so the count and one run
     assert release.event == multinomial.privacy_.event and len(release.event.events) == 2

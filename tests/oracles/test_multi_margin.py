@@ -1,7 +1,7 @@
 """ArrayOracle's K-margin path (MultinomialLogisticLoss): the clipped gradient sum and the
 losses against an explicit (n, K, p) per-example computation, dense and CSR, with and without
-an intercept, with a centre, over row subsets, clipping active; thread-count independence,
-overflow safety, one read of X per call and no copy of X."""
+an intercept, with a centre and a per-feature scale, over row subsets, clipping active;
+thread-count independence, overflow safety, one read of X per call and no copy of X."""
 
 from __future__ import annotations
 
@@ -26,8 +26,11 @@ def _data(seed=0, n=2500, d=6, K=4, density=1.0):
 
 
 def _mapped_augmented(obj, X, B):
-    """[s_i (x_i - c), kappa] row by row, s_i = min(1, B / ||x_i - c||) (the explicit map)."""
+    """[s_i f (x_i - c), kappa] row by row, s_i = min(1, B / ||f (x_i - c)||) (the explicit
+    map; f the objective's feature scale, ones when None)."""
     D = X - (0.0 if obj.centre is None else obj.centre)
+    if obj.feature_scale is not None:
+        D = D * obj.feature_scale
     norms = np.linalg.norm(D, axis=1)
     s = np.ones_like(norms)
     s[norms > B] = B / norms[norms > B]
@@ -59,6 +62,11 @@ OBJECTIVES = [
     ("no-intercept", lambda d: MultinomialLogisticLoss(4, fit_intercept=False)),
     ("centred", lambda d: MultinomialLogisticLoss(
         4, intercept_scale=0.4, centre=np.linspace(-0.3, 0.3, d))),
+    ("scaled", lambda d: MultinomialLogisticLoss(
+        4, intercept_scale=0.4, centre=np.linspace(-0.3, 0.3, d),
+        feature_scale=np.geomspace(0.05, 20.0, d))),
+    ("scaled-no-intercept", lambda d: MultinomialLogisticLoss(
+        4, fit_intercept=False, feature_scale=np.geomspace(20.0, 0.05, d))),
 ]
 
 
@@ -104,7 +112,8 @@ def test_objective_array_methods_agree_with_the_oracle_on_mapped_rows(name, make
     B = 1.5
     oracle = ArrayOracle(obj, X, y, row_norm_bound=B)
     Xa = _mapped_augmented(obj, X, B)
-    Xm = Xa[:, :X.shape[1]] + (0.0 if obj.centre is None else obj.centre)  # c + s (x - c)
+    f = 1.0 if obj.feature_scale is None else obj.feature_scale
+    Xm = Xa[:, :X.shape[1]] / f + (0.0 if obj.centre is None else obj.centre)  # c + s (x - c)
     theta = np.random.default_rng(0).standard_normal(oracle.n_params)
     for clip in (None, 0.2):
         want = oracle.clipped_gradient_sum(theta, clip)

@@ -216,27 +216,32 @@ def linear_regression_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary
 
 def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int = 1000,
                         n_classes: int = 3) -> AuditProblem:
-    r"""``DPLogisticRegression(epsilon, delta, multiclass="multinomial")``, one feature.
+    r"""``DPLogisticRegression(epsilon, delta, multiclass="multinomial")`` with every
+    default, the private conditioning included (``conditioning_share="auto"``), one feature.
 
-    ``D``: ``n_ordinary`` rows :math:`x = B = 1` spread evenly over the classes
-    ``1..K-1``; ``D'``: the canary, the same :math:`x` of class 0, first (the white-box
-    statistic needs no orthogonality: it subtracts the ordinary rows' clipped sum). At
-    :math:`\Theta = 0` its gradient :math:`(\pi - e_0)\tilde x^\top` has norm exactly the
-    default clip :math:`C_K = \sqrt{1 - 1/K}\tilde B` (uniform :math:`\pi`, a row at the
-    bound), and the ordinary rows at the same point then lower :math:`\pi_0` (which the one
-    canary cannot raise back above :math:`1/K`), which keeps the norm at or above :math:`C_K`.
-    After the first step the gap between class 0's margin and the others' is about
-    :math:`n/(2.3z)` noise deviations (``n`` rows, noise multiplier ``z``, 63 at epsilon 2):
-    with 300 rows the noise reversed it in 2 of 260 runs, with the default 1 000 it is 7
-    deviations (and grows with the steps). So the canary's clipped gradient, a ``K x p``
-    matrix, is at the clip at every step (checked on every run: 0 failures in 156 runs).
+    The design of :func:`logistic_problem` with ``K`` classes. ``D``: ``n_ordinary`` rows
+    spread evenly over the classes ``1..K-1``, 80% at :math:`x = -R = -1` and 20% at
+    :math:`x = +R`; ``D'``: the canary :math:`x = +R` of class 0, first. The released centre
+    is about :math:`-0.6R` and the oracle serves the canary at the edge of the ball of the
+    released radius about it, with the row scale :math:`\sqrt{\hat U_c}` about 0.57, so the
+    clip :math:`C = \sqrt{1 - 1/K}\,R\sqrt{2\hat U_c}` is below the canary's gradient norm
+    :math:`\lVert\pi - e_0\rVert\lVert\tilde x\rVert` already at :math:`\Theta = 0`
+    (:math:`\sqrt{1 - 1/K}\sqrt{R^2 + s^2}`); the rows of ``D`` at its point then move
+    :math:`\pi` there toward the classes ``1..K-1``, which only raises
+    :math:`\lVert\pi - e_0\rVert` (class 0 has no row of ``D``, and one canary cannot
+    pull :math:`\pi_0` back up). So the canary's clipped gradient, a ``K x p`` matrix, is
+    at the clip at every step (checked on every run). The feature range, the conditioning
+    and the count are released unobserved: the statistic sees the run only.
     """
-    from noisygd.estimators import DPLogisticRegression
+    from noisygd.estimators import CONDITIONING_SHARE, DPLogisticRegression
 
     eps = check_positive("epsilon", epsilon)
     dl = check_probability("delta", delta)
-    n = check_positive_int("n_ordinary", n_ordinary)
+    n = check_positive_int("n_ordinary", n_ordinary, minimum=100)
     K = check_positive_int("n_classes", n_classes, minimum=3)
+    v = CENTRED_ROW  # served at +-(1 - 2^-21) R by the released range (above)
+    X = -v * np.ones((n, 1))
+    X[: n // 5] = v  # 20% of D at the canary's point (docstring)
     y = 1 + np.arange(n) % (K - 1)
 
     def make(solver: WhiteBoxNoisyGD, rng: np.random.Generator) -> Any:
@@ -244,13 +249,15 @@ def multinomial_problem(*, epsilon: float, delta: float = 1e-5, n_ordinary: int 
                                     classes=list(range(K)), random_state=rng)
 
     return _estimator_problem(
-        "multinomial", make, np.ones((n, 1)), y, np.array([1.0]), 0, 0.0,
-        f"row x = B = 1 of class 0, rows of D the same x in classes 1..{K - 1}: the canary's K x p "
-        "clipped gradient is at the default clip C_K at every step; D' = D plus the canary "
-        "(add/remove)",
+        "multinomial", make, X, y, np.array([v]), 0, 0.0,
+        f"{_CENTRED_CANARY}; class 0 (rows of D: classes 1..{K - 1}, 20% of them at +R, "
+        "which move the canary's prediction away from class 0); its K x p clipped gradient "
+        "is at the clip at every step; D' = D plus the canary (add/remove)",
         {"estimator": "DPLogisticRegression(multiclass='multinomial')", "n_samples": n,
-         "n_classes": K, "n_features": 1, "relation": "add_remove"}, run_mu(eps, dl),
-        "count release")
+         "n_classes": K, "n_features": 1, "relation": "add_remove",
+         "conditioning": "private feature range, centre and scale (default)"},
+        run_mu(eps, dl, 0.0, CONDITIONING_SHARE, FEATURE_RANGE_SHARE),
+        "feature range, conditioning and count releases")
 
 
 #: The centred audits' rows and canary sit at :math:`\pm v`, :math:`v = 2^{41}(1 - 2^{-21})`,

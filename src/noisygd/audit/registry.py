@@ -122,9 +122,10 @@ AUDITS: dict[str, AuditEntry] = {
         "and scale releases are not observed", steps_option=None),
     "multinomial": AuditEntry(
         "estimator_problems:multinomial_problem", "noisy_gd",
-        "DPLogisticRegression(multiclass='multinomial') default, K = 3; white-box: every "
-        "step, the canary's K x p clipped gradient at the clip (exactly Gaussian); the count "
-        "is not observed", steps_option=None),
+        "DPLogisticRegression(multiclass='multinomial') default, K = 3, private "
+        "conditioning released (rows of D at -R, canary at +R); white-box: every step, the "
+        "canary's K x p clipped gradient at the clip (exactly Gaussian); the feature range, "
+        "conditioning and count releases are not observed", steps_option=None),
     "logistic": AuditEntry(
         "estimator_problems:logistic_problem", "noisy_gd",
         "DPLogisticRegression() binary default, private conditioning released (rows of D at "

@@ -99,9 +99,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     **Private conditioning** (issue 19). Without ``feature_bounds``, ``intercept_scale`` and
     ``clip``, with an intercept, a method that clips and composes with a prior release
     (NoisyGD and ``"auto"``, Newton, NoisySGD, DP-FTRL, the dynamic schedules), not tuned,
-    not secure and not multinomial, the fit first releases, with a share :math:`f` of its budget
-    (:math:`\\mu_c = \\sqrt f\\,\\mu`), :math:`\\sum_i(\\tilde x_i/R,\\ u_i,\\ 1) +
-    \\mathcal N(0, \\sigma^2 I_{p+2})`, :math:`\\tilde x_i` the row projected onto the ball of
+    not secure (binary, one-vs-rest or multinomial), the fit first releases, with a share
+    :math:`f` of its budget (:math:`\\mu_c = \\sqrt f\\,\\mu`),
+    :math:`\\sum_i(\\tilde x_i/R,\\ u_i,\\ 1) + \\mathcal N(0, \\sigma^2 I_{p+2})`,
+    :math:`\\tilde x_i` the row projected onto the ball of
     radius :math:`R` (``row_norm_bound``), :math:`u_i = \\lVert\\tilde x_i\\rVert^2/R^2`,
     :math:`\\sigma = \\sqrt3\\,\\Delta/\\mu_c` (each row adds a vector of norm at most
     :math:`\\sqrt3`: exactly :math:`\\mu_c`-GDP; :func:`private_conditioning`). From it (post-
@@ -113,7 +114,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     the coordinates centred at :math:`c` (rows beyond :math:`R` from :math:`c` shrunk onto that
     ball, a per-row map), with the clip :math:`R\\sqrt{2\\hat U_c}`, the root-mean-square
     norm of the rows augmented by one coordinate of their scale (a Schweppe-type clip as
-    ``DPLinearRegression``'s), and intercept scale :math:`s = R\\sqrt{\\hat U_c}`. With one
+    ``DPLinearRegression``'s; a multinomial fit's is that times :math:`\\sqrt{1 - 1/K}`, the
+    bound on :math:`\\lVert\\pi - e_y\\rVert` of a correctly classified row where the
+    binary residual's is 1), and intercept scale :math:`s = R\\sqrt{\\hat U_c}`. With one
     binary problem the release also sums the labels :math:`t_i \\in \\{-1, +1\\}` (four sums,
     :math:`\\sigma = 2\\Delta/\\mu_c`, the same :math:`\\mu_c`): the run starts at the constant
     predictor of the released base rate (:func:`base_rate_from_release`) and the intercept
@@ -234,8 +237,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                    and bool(self.fit_intercept) and self._conditioned() and not self.secure
                    and not self.tune and "_clip_factor" not in self.__dict__
                    and solver.clips_gradients
-                   and (solver.gaussian or solver.accepts_prior_event)
-                   and not self._multinomial())
+                   and (solver.gaussian or solver.accepts_prior_event))
         return applies and self._affords_conditioning()
 
     def _pre_release(self) -> Any:
@@ -244,17 +246,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         events = self._conditioning_events()
         return None if not events else events[0] if len(events) == 1 else Composed(
             tuple(events))
-
-    def _feature_scale_used(self, n_features: int) -> np.ndarray | None:
-        """As for every model, but None for a multinomial fit: its objective
-        (:class:`~noisygd.objectives.multinomial.MultinomialLogisticLoss`) has no per-feature
-        scale, so it runs on the columns as given, and ``conditioning_`` and ``predict``'s row
-        map (:meth:`_linear`) say and use what the run did (a declared box's
-        :func:`box_feature_scale` was reported, and applied to the rows' projection at
-        ``predict`` only; docs/estimators.md, "Not conditioned")."""
-        if self._multinomial():
-            return None
-        return super()._feature_scale_used(n_features)
 
     def _conditioning(self, n_features: int) -> tuple[np.ndarray | None, float, float | None]:
         r"""As for every model; with the private conditioning released (class doc), its
@@ -337,6 +328,19 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
         return LogisticLoss(l2=self._l2(), fit_intercept=self.fit_intercept)
 
+    def _conditioning_read_objective(self, n_features: int, range_scale: np.ndarray | None,
+                                     range_offset: np.ndarray | None) -> Any:
+        """As for every model; for a multinomial fit the multinomial loss (its labels are
+        ``0..K-1``), about the offsets and rescaled in the same way."""
+        if not self._multinomial():
+            return super()._conditioning_read_objective(n_features, range_scale, range_offset)
+        from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+        return MultinomialLogisticLoss(
+            int(self._n_classes), fit_intercept=True,
+            centre=None if range_offset is None else range_offset,
+            feature_scale=range_scale)
+
     def _multinomial(self) -> bool:
         """Whether this fit is one multinomial problem (``K > 2``, ``multiclass="multinomial"``)."""
         k = getattr(self, "_n_classes", None)
@@ -344,7 +348,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _fit_objective(self, n_features: int) -> Objective:
         """The multinomial objective in the same public conditioning (centre, intercept
-        scale) as the binary one; else :meth:`_DPLinearModel._fit_objective`."""
+        scale and, in conditioned coordinates, per-feature scale) as the binary one; else
+        :meth:`_DPLinearModel._fit_objective`."""
         if not self._multinomial():
             return super()._fit_objective(n_features)
         from noisygd.objectives.multinomial import MultinomialLogisticLoss
@@ -354,6 +359,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if self.fit_intercept:
             kwargs["intercept_scale"] = s
             kwargs["centre"] = centre
+        if self._conditioned():
+            kwargs["feature_scale"] = self._feature_scale_used(n_features)
         return MultinomialLogisticLoss(int(self._n_classes), l2=self._l2(),
                                        fit_intercept=self.fit_intercept, **kwargs)
 
@@ -389,13 +396,20 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _effective_clip(self, n_features: int) -> float | None:
         r"""The user's ``clip``; with the private conditioning its clip
-        :math:`R\sqrt{2\hat U_c}` (class doc); for a multinomial fit without one, the sharp
-        clip :math:`\sqrt{1 - 1/K}\,\tilde B`
+        :math:`R\sqrt{2\hat U_c}` (class doc), times :math:`\sqrt{1 - 1/K}` for a
+        multinomial fit (the bound on :math:`\lVert\pi - e_y\rVert` of every correctly
+        classified row, :func:`~noisygd.objectives.multinomial.correct_class_residual_bound`,
+        where the binary residual's bound is 1); for a multinomial fit without either, the
+        sharp clip :math:`\sqrt{1 - 1/K}\,\tilde B`
         (:meth:`~noisygd.objectives.multinomial.MultinomialLogisticLoss.default_clip`: it
         never changes the gradient of a correctly classified row, nor any gradient at
         :math:`\Theta = 0`); else None (the method uses the Lipschitz constant)."""
+        from noisygd.objectives.multinomial import correct_class_residual_bound
+
         private = self.__dict__.get("_private_conditioning")
         if self.clip is None and private is not None:
+            if self._multinomial():
+                return correct_class_residual_bound(int(self._n_classes)) * private.clip
             return private.clip
         if self.clip is not None or not self._multinomial():
             return self.clip
@@ -406,7 +420,16 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if not self._multinomial():
             super()._store(fit)
             return
-        objective = self._fit_objective(self.n_features_in_)
+        from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+        # the coordinates the fit ran in, as _fit_targets recorded them (the private
+        # releases behind them are gone by now)
+        recorded = self.conditioning_
+        objective = MultinomialLogisticLoss(
+            int(self._n_classes), fit_intercept=self.fit_intercept,
+            intercept_scale=recorded["intercept_scale"] if self.fit_intercept else 1.0,
+            centre=recorded["centre"] if self.fit_intercept else None,
+            feature_scale=recorded.get("feature_scale"))
         # release P_S Theta (class-mean-zero rows): the same softmax, hence the same
         # predictions, and no larger ridge penalty (MultinomialLogisticLoss.noise_dimension)
         theta = np.asarray(fit.thetas[0], dtype=np.float64).reshape(int(self._n_classes), -1)

@@ -166,17 +166,27 @@ class _PrivatePreReleases:
         feature range's coordinates :math:`g\odot(x - o)` when ``range_scale`` is :math:`g`,
         ``range_offset`` the released column offsets :math:`o`, zeros when None),
         projected onto the ball of radius ``R``, their row sums taken by the scan."""
-        from noisygd.objectives.centred import CentredGLM
         from noisygd.oracles import make_oracle
 
-        objective = self._make_objective()
-        if range_scale is not None:  # about the offsets, rescaled: centre o, feature scale g
-            offset = np.zeros(X.shape[1]) if range_offset is None else range_offset
-            objective = CentredGLM(objective, offset, 1.0,  # type: ignore
-                                   feature_scale=range_scale)
+        objective = self._conditioning_read_objective(X.shape[1], range_scale, range_offset)
         first = make_oracle(objective, X, targets[0], row_norm_bound=float(self.row_norm_bound),
                             row_sums=("rows",))
         return [first, *(first.with_targets(y_k) for y_k in targets[1:])]
+
+    def _conditioning_read_objective(self, n_features: int, range_scale: np.ndarray | None,
+                                     range_offset: np.ndarray | None) -> Any:
+        r"""The objective of the oracles the private conditioning reads (their rows' sums
+        only, never a loss): the model's own, about the column offsets :math:`o` (zeros when
+        None) and rescaled by :math:`g` when the feature range was released
+        (:meth:`_conditioning_raw_oracles`)."""
+        from noisygd.objectives.centred import CentredGLM
+
+        objective = self._make_objective()
+        if range_scale is None:
+            return objective
+        offset = np.zeros(n_features) if range_offset is None else range_offset
+        return CentredGLM(objective, offset, 1.0,  # type: ignore[arg-type]
+                          feature_scale=range_scale)
 
     def _conditioning_stage(self, X: Any, targets: list[Any], rng: Any,
                             next_sums: tuple[str, ...] = (), deferred: bool = False,
@@ -441,12 +451,11 @@ class _PrivatePreReleases:
     def _uses_feature_scale(self) -> bool:
         """Whether this fit releases the private per-feature scale after its private
         conditioning (public facts only: the conditioning released, ``feature_scale_share >
-        0``, at least 2 columns (the shape, metadata of ``X``), one margin, and with
+        0``, at least 2 columns (the shape, metadata of ``X``) and with
         ``"auto"`` a budget that pays for it, the conditioning, the later releases and the
         fit together)."""
         n_columns = self.__dict__.get("_n_columns")
         if (self._share_of_feature_scale() <= 0.0 or n_columns is None or n_columns < 2
-                or getattr(self, "_multinomial", lambda: False)()
                 or not self._uses_private_conditioning()
                 or (isinstance(self.feature_scale_share, str) and self._ridge_declared())):
             return False

@@ -2,9 +2,10 @@ r"""Multinomial (softmax) logistic regression: one loss over the full ``K x p`` 
 
 For ``K`` classes with labels :math:`y \in \{0, \dots, K-1\}`, parameters
 :math:`\Theta \in \mathbb R^{K\times p}` and the augmented row
-:math:`\tilde x = [x - c,\ \kappa] \in \mathbb R^p` (``p = d + 1``; ``c`` a public centre,
-zero by default, and :math:`\kappa` the public intercept scale, 1 by default; without an
-intercept :math:`\tilde x = x` and ``p = d``), the margins and the loss are
+:math:`\tilde x = [f\odot(x - c),\ \kappa] \in \mathbb R^p` (``p = d + 1``; ``c`` a public
+centre, zero by default, :math:`f > 0` a public per-feature scale, all ones by default, and
+:math:`\kappa` the public intercept scale, 1 by default; without an intercept
+:math:`\tilde x = f\odot x` and ``p = d``), the margins and the loss are
 
 .. math::
 
@@ -14,9 +15,11 @@ intercept :math:`\tilde x = x` and ``p = d``), the margins and the loss are
 and the objective is :math:`F(\Theta) = \frac1n\sum_i \ell(\Theta; x_i, y_i)
 + \frac\mu2\lVert\Theta\rVert_F^2`, the penalty taken **in these coordinates** (on every
 entry, the intercept column included, as :mod:`noisygd.objectives.glm` does). The original
-coordinates are ``coef = W`` and ``intercept = kappa v - W c`` for :math:`\Theta = [W, v]`
-(:meth:`MultinomialLogisticLoss.coefficients`): the same model, so without a penalty the
-same minimum; with one, the penalty is the one written above.
+coordinates are ``coef = W diag(f)`` and ``intercept = kappa v - coef c`` for
+:math:`\Theta = [W, v]` (:meth:`MultinomialLogisticLoss.coefficients`): the same model, so
+without a penalty the same minimum; with one, the penalty is the one written above (on
+:math:`W`, i.e. on ``coef / f``: a diagonal preconditioner, as
+:class:`~noisygd.objectives.centred.CentredGLM`'s ``feature_scale``).
 
 Parameter layout: ``theta`` is :math:`\Theta` flattened in **row-major (C) order**,
 ``theta.reshape(K, p)``; row ``k`` is :math:`[w_k, v_k]` (class ``k``'s weights, then its
@@ -35,7 +38,7 @@ a rank-one matrix, so clipping it to norm ``C`` is scaling the residual ``K``-ve
 clipped sum of Lecture 12, eq. (12.1) is :math:`R^\top\tilde X` for the ``(n, K)`` matrix
 ``R`` of clipped residuals: no ``(n, K, p)`` tensor.
 
-Constants, for rows with :math:`\lVert x - c\rVert \le B` and
+Constants, for rows with :math:`\lVert f\odot(x - c)\rVert \le B` and
 :math:`\tilde B = \sqrt{B^2 + \kappa^2}` (``B`` without an intercept):
 
 * **Lipschitz** :math:`L = \sqrt2\,\tilde B`. Since :math:`\sum_{k\ne y}\pi_k = 1 - \pi_y`,
@@ -149,13 +152,14 @@ def correct_class_residual_bound(n_classes: int) -> float:
 
 @dataclass(frozen=True)
 class MultiMarginModel(MarginModel):
-    r"""A loss of ``K`` margins :math:`z = W(x - c) + \kappa v \in \mathbb R^K`.
+    r"""A loss of ``K`` margins :math:`z = W(f\odot(x - c)) + \kappa v \in \mathbb R^K`.
 
     The ``K``-output form of :class:`~noisygd.objectives.base.MarginModel`: parameters
     :math:`\Theta = [W, v]` (``K`` rows, flattened row-major), per-example gradient
-    :math:`r\,[x - c, \kappa]^\top` with the residual ``K``-vector
+    :math:`r\,[f\odot(x - c), \kappa]^\top` with the residual ``K``-vector
     :math:`r = \partial\phi/\partial z`, so clipping the gradient to Frobenius norm ``C`` is
-    scaling ``r`` by :math:`\min(1, C/(\lVert r\rVert\lVert[x - c, \kappa]\rVert))`.
+    scaling ``r`` by :math:`\min(1, C/(\lVert r\rVert\lVert[f\odot(x - c),
+    \kappa]\rVert))`, :math:`f` the ``feature_scale`` (all ones when None).
     A consumer that handles scalar margins only must check for this class (it is a
     declared type, not a capability to probe).
 
@@ -247,6 +251,11 @@ class MultinomialLogisticLoss(Objective):
         bounds the *centred* rows :math:`\lVert x - c\rVert`.
     radius : float, optional
         Radius of the Frobenius ball :meth:`project` projects onto.
+    feature_scale : array_like of shape (n_features,), optional
+        Public positive column weights :math:`f` (a diagonal preconditioner): the rows are
+        :math:`[f\odot(x - c), \kappa]` and ``coef = W diag(f)`` (module doc). Behind
+        :class:`~noisygd.oracles.array.ArrayOracle` the declared ``row_norm_bound`` then
+        bounds :math:`\lVert f\odot(x - c)\rVert`.
 
     Examples
     --------
@@ -271,6 +280,7 @@ class MultinomialLogisticLoss(Objective):
         intercept_scale: float = 1.0,
         centre: ArrayLike | None = None,
         radius: float | None = None,
+        feature_scale: ArrayLike | None = None,
     ) -> None:
         K = check_positive_int("n_classes", n_classes)
         if K < 2:
@@ -287,6 +297,14 @@ class MultinomialLogisticLoss(Objective):
                                  "by c is absorbed into it")
             self.centre = check_centre(centre)
         self.radius = None if radius is None else check_positive("radius", radius)
+        self.feature_scale: np.ndarray | None = None
+        if feature_scale is not None:
+            f = np.asarray(feature_scale, dtype=np.float64)
+            if (f.ndim != 1 or f.size == 0 or not np.all(np.isfinite(f)) or np.any(f <= 0)
+                    or (self.centre is not None and f.shape != self.centre.shape)):
+                raise ValueError("feature_scale must be a 1-D vector of finite positive "
+                                 "values, one per feature")
+            self.feature_scale = f
 
     # ---------------------------------------------------------------- layout
     def n_params(self, n_features: int) -> int:
@@ -294,6 +312,9 @@ class MultinomialLogisticLoss(Objective):
         d = int(n_features)
         if self.centre is not None and d != self.centre.size:
             raise ValueError(f"{d} features but the centre has {self.centre.size}")
+        if self.feature_scale is not None and d != self.feature_scale.size:
+            raise ValueError(f"{d} features but the feature scale has "
+                             f"{self.feature_scale.size} values")
         return self.n_classes * (d + int(self.fit_intercept))
 
     def _matrix(self, theta: np.ndarray, n_features: int) -> np.ndarray:
@@ -309,11 +330,12 @@ class MultinomialLogisticLoss(Objective):
         r"""``(coef, intercept)`` of shapes ``(K, d)`` and ``(K,)`` in the original coordinates.
 
         Scores ``x @ coef.T + intercept`` equal the margins :math:`\Theta\tilde x`:
-        ``coef = W`` and ``intercept = kappa v - W c`` (zeros without an intercept).
+        ``coef = W diag(f)`` and ``intercept = kappa v - coef c`` (zeros without an
+        intercept).
         """
         T = self._matrix(np.asarray(theta), n_features)
         d = int(n_features)
-        W = T[:, :d].copy()
+        W = self._weights(T, d)
         if not self.fit_intercept:
             return W, np.zeros(self.n_classes)
         b = self.intercept_scale * T[:, d]
@@ -328,30 +350,37 @@ class MultinomialLogisticLoss(Objective):
         W = np.asarray(coef, dtype=np.float64)
         if W.ndim != 2 or W.shape[0] != self.n_classes:
             raise ValueError(f"coef must have shape ({self.n_classes}, d), got {W.shape}")
+        V = W if self.feature_scale is None else W / self.feature_scale
         if not self.fit_intercept:
-            return W.ravel().copy()
+            return V.ravel().copy()
         b = np.zeros(self.n_classes) if intercept is None else np.asarray(
             intercept, dtype=np.float64)
         if b.shape != (self.n_classes,):
             raise ValueError(f"intercept must have shape ({self.n_classes},), got {b.shape}")
         if self.centre is not None:
             b = b + W @ self.centre
-        return np.hstack([W, (b / self.intercept_scale)[:, None]]).ravel()
+        return np.hstack([V, (b / self.intercept_scale)[:, None]]).ravel()
+
+    def _weights(self, T: np.ndarray, n_features: int) -> np.ndarray:
+        r"""``coef`` :math:`= W\,\mathrm{diag}(f)` of :math:`\Theta` = ``T`` (``(K, p)``),
+        shape ``(K, d)``, a new array: the weights on the rows as given."""
+        W = T[:, :int(n_features)]
+        return W.copy() if self.feature_scale is None else W * self.feature_scale
 
     # ---------------------------------------------------------------- model
     def margin_model(self) -> MultiMarginModel:
-        r""":math:`z = W(x - c) + \kappa v` with :func:`softmax_loss` and
+        r""":math:`z = W(f\odot(x - c)) + \kappa v` with :func:`softmax_loss` and
         :func:`softmax_residual` (``K`` outputs)."""
         return MultiMarginModel(
             loss=softmax_loss, residual=softmax_residual, centre=self.centre,
             intercept_scale=self.intercept_scale if self.fit_intercept else None,
-            n_outputs=self.n_classes)
+            feature_scale=self.feature_scale, n_outputs=self.n_classes)
 
     def margins(self, theta: np.ndarray, X: np.ndarray | sp.sparray) -> np.ndarray:
         r""":math:`Z = \tilde X\Theta^\top`, shape ``(n, K)``, for rows ``X`` as given."""
         d = X.shape[1]
         T = self._matrix(theta, d)
-        W = T[:, :d]
+        W = self._weights(T, d)
         Z = np.asarray(X @ W.T, dtype=np.float64)
         if self.centre is not None:
             Z = Z - W @ self.centre
@@ -391,10 +420,11 @@ class MultinomialLogisticLoss(Objective):
         return softmax_loss(self.margins(theta, X), y)
 
     def augmented_row_norms(self, X: np.ndarray | sp.sparray) -> np.ndarray:
-        r""":math:`\lVert\tilde x_i\rVert = (\lVert x_i - c\rVert^2 + \kappa^2)^{1/2}`
-        (:math:`\lVert x_i\rVert` without an intercept)."""
+        r""":math:`\lVert\tilde x_i\rVert = (\lVert f\odot(x_i - c)\rVert^2 +
+        \kappa^2)^{1/2}` (:math:`\lVert f\odot x_i\rVert` without an intercept)."""
         return augmented_row_norms(X, self.centre,
-                                   self.intercept_scale if self.fit_intercept else None)
+                                   self.intercept_scale if self.fit_intercept else None,
+                                   self.feature_scale)
 
     def clipped_gradient_sum(
         self, theta: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float | None
@@ -412,11 +442,13 @@ class MultinomialLogisticLoss(Objective):
             with np.errstate(divide="ignore"):
                 R *= np.minimum(1.0, C / norm)[:, None]  # C / 0 = inf: factor 1
         G = np.asarray(X.T @ R, dtype=np.float64).T  # (K, d)
-        if not self.fit_intercept:
-            return G.ravel()
         total = R.sum(axis=0)
         if self.centre is not None:
             G = G - np.outer(total, self.centre)
+        if self.feature_scale is not None:  # the rows are f (x - c)
+            G = G * self.feature_scale
+        if not self.fit_intercept:
+            return G.ravel()
         return np.hstack([G, (self.intercept_scale * total)[:, None]]).ravel()
 
     # ---------------------------------------------------------------- constants
@@ -431,7 +463,7 @@ class MultinomialLogisticLoss(Objective):
 
     def constants(self, row_norm_bound: float) -> ObjectiveConstants:
         r""":math:`L = \sqrt2\tilde B`, :math:`\beta = \tilde B^2/2`, strong convexity ``mu``
-        for rows with :math:`\lVert x - c\rVert \le B` (module doc)."""
+        for rows with :math:`\lVert f\odot(x - c)\rVert \le B` (module doc)."""
         lipschitz, smoothness = self.data_constants(self.augmented_bound(row_norm_bound))
         return ObjectiveConstants(lipschitz=lipschitz, smoothness=smoothness,
                                   strong_convexity=self.l2, convex=True,
@@ -503,7 +535,8 @@ class MultinomialLogisticLoss(Objective):
 
     def __repr__(self) -> str:
         centre = None if self.centre is None else f"<{self.centre.size} values>"
+        scaled = "" if self.feature_scale is None else ", feature_scale=<given>"
         return (f"MultinomialLogisticLoss(n_classes={self.n_classes!r}, l2={self.l2!r}, "
                 f"fit_intercept={self.fit_intercept!r}, "
                 f"intercept_scale={self.intercept_scale!r}, centre={centre}, "
-                f"radius={self.radius!r})")
+                f"radius={self.radius!r}{scaled})")

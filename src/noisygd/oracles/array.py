@@ -44,7 +44,10 @@ matrices: per block, with the same fixed partition, scale factors and overflow-p
 
 (the per-example gradient :math:`r_i[\tilde x_i - c, \kappa]^\top` is rank one, its
 Frobenius norm :math:`\lVert r_i\rVert\,\lVert[\tilde x_i - c, \kappa]\rVert`: clipping it
-scales the residual row :math:`r_i`). ``X`` is read once per call (one product for the
+scales the residual row :math:`r_i`). With a per-feature scale :math:`f` (one margin or
+``K``) the rows served are :math:`f\odot(\tilde x_i - c)`: the blocks run on the stored
+rows with the weights :math:`w\odot f` (:math:`W\mathrm{diag}(f)`), and the feature part of
+the summed gradient is multiplied by :math:`f` once. ``X`` is read once per call (one product for the
 margins and one for the gradient while the block is in cache; CSR blocks by SciPy's
 ``csr_matvecs``/``csc_matvecs`` on the caller's arrays, no copy); nothing of size
 ``(n, K, p)`` exists.
@@ -360,8 +363,8 @@ class ArrayOracle(ObjectiveOracle):
         fs = None if model is None else getattr(model, "feature_scale", None)
         if fs is not None:
             fs = np.asarray(fs, dtype=np.float64)
-            if isinstance(model, MultiMarginModel) or fs.shape != (A.shape[1],):
-                raise ValueError(f"a feature scale needs one margin and {A.shape[1]} values")
+            if fs.shape != (A.shape[1],):
+                raise ValueError(f"a feature scale needs {A.shape[1]} values, got {fs.size}")
         want_nnz = (not sp.issparse(A)) and sparse == "auto" and objective.supports_sparse
         scan = scan_rows(A, B, centre=centre, count_nonzero=want_nnz, feature_scale=fs,
                          nonzero_limit=SPARSE_DENSITY * A.size,  # counted up to the rule
@@ -445,7 +448,8 @@ class ArrayOracle(ObjectiveOracle):
         :math:`f\odot w`, :meth:`_params`), and the rows are :math:`f\odot(x_i - c)`, so
         the feature part is multiplied by :math:`f` once here."""
         if self._fs is not None:
-            total[:self._d] *= self._fs
+            K = self._p // (self._d + int(self._kappa is not None))  # margins: 1, or K
+            total.reshape(K, -1)[:, :self._d] *= self._fs  # a view: scaled in place
         return total
 
     # ------------------------------------------------------------------ curvature
@@ -1037,14 +1041,12 @@ class ArrayOracle(ObjectiveOracle):
         model, d, kappa, c = self._model, self._d, self._kappa, self._centre
         if model is None:
             return theta
-        if self._fs is not None:  # margins <w, f (x - c)> = <f w, x - c> (one margin only)
-            theta = np.concatenate([self._fs * theta[:d], theta[d:]])
-        if isinstance(model, MultiMarginModel):
+        if isinstance(model, MultiMarginModel):  # margins W f (x - c) = (W diag f)(x - c)
             T = theta.reshape(model.n_outputs, self._p // model.n_outputs)
-            W = np.ascontiguousarray(T[:, :d])
+            W = np.ascontiguousarray(T[:, :d] if self._fs is None else T[:, :d] * self._fs)
             return (W, None if kappa is None else kappa * T[:, d],
                     None if c is None else W @ c)
-        w = theta[:d]
+        w = theta[:d] if self._fs is None else self._fs * theta[:d]  # <w, f (x - c)>
         return (w, 0.0 if kappa is None else kappa * float(theta[d]),
                 None if c is None else float(c @ w))
 
