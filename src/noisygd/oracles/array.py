@@ -47,8 +47,8 @@ Frobenius norm :math:`\lVert r_i\rVert\,\lVert[\tilde x_i - c, \kappa]\rVert`: c
 scales the residual row :math:`r_i`). With a per-feature scale :math:`f` (one margin or
 ``K``) the rows served are :math:`f\odot(\tilde x_i - c)`: the blocks run on the stored
 rows with the weights :math:`w\odot f` (:math:`W\mathrm{diag}(f)`), and the feature part of
-the summed gradient is multiplied by :math:`f` once. ``X`` is read once per call (one product for the
-margins and one for the gradient while the block is in cache; CSR blocks by SciPy's
+the summed gradient is multiplied by :math:`f` once. ``X`` is read once per call (one product
+for the margins and one for the gradient while the block is in cache; CSR blocks by SciPy's
 ``csr_matvecs``/``csc_matvecs`` on the caller's arrays, no copy); nothing of size
 ``(n, K, p)`` exists.
 

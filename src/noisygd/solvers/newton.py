@@ -139,7 +139,8 @@ DEFAULT_DIAGONAL_STEPS = 20
 
 _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stated "
                  "self-concordance constant; this loss has none (supported: logistic and "
-                 "least squares, one margin)")
+                 "least squares, one margin; for DPLogisticRegression with more than two "
+                 "classes pass multiclass='ovr', one binary problem per class)")
 
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
