@@ -225,3 +225,18 @@ def test_ridge_penalty_is_defined_in_the_optimised_coordinates():
     v_star, _ = obj.minimize(X, y)
     assert np.linalg.norm(v_star) <= obj.optimum_norm_bound() == pytest.approx(
         math.sqrt(2 * math.log(2) / 0.05))
+
+
+def test_check_feature_scale_takes_finite_positive_vectors_of_the_size_asked():
+    from noisygd.objectives.base import check_feature_scale
+
+    f = check_feature_scale([0.5, 2, 3], 3)
+    assert f.dtype == np.float64 and f.tolist() == [0.5, 2.0, 3.0]
+    assert check_feature_scale([1.0, 4.0]).tolist() == [1.0, 4.0]  # any size when None
+    for bad in ([1.0, 0.0, 2.0], [1.0, -1.0, 2.0], [1.0, np.inf, 2.0], [1.0, np.nan, 2.0],
+                [1.0, 2.0], [[1.0, 2.0, 3.0]]):
+        with pytest.raises(ValueError, match="feature_scale must hold 3 finite positive"):
+            check_feature_scale(bad, 3)
+    for bad in ([], [[1.0]], [0.0]):
+        with pytest.raises(ValueError, match="feature_scale must be a 1-D vector"):
+            check_feature_scale(bad)

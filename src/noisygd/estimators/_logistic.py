@@ -336,10 +336,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             return super()._conditioning_read_objective(n_features, range_scale, range_offset)
         from noisygd.objectives.multinomial import MultinomialLogisticLoss
 
-        return MultinomialLogisticLoss(
-            int(self._n_classes), fit_intercept=True,
-            centre=None if range_offset is None else range_offset,
-            feature_scale=range_scale)
+        return MultinomialLogisticLoss(int(self._n_classes), centre=range_offset,
+                                       feature_scale=range_scale)
 
     def _multinomial(self) -> bool:
         """Whether this fit is one multinomial problem (``K > 2``, ``multiclass="multinomial"``)."""
@@ -352,17 +350,25 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         :meth:`_DPLinearModel._fit_objective`."""
         if not self._multinomial():
             return super()._fit_objective(n_features)
+        centre, _, s = self._conditioning(n_features)
+        return self._multinomial_loss(
+            centre, s, self._feature_scale_used(n_features) if self._conditioned() else None,
+            l2=self._l2())
+
+    def _multinomial_loss(self, centre: np.ndarray | None, intercept_scale: float | None,
+                          feature_scale: np.ndarray | None, l2: float = 0.0) -> Any:
+        """:class:`~noisygd.objectives.multinomial.MultinomialLogisticLoss` of this fit's
+        ``K`` classes in the coordinates given (the centre and intercept scale apply with an
+        intercept only)."""
         from noisygd.objectives.multinomial import MultinomialLogisticLoss
 
-        centre, _, s = self._conditioning(n_features)
         kwargs: dict[str, Any] = {}
         if self.fit_intercept:
-            kwargs["intercept_scale"] = s
+            kwargs["intercept_scale"] = intercept_scale
             kwargs["centre"] = centre
-        if self._conditioned():
-            kwargs["feature_scale"] = self._feature_scale_used(n_features)
-        return MultinomialLogisticLoss(int(self._n_classes), l2=self._l2(),
-                                       fit_intercept=self.fit_intercept, **kwargs)
+        return MultinomialLogisticLoss(int(self._n_classes), l2=l2,
+                                       fit_intercept=self.fit_intercept,
+                                       feature_scale=feature_scale, **kwargs)
 
     def _method_options(self) -> dict | None:
         """:meth:`_DPLinearModel._method_options`, plus, for a multinomial NoisyGD fit, the
@@ -420,16 +426,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if not self._multinomial():
             super()._store(fit)
             return
-        from noisygd.objectives.multinomial import MultinomialLogisticLoss
-
         # the coordinates the fit ran in, as _fit_targets recorded them (the private
         # releases behind them are gone by now)
         recorded = self.conditioning_
-        objective = MultinomialLogisticLoss(
-            int(self._n_classes), fit_intercept=self.fit_intercept,
-            intercept_scale=recorded["intercept_scale"] if self.fit_intercept else 1.0,
-            centre=recorded["centre"] if self.fit_intercept else None,
-            feature_scale=recorded.get("feature_scale"))
+        objective = self._multinomial_loss(recorded["centre"], recorded["intercept_scale"],
+                                           recorded.get("feature_scale"))
         # release P_S Theta (class-mean-zero rows): the same softmax, hence the same
         # predictions, and no larger ridge penalty (MultinomialLogisticLoss.noise_dimension)
         theta = np.asarray(fit.thetas[0], dtype=np.float64).reshape(int(self._n_classes), -1)

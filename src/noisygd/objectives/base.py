@@ -145,6 +145,19 @@ def check_centre(centre: object) -> np.ndarray:
     return c
 
 
+def check_feature_scale(feature_scale: object, size: int | None = None) -> np.ndarray:
+    """A public per-feature scale :math:`f` as a non-empty 1-D float64 vector of finite
+    positive values, of ``size`` entries when given (message: the shape asked for only)."""
+    f = np.asarray(feature_scale, dtype=np.float64)
+    ok = (f.ndim == 1 and f.size > 0 and (size is None or f.size == size)
+          and bool(np.all(np.isfinite(f))) and not bool(np.any(f <= 0)))
+    if not ok:
+        raise ValueError("feature_scale must be a 1-D vector of finite positive values"
+                         if size is None else
+                         f"feature_scale must hold {size} finite positive values")
+    return f
+
+
 def augmented_row_norms(
     X: np.ndarray | sp.sparray, centre: np.ndarray | None, intercept_scale: float | None,
     feature_scale: np.ndarray | None = None,

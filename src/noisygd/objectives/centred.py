@@ -78,6 +78,7 @@ from noisygd.objectives.base import (
     ObjectiveConstants,
     augmented_row_norms,
     check_centre,
+    check_feature_scale,
 )
 from noisygd.objectives.glm import GLMObjective
 
@@ -142,12 +143,8 @@ class CentredGLM(Objective):
         self.quadratic_loss = bool(base.quadratic_loss)  # phi is unchanged by the map
         self.centre = c
         self.intercept_scale = s
-        f = None
-        if feature_scale is not None:
-            f = np.asarray(feature_scale, dtype=np.float64)
-            if f.shape != c.shape or not np.all(np.isfinite(f)) or np.any(f <= 0):
-                raise ValueError(f"feature_scale must hold {c.size} finite positive values")
-        self.feature_scale = f
+        self.feature_scale = (None if feature_scale is None
+                              else check_feature_scale(feature_scale, c.size))
 
     # --- the change of coordinates --------------------------------------------
     def _check_v(self, v: np.ndarray) -> np.ndarray:

@@ -111,6 +111,7 @@ from noisygd.objectives.base import (
     ObjectiveConstants,
     augmented_row_norms,
     check_centre,
+    check_feature_scale,
 )
 
 __all__ = [
@@ -297,14 +298,9 @@ class MultinomialLogisticLoss(Objective):
                                  "by c is absorbed into it")
             self.centre = check_centre(centre)
         self.radius = None if radius is None else check_positive("radius", radius)
-        self.feature_scale: np.ndarray | None = None
-        if feature_scale is not None:
-            f = np.asarray(feature_scale, dtype=np.float64)
-            if (f.ndim != 1 or f.size == 0 or not np.all(np.isfinite(f)) or np.any(f <= 0)
-                    or (self.centre is not None and f.shape != self.centre.shape)):
-                raise ValueError("feature_scale must be a 1-D vector of finite positive "
-                                 "values, one per feature")
-            self.feature_scale = f
+        self.feature_scale: np.ndarray | None = None if feature_scale is None else (
+            check_feature_scale(feature_scale,
+                                None if self.centre is None else self.centre.size))
 
     # ---------------------------------------------------------------- layout
     def n_params(self, n_features: int) -> int:
