@@ -881,6 +881,15 @@ def _plan_problem(args: argparse.Namespace) -> tuple[str, int, float, Any,
     if schema.target is None:
         raise CLIError(f"schema {args.schema} has no [target] table")
     model = task_model(schema, args.model)
+    labels = schema.target.labels
+    if model == "logistic" and labels is not None and len(labels) > 2:
+        # the planner's logistic loss is one binary problem; 'noisygd fit' trains these labels
+        # as one multinomial problem (another loss, clip and noise): its plan is not this one
+        raise CLIError(
+            f"schema {args.schema} has {len(labels)} labels, which 'noisygd fit' trains as one "
+            "multinomial problem; 'noisygd plan' plans binary logistic fits only, and a "
+            "binary plan would not be the fit's. Fit it and read the plan the fit ran in "
+            "'noisygd report' (fit_info: method, steps, noise)")
     paid_share = None
     if schema.pays:
         from noisygd.schema.paid import planning_schema

@@ -115,6 +115,27 @@ def test_private_fit_on_dask_equals_the_in_memory_fit(client, data, P, method, o
     dk.close()
 
 
+@pytest.mark.parametrize("P", [1, 3])
+def test_multinomial_newton_on_dask_equals_the_in_memory_fit(client, data, P) -> None:
+    """The softmax loss's curvature sums (K margins), summed over the partitions' oracles:
+    the same Newton fit as in memory, and the same curvature sum."""
+    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+    X, _ = data
+    labels = np.digitize(X[:, 0] - X[:, 2], [-1.0, 1.0]).astype(float)
+    objective = MultinomialLogisticLoss(3, centre=np.zeros(D), intercept_scale=0.7)
+    mem = ArrayOracle(objective, X, labels, row_norm_bound=B)
+    dk = DaskOracle(objective, *_dask(X, labels, P), row_norm_bound=B, client=client)
+    theta = np.random.default_rng(5).standard_normal(mem.n_params)
+    assert dk.self_concordance() == mem.self_concordance()
+    assert _close(dk.clipped_curvature_sum(theta, 0.3), mem.clipped_curvature_sum(theta, 0.3))
+    fits = [fit_private([o], method="newton", epsilon=1.0, delta=1e-5, relation="add_remove",
+                        max_iter=6, rng=np.random.default_rng(11)) for o in (mem, dk)]
+    assert fits[0].event == fits[1].event
+    assert _close(fits[1].results[0].theta, fits[0].results[0].theta)
+    dk.close()
+
+
 @pytest.mark.parametrize("P", [2, 7])
 def test_noisy_sgd_and_dp_ftrl_with_explicit_indices_and_ranges(client, data, P) -> None:
     """Samplers drawn on the client (uniform subsets, shuffled epochs) and DP-FTRL's

@@ -123,16 +123,16 @@ def test_self_concordance_constants():
     assert ArrayOracle(HuberLoss(), X, y, row_norm_bound=2.0).self_concordance() is None
 
 
-def test_losses_without_one_margin_refuse():
-    X, _ = _data(n=30, d=3)
-    labels = np.arange(30) % 3
-    o = ArrayOracle(MultinomialLogisticLoss(n_classes=3), X, labels, row_norm_bound=1.0)
+def test_losses_without_curvature_refuse():
+    """Huber serves curvature sums but no self-concordance constant (its phi'' jumps); the
+    K-margin refusal is tests/oracles/test_softmax_curvature.py's."""
+    X, y = _data(n=30, d=3)
+    o = ArrayOracle(HuberLoss(), X, y, row_norm_bound=1.0)
     assert o.self_concordance() is None
-    with pytest.raises(NotImplementedError, match="curvature"):
-        o.clipped_curvature_sum(np.zeros(o.n_params), None)
-    with pytest.raises(NotImplementedError, match="curvature"):
-        o.clipped_curvature_diagonal(np.zeros(o.n_params), None)
-    assert o.rows_read == 0
+    labels = np.arange(30) % 3  # the softmax loss serves both (test_softmax_curvature.py)
+    multi = ArrayOracle(MultinomialLogisticLoss(n_classes=3), X, labels, row_norm_bound=1.0)
+    assert multi.self_concordance() == pytest.approx(math.sqrt(2.0) * math.sqrt(2.0))
+    assert multi.clipped_curvature_sum(np.zeros(multi.n_params), None).shape == (12, 12)
 
 
 def test_the_interface_default_refuses():

@@ -368,3 +368,17 @@ def test_cli_plan_without_declared_bounds_says_the_fit_pays_for_its_conditioning
                    '[columns.a]\nkind = "numeric"\nbounds = [0, 1]\n')
     assert main(["plan", "--schema", str(sch), "--n-samples", "5000", "--json"]) == 0
     assert "note" not in json.loads(capsys.readouterr().out)
+
+
+def test_cli_plan_refuses_a_multiclass_schema_rather_than_plan_a_binary_fit(capsys, tmp_path):
+    """K > 2 labels: 'noisygd fit' trains one multinomial problem (its own loss, clip and
+    noise), so the binary plan would describe another fit: refused, saying why (exit 2)."""
+    sch = tmp_path / "s.toml"
+    sch.write_text('[target]\nname = "y"\nlabels = ["a", "b", "c"]\n'
+                   '[columns.a]\nkind = "numeric"\nbounds = [0, 1]\n')
+    assert main(["plan", "--schema", str(sch), "--n-samples", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert "3 labels" in err and "multinomial" in err and "noisygd report" in err
+    sch.write_text('[target]\nname = "y"\nlabels = ["a", "b"]\n'
+                   '[columns.a]\nkind = "numeric"\nbounds = [0, 1]\n')
+    assert main(["plan", "--schema", str(sch), "--n-samples", "5000"]) == 0

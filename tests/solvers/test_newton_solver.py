@@ -114,11 +114,66 @@ def test_linear_regression_with_newton():
     assert ours <= r2_score(y, LinearRegression().fit(X, y).predict(X))
 
 
-def test_multinomial_is_refused_clearly():
-    X, _ = _well_specified(n=300, d=3)
-    with pytest.raises(TypeError, match="curvature sums"):
-        DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1, 2]).fit(
-            X, np.arange(300) % 3)
+def _softmax_data(n=20_000, d=6, K=4, seed=0):
+    """Rows in the unit ball, labels from a softmax model with weights N(0, 3^2 / d)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / math.sqrt(d)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    W = rng.standard_normal((K, d)) * 3.0
+    y = np.argmax(X @ W.T + rng.gumbel(size=(n, K)), axis=1)
+    return X, y
+
+
+def test_multinomial_newton_reaches_sklearns_training_loss_at_eps_8():
+    """The softmax loss's curvature sums (ArrayOracle) let Newton fit K > 2 classes as one
+    multinomial problem: within 0.005 of the unregularised optimum's training log loss, in
+    its 10 steps, inside the budget, and the same model from the same seed."""
+    X, y = _softmax_data()
+    fit = dict(epsilon=8.0, method="newton", classes=[0, 1, 2, 3], random_state=0)
+    model = DPLogisticRegression(**fit).fit(X, y)
+    reference = LogisticRegression(C=1e6, max_iter=2000).fit(X, y)
+    ours, theirs = log_loss(y, model.predict_proba(X)), log_loss(y, reference.predict_proba(X))
+    assert ours - theirs <= 0.005
+    assert model.fit_info_["method"] == "newton" and model.n_iter_[0] == 10
+    assert model.coef_.shape == (4, 6) and model.privacy_.epsilon <= 8.0 * (1 + 1e-9)
+    plan = model.fit_info_["plans"][0]["plan"]
+    # the curvature clip is the softmax loss's smoothness B~^2 / 2 at the released bound
+    assert plan["curvature_clip"] == pytest.approx(
+        0.5 * (model.conditioning_["row_norm_bound"] ** 2
+               + model.conditioning_["intercept_scale"] ** 2), rel=1e-9)
+    again = DPLogisticRegression(**fit).fit(X, y)
+    assert np.array_equal(again.coef_, model.coef_)
+
+
+def test_the_multinomial_default_chooses_by_the_same_public_rule():
+    """method="auto" on K > 2 classes: Newton where NoisyGD's budget binds and the curvature
+    release resolves the curvature (n = 20 000 at eps 8), NoisyGD where it would not (the
+    premise, n = 2 000 at eps 1); fit_info_ says which and why, the ledger's label too."""
+    X, y = _softmax_data(n=20_000)
+    chosen = DPLogisticRegression(epsilon=8.0, classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    assert chosen.fit_info_["method"] == "newton"
+    assert chosen.fit_info_["method_choice"]["rule"].startswith("Newton: ")
+    assert chosen.privacy_.epsilon <= 8.0 * (1 + 1e-9)
+    X, y = _softmax_data(n=2000)
+    kept = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    assert kept.fit_info_["method"] == "noisy_gd"
+    assert "would not resolve the curvature" in kept.fit_info_["method_choice"]["rule"]
+
+
+def test_the_diagonal_form_is_refused_for_k_margins():
+    """Newton's diagonal preconditioner (p > MAX_FULL_PARAMS) has a step rule proven for one
+    margin only: planned multinomial facts refuse it, before any data is read."""
+    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+    facts = PublicFacts.from_objective(MultinomialLogisticLoss(n_classes=5, l2=1e-3), 300,
+                                       row_norm_bound=1.0, n_samples=10_000,
+                                       relation="add_remove")
+    assert facts.margins == 5 and facts.n_params > MAX_FULL_PARAMS
+    with pytest.raises(ValueError, match="one margin, not for 5 margins"):
+        NewtonSolver().plan(facts, Budget(1.0, 1e-5))
+    small = dataclasses.replace(facts, n_params=5 * 11)
+    assert NewtonSolver().plan(small, Budget(1.0, 1e-5)).hessian == "full"
+    assert _facts().margins == 1
 
 
 def test_plan_options():
@@ -274,6 +329,60 @@ def test_auto_rule_compares_the_fractions_each_method_keeps():
     assert choose_method(gd(10**6), facts, None)[0] == "noisy_gd"  # no Newton plan
 
 
+def test_auto_needs_a_curvature_release_that_resolves_the_curvature():
+    """choose_method's premise: Newton only where its planned eigenvalue floor is at most the
+    mean curvature per direction (curvature_floor_ratio <= 1), whatever the fractions."""
+    from noisygd.planning import NoisyGDPlan
+    from noisygd.solvers.auto import choose_method, curvature_floor_ratio
+
+    budget = Budget(1.0, 1e-5)
+    resolved = NewtonSolver().plan(_facts(n=10_000, d=10), budget)
+    # the same facts, 40 rows: the floor that the capped curvature share can buy is far above
+    # the curvature of 40 rows
+    unresolved = NewtonSolver().plan(_facts(n=40, d=10), budget)
+    assert curvature_floor_ratio(resolved) <= 1.0 < curvature_floor_ratio(unresolved)
+    assert curvature_floor_ratio(resolved) == resolved.details["hessian_noise_ratio"]
+    details = {"unconstrained_steps": 1e9, "compute_budget": 1000, "compute_budget_binds": True}
+    gd = NoisyGDPlan(1.0, 1000, 1.0, "constant", "last", _facts().constants.regime, "12.2.2",
+                     1.0, 1.0, details=details)
+    assert choose_method(gd, _facts(), resolved)[0] == "newton"
+    method, why = choose_method(gd, _facts(), unresolved)
+    assert method == "noisy_gd" and "would not resolve the curvature" in why
+
+
+def test_auto_floor_steps_keep_the_default_step_length():
+    """floor_steps: T = floor(T0 (1 + r) / (1 + r0)), T0 = 10 where r <= r0, at most 19 where
+    Newton is chosen (r <= 1); the re-planned run keeps the releases and the output's noise."""
+    from noisygd.algorithms.newton import DEFAULT_STEPS
+    from noisygd.solvers.auto import ChoosingSolver, SecondOrderPlan, floor_steps, gradient_share
+
+    budget = Budget(1.0, 1e-5)
+    base = NewtonSolver().plan(_facts(n=10_000, d=10), budget)
+    r0 = base.details["hessian_ratio_target"]
+    for r, steps in ((0.0, 10), (r0, 10), (0.5, math.floor(10 * 1.5 / (1 + r0))),
+                     (1.0, math.floor(20 / (1 + r0)))):
+        plan = dataclasses.replace(base, details={**base.details, "hessian_noise_ratio": r})
+        assert floor_steps(plan) == steps >= DEFAULT_STEPS
+    assert floor_steps(dataclasses.replace(base, details={**base.details,
+                                                          "hessian_noise_ratio": 1.0})) == 19
+    # a multinomial problem whose floor is between r0 and 1: the chosen run takes more steps
+    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+    facts = PublicFacts.from_objective(
+        MultinomialLogisticLoss(n_classes=7, l2=1e-4), 50, row_norm_bound=1.0,
+        n_samples=100_000, relation="add_remove", options={"plan": {"step_budget": 100}})
+    budget = Budget(8.0, 1e-5)
+    plain = NewtonSolver().plan(dataclasses.replace(facts, options={}), budget)
+    r = plain.details["hessian_noise_ratio"]
+    assert r0 < r <= 1.0
+    chosen = ChoosingSolver().plan(facts, budget)
+    assert isinstance(chosen, SecondOrderPlan)
+    assert chosen.plan.steps == floor_steps(plain) > DEFAULT_STEPS
+    assert f"{chosen.plan.steps} steps for its curvature floor" in chosen.choice["rule"]
+    assert chosen.plan.hessian_noise == plain.hessian_noise
+    assert gradient_share(chosen.plan) == pytest.approx(gradient_share(plain), rel=1e-12)
+
+
 def test_newton_estimator_plans_its_ridge_like_noisy_gd():
     # l2=None with method="newton" is the planned ridge (method_options {"l2": "auto"}), not
     # the estimators' fixed 1e-4 on top of it
@@ -323,21 +432,23 @@ def test_ledger_label_names_the_method_auto_ran(tmp_path):
 
 @pytest.mark.parametrize("public_n", [True, False])
 def test_unsupported_loss_is_refused_before_any_spend(tmp_path, public_n):
+    """Huber's phi'' jumps, so it states no self-concordance constant: Newton refuses it
+    before the ledger's reservation."""
+    from noisygd.estimators import DPHuberRegressor
     from noisygd.ledger import Ledger
-    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+    from noisygd.objectives.glm import HuberLoss
 
     X, _ = _well_specified(n=300, d=3)
-    y = np.arange(300) % 3
+    y = X @ np.array([1.0, -1.0, 0.5])
     with Ledger(str(tmp_path / "l.db")) as ledger:
         ledger.set_budget("d", 2.0, 1e-5)
-        with pytest.raises(TypeError, match=r"curvature sums.*multiclass='ovr'"):
-            DPLogisticRegression(epsilon=1.0, method="newton", classes=[0, 1, 2],
-                                 n_samples_public=300 if public_n else None,
-                                 ledger=ledger, dataset="d").fit(X, y)
+        with pytest.raises(TypeError, match=r"curvature sums"):
+            DPHuberRegressor(epsilon=1.0, method="newton",
+                             n_samples_public=300 if public_n else None,
+                             ledger=ledger, dataset="d").fit(X, y)
         assert ledger.releases("d") == []
         # fit_private itself: refused before the ledger's reservation (private n)
-        oracle = ArrayOracle(MultinomialLogisticLoss(n_classes=3), X, y.astype(float),
-                             row_norm_bound=1.0)
+        oracle = ArrayOracle(HuberLoss(), X, y, row_norm_bound=1.0)
         with pytest.raises(TypeError, match="curvature sums"):
             fit_private([oracle], method="newton", epsilon=1.0, delta=1e-5,
                         n_samples_public=300 if public_n else None,
@@ -345,8 +456,7 @@ def test_unsupported_loss_is_refused_before_any_spend(tmp_path, public_n):
         assert ledger.releases("d") == []
     facts = PublicFacts.from_oracle(oracle, n_samples=300, relation="add_remove")
     assert facts.curvature_sums is False
-    assert PublicFacts.from_objective(MultinomialLogisticLoss(n_classes=3), 3,
-                                      row_norm_bound=1.0, n_samples=300,
+    assert PublicFacts.from_objective(HuberLoss(), 3, row_norm_bound=1.0, n_samples=300,
                                       relation="add_remove").curvature_sums is False
     with pytest.raises(TypeError, match="curvature sums"):
         NewtonSolver().plan(facts, Budget(1.0, 1e-5))

@@ -80,16 +80,14 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
     _CHOOSES_METHOD: ClassVar[bool] = False
 
     def _chooses_method(self) -> bool:
-        """``method="auto"`` (the default), a class that chooses, problems of one margin
-        (binary or one-vs-rest, not multinomial), no ``max_iter``, no tuning, no
+        """``method="auto"`` (the default), a class that chooses, no ``max_iter``, no tuning, no
         ``method_options`` (which are NoisyGD's) but the distance's (``optimum_norm_bound``,
         ``distance_pilot``: :mod:`noisygd.solvers.distance`) and the sharp clip's
         (``sharp_clip``): the solver then picks NoisyGD or Newton by public facts
         (``fit_info_["method_choice"]``)."""
         return (isinstance(self.method, str) and self.method == "auto"
                 and self._settings_choose_method(self.max_iter, self.method_options)
-                and not self.tune and getattr(self, "_l2_factor", None) is None
-                and not getattr(self, "_multinomial", lambda: False)())
+                and not self.tune and getattr(self, "_l2_factor", None) is None)
 
     @classmethod
     def _settings_choose_method(cls, max_iter: int | None,
@@ -662,8 +660,9 @@ _COMMON_DOC = """
         a public n only: the declared one, or the released noisy count).
     method : str or Solver, default="auto"
         Training algorithm: a name in :data:`noisygd.solvers.SOLVERS` ("auto": NoisyGD with
-        exact Gaussian-DP accounting; a binary or one-vs-rest ``DPLogisticRegression`` fit
-        without ``max_iter`` or tuning chooses NoisyGD or private Newton by a public rule,
+        exact Gaussian-DP accounting; a ``DPLogisticRegression`` fit (binary, one-vs-rest
+        or multinomial) without ``max_iter`` or tuning chooses NoisyGD or private Newton by
+        a public rule,
         :mod:`noisygd.solvers.auto`, ``fit_info_["method_choice"]``), or a
         :class:`noisygd.solvers.Solver` instance.
     l2 : float or None, default=None

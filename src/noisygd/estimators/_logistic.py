@@ -166,7 +166,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     _PLANS_RIDGE: ClassVar[bool] = True  # l2=None with NoisyGD: the planned ridge
     _SHARP_CLIP_LOSS: ClassVar[str | None] = "logistic"  # the sharp clip's (_sharp_clip_ratio)
-    _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton (binary, OvR)
+    _CHOOSES_METHOD: ClassVar[bool] = True  # method="auto": NoisyGD or Newton
     # the released centre shrunk toward its grand mean (docs/estimators.md, "The released
     # centre, shrunk"; measured there: the regressors keep the released mean)
     _SHRINK_CENTRE: ClassVar[bool] = True

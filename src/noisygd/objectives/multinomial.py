@@ -174,9 +174,15 @@ class MultiMarginModel(MarginModel):
         As in :class:`~noisygd.objectives.base.MarginModel`.
     n_outputs : int
         ``K``, the number of margins (rows of :math:`\Theta`).
+    softmax : bool, default=False
+        Whether ``loss`` is the softmax cross-entropy (:func:`softmax_loss`): its curvature
+        :math:`(\mathrm{diag}\,\pi - \pi\pi^\top)\otimes\tilde x\tilde x^\top` is then
+        known, and :class:`~noisygd.oracles.array.ArrayOracle` serves its curvature sums and
+        self-concordance constant (what ``method="newton"`` needs).
     """
 
     n_outputs: int = 2
+    softmax: bool = False
 
 
 def _check_margins(Z: np.ndarray) -> np.ndarray:
@@ -370,7 +376,7 @@ class MultinomialLogisticLoss(Objective):
         return MultiMarginModel(
             loss=softmax_loss, residual=softmax_residual, centre=self.centre,
             intercept_scale=self.intercept_scale if self.fit_intercept else None,
-            feature_scale=self.feature_scale, n_outputs=self.n_classes)
+            feature_scale=self.feature_scale, n_outputs=self.n_classes, softmax=True)
 
     def margins(self, theta: np.ndarray, X: np.ndarray | sp.sparray) -> np.ndarray:
         r""":math:`Z = \tilde X\Theta^\top`, shape ``(n, K)``, for rows ``X`` as given."""

@@ -102,7 +102,8 @@ except ImportError:  # pragma: no cover (an install without a C compiler)
 #: Residuals the compiled kernel implements (``MarginModel.compiled_residual`` names).
 COMPILED_RESIDUALS = {"logistic": 0, "squared": 1, "huber": 2}
 
-__all__ = ["SPARSE_DENSITY", "SPARSE_MODES", "ArrayOracle"]
+__all__ = ["SOFTMAX_CURVATURE_BOUND", "SOFTMAX_SELF_CONCORDANCE", "SPARSE_DENSITY", "SPARSE_MODES",
+           "ArrayOracle", "softmax_curvature_norms"]
 
 def _logistic_curvature(z: np.ndarray, y: np.ndarray, t: float) -> np.ndarray:
     r""":math:`\phi''(z) = \sigma(z)\sigma(-z) = \frac14(1 - \tanh^2(z/2))` (labels
@@ -143,9 +144,60 @@ def curvature_kind(model: MarginModel | None) -> tuple[str, float] | None:
 
 def has_self_concordance(model: MarginModel | None) -> bool:
     """Whether an :class:`ArrayOracle` over ``model`` states a self-concordance constant
-    (:meth:`ArrayOracle.self_concordance` is not None): what ``method="newton"`` needs."""
+    (:meth:`ArrayOracle.self_concordance` is not None): what ``method="newton"`` needs.
+    A softmax model of ``K`` margins (``MultiMarginModel.softmax``) has one."""
+    if _softmax_margins(model):
+        return True
     kind = curvature_kind(model)
     return kind is not None and kind[0] in _SELF_CONCORDANCE
+
+
+def _softmax_margins(model: MarginModel | None) -> bool:
+    """Whether ``model`` is the softmax cross-entropy of ``K`` margins, whose curvature sums
+    :meth:`ArrayOracle.clipped_curvature_sum` serves (:func:`softmax_curvature_norms`)."""
+    return isinstance(model, MultiMarginModel) and bool(model.softmax)
+
+
+#: :math:`\sup|D^3\ell[\Delta]|/(\lVert\Delta\rVert\lVert\tilde x\rVert D^2\ell[\Delta])`
+#: of the softmax cross-entropy (:meth:`ArrayOracle.self_concordance`): :math:`\sqrt2`.
+SOFTMAX_SELF_CONCORDANCE = math.sqrt(2.0)
+#: :math:`\sup_\pi\lVert\mathrm{diag}\,\pi - \pi\pi^\top\rVert_F` over probability
+#: vectors (:func:`softmax_curvature_norms`): 1/2, attained at :math:`\pi = (\frac12,
+#: \frac12, 0, \dots)`.
+SOFTMAX_CURVATURE_BOUND = 0.5
+
+
+def softmax_curvature_norms(P: np.ndarray) -> np.ndarray:
+    r""":math:`\lVert\mathrm{diag}\,\pi_i - \pi_i\pi_i^\top\rVert_F` for each row
+    :math:`\pi_i` of ``P`` (shape ``(m, K)``, rows of probabilities): the Frobenius norm of
+    the softmax cross-entropy's curvature in the margins, so that row ``i``'s curvature term
+    :math:`(\mathrm{diag}\,\pi_i - \pi_i\pi_i^\top)\otimes a_ia_i^\top` has Frobenius norm
+    this times :math:`\lVert a_i\rVert^2`.
+
+    With :math:`s_2 = \sum_k\pi_k^2` and :math:`s_3 = \sum_k\pi_k^3` the squared norm is
+    :math:`\sum_k(\pi_k - \pi_k^2)^2 + \sum_{k\ne l}\pi_k^2\pi_l^2 = s_2 - 2s_3 + s_2^2`.
+    It is at most 1/4 (:data:`SOFTMAX_CURVATURE_BOUND` squared): by Cauchy-Schwarz
+    :math:`s_2^2 = (\sum_k\pi_k^{1/2}\pi_k^{3/2})^2 \le \sum_k\pi_k\sum_k\pi_k^3 = s_3`,
+    so the square is at most :math:`s_2 - s_3 = \sum_k\pi_k\cdot\pi_k(1 - \pi_k) \le
+    \max_k\pi_k(1 - \pi_k) \le 1/4`.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.shape[0] == 0:
+        return np.zeros(0)
+    # the square as sum_k pi_k^2 ((1 - pi_k)^2 + sum_{l != k} pi_l^2), every term >= 0; for
+    # each row's largest pi_k both factors are summed from the other entries (no
+    # cancellation when pi_k is near 1; every other pi_k is at most 1/2 and loses nothing)
+    P2 = P * P
+    top = np.argmax(P, axis=1)
+    rows = np.arange(P.shape[0])
+    masked = P.copy()
+    masked[rows, top] = 0.0
+    others = masked.sum(axis=1)  # 1 - pi_top, summed from the small entries: accurate
+    q = 1.0 - P
+    q[rows, top] = others
+    r = P2.sum(axis=1)[:, None] - P2
+    r[rows, top] = np.einsum("ij,ij->i", masked, masked)
+    return np.sqrt(np.einsum("ij,ij->i", P2, q * q + r))
 
 
 def _syrk(R: np.ndarray) -> np.ndarray:
@@ -477,9 +529,9 @@ class ArrayOracle(ObjectiveOracle):
         Blocks are added in block order (the result does not depend on ``n_threads``).
         :math:`\phi''` is the derivative of the residual the compiled kernel names
         (``MarginModel.compiled_residual``: logistic :math:`\sigma(z)\sigma(-z)`, squared 1,
-        Huber :math:`1\{|z - y| \le t\}`); other losses (and ``K`` margins) refuse. A CSR
-        ``X`` needs the ``p x p`` result in memory: use
-        :meth:`clipped_curvature_diagonal` for many columns.
+        Huber :math:`1\{|z - y| \le t\}`); the softmax cross-entropy of ``K`` margins has its
+        own sum (:meth:`_softmax_curvature`); other losses refuse. A CSR ``X`` needs the
+        ``p x p`` result in memory: use :meth:`clipped_curvature_diagonal` for many columns.
         """
         return self._curvature(theta, clip, rows, diagonal=False)
 
@@ -524,12 +576,21 @@ class ArrayOracle(ObjectiveOracle):
     def self_concordance(self) -> float | None:
         r""":math:`M = \sup|\phi'''/\phi''|\,\sqrt{B^2 + \kappa^2}`
         (:meth:`GradientOracle.self_concordance`): logistic :math:`\sqrt{B^2 + \kappa^2}`
-        (:math:`\phi''' = \phi''(1 - 2\sigma(z))`), squared 0, others None."""
+        (:math:`\phi''' = \phi''(1 - 2\sigma(z))`), squared 0, others None; the softmax
+        cross-entropy of ``K`` margins :math:`\sqrt2\sqrt{B^2 + \kappa^2}`
+        (:data:`SOFTMAX_SELF_CONCORDANCE`: along a direction :math:`\Delta` the margins move
+        by :math:`\delta_k = \langle\Delta_k, a\rangle`, :math:`D^2\ell = \mathrm{Var}_\pi
+        \delta` and :math:`|D^3\ell| = |E_\pi(\delta - E_\pi\delta)^3| \le (\max_k\delta_k
+        - \min_k\delta_k)\mathrm{Var}_\pi\delta`, and :math:`\delta_k - \delta_l \le
+        \lVert\Delta_k - \Delta_l\rVert\lVert a\rVert \le \sqrt2\lVert\Delta\rVert_F
+        \lVert a\rVert`)."""
+        kappa = 0.0 if self._kappa is None else float(self._kappa)
+        if _softmax_margins(self._model):  # K margins: module doc of noisygd.objectives.multinomial
+            return SOFTMAX_SELF_CONCORDANCE * float(np.hypot(self._B, kappa))
         kind = self._curvature_kind()
         if kind is None or kind[0] not in _SELF_CONCORDANCE:
             return None
         factor = _SELF_CONCORDANCE[kind[0]]
-        kappa = 0.0 if self._kappa is None else float(self._kappa)
         return factor * float(np.hypot(self._B, kappa)) if factor else 0.0
 
     def _curvature_kind(self) -> tuple[str, float] | None:
@@ -540,6 +601,8 @@ class ArrayOracle(ObjectiveOracle):
     def _curvature(self, theta: np.ndarray, clip: float | None, rows: np.ndarray | None,
                    *, diagonal: bool) -> np.ndarray:
         """:meth:`clipped_curvature_sum` (or its diagonal): blocks, then assembly."""
+        if _softmax_margins(self._model):
+            return self._softmax_curvature(theta, clip, rows, diagonal=diagonal)
         kind = self._curvature_kind()
         if kind is None:
             raise NotImplementedError(
@@ -601,6 +664,74 @@ class ArrayOracle(ObjectiveOracle):
             g = np.ones(p)
             g[:d] = self._fs
             out = out * (g * g) if diagonal else out * np.outer(g, g)
+        return out
+
+    def _softmax_curvature(self, theta: np.ndarray, clip: float | None,
+                           rows: np.ndarray | None, *, diagonal: bool) -> np.ndarray:
+        r"""The clipped curvature sum of the softmax cross-entropy of ``K`` margins (or its
+        diagonal), shape ``(Kp', Kp')`` in :math:`\Theta`'s row-major layout:
+
+        .. math::
+
+            H_S(\Theta) = \sum_{i\in S} w_i\,(\mathrm{diag}\,\pi_i - \pi_i\pi_i^\top)
+                \otimes a_ia_i^\top, \qquad
+            w_i = \min\Big(1, \frac{C_H}{\lVert\mathrm{diag}\,\pi_i -
+                \pi_i\pi_i^\top\rVert_F\,\lVert a_i\rVert^2}\Big),
+
+        :math:`\pi_i = \mathrm{softmax}(\Theta a_i)` and :math:`a_i = [f\odot s_i(x_i - c),
+        \kappa]` the served row. Each term is positive semi-definite (a Kronecker product of
+        two) with Frobenius norm at most :math:`C_H` (:func:`softmax_curvature_norms`), so the
+        sensitivities are those of one margin (:meth:`GradientOracle.clipped_curvature_sum`);
+        :math:`C_H \ge \tilde B^2/2` (the objective's smoothness) clips no row of the
+        declared domain. Per chunk of rows, the dense served rows ``A``, then
+        :math:`\sum_k e_ke_k^\top\otimes A^\top\mathrm{diag}(w\odot\pi_{\cdot k})A`
+        minus :math:`B^\top B` for the rows :math:`b_i = \sqrt{w_i}\,\pi_i\otimes a_i`
+        (each a BLAS ``syrk``, so the sum is exactly symmetric); chunks added in order (the
+        result does not depend on ``n_threads``). The diagonal:
+        :math:`\sum_i w_i\,\pi_{ik}(1 - \pi_{ik})\,a_i\odot a_i` for class ``k``'s block.
+        """
+        from noisygd.objectives.multinomial import softmax
+
+        theta = self._check_theta(theta)
+        CH = None if clip is None else check_positive("clip", clip)
+        K = self._model.n_outputs
+        width = self._p // K
+        T = theta.reshape(K, width)
+        idx = (np.arange(self._n) if rows is None else self._check_rows(rows))
+        self.rows_read += int(idx.size)
+        # rows per chunk: the (rows, K p') matrix of pi_i (x) a_i at most 32 MiB
+        step = max(1, min(self._block, (1 << 22) // (K * width)))
+        kappa, fs = self._kappa, self._fs
+
+        def one(j: int) -> np.ndarray:
+            sel = idx[j * step:(j + 1) * step]
+            E = self._mapped_centred(sel)
+            if fs is not None:
+                E *= fs
+            A = E if kappa is None else np.column_stack([E, np.full(sel.size, kappa)])
+            P = softmax(A @ T.T)
+            w = np.ones(sel.size)
+            if CH is not None:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    limit = CH / (softmax_curvature_norms(P) * np.einsum("ij,ij->i", A, A))
+                w = np.fmin(w, limit)  # 1 where the term is 0 (the limit inf or NaN)
+            if diagonal:
+                return ((P * (1.0 - P) * w[:, None]).T @ (A * A)).ravel()
+            Bm = (np.sqrt(w)[:, None, None] * P[:, :, None] * A[:, None, :]).reshape(
+                sel.size, K * width)
+            H = -_syrk(Bm)
+            for k in range(K):
+                block = slice(k * width, (k + 1) * width)
+                H[block, block] += _syrk(A * np.sqrt(w * P[:, k])[:, None])
+            return H  # exactly symmetric: sums of syrk products
+
+        count = -(-int(idx.size) // step)
+        out = np.zeros(K * width if diagonal else (K * width, K * width))
+        group = max(1, 4 * self.n_threads)  # partial sums held at once
+        for start in range(0, count, group):
+            for part in run_blocks(lambda j, s0=start: one(s0 + j),
+                                   min(group, count - start), self.n_threads):
+                out += part
         return out
 
     def _curvature_block(self, Xb: np.ndarray | _CSRRows, sel: slice | np.ndarray,

@@ -7,8 +7,9 @@ facts, runs :class:`~noisygd.solvers.newton.NewtonSolver` instead when the rule 
 costs no privacy; the event is the chosen plan's, known before any row is read (the ledger
 records it). ``fit_info_["method"]`` names the method that ran and
 ``fit_info_["method_choice"]`` says why (:func:`noisygd.training.fit_private`).
-``DPLogisticRegression`` uses it for ``method="auto"`` (binary and one-vs-rest fits, no
-``max_iter`` or tuning, no ``method_options`` but the distance's and the sharp clip's);
+``DPLogisticRegression`` uses it for ``method="auto"`` (binary, one-vs-rest and multinomial
+fits, no ``max_iter`` or tuning, no ``method_options`` but the distance's and the sharp
+clip's);
 ``method="noisy_gd"`` always runs NoisyGD.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from noisygd.algorithms.base import FitResult
+from noisygd.algorithms.newton import DEFAULT_HESSIAN_RATIO, DEFAULT_STEPS
 from noisygd.exceptions import AssumptionError
 from noisygd.oracles.base import GradientOracle
 from noisygd.planning import NoisyGDPlan
@@ -29,7 +31,7 @@ from noisygd.solvers.newton import MAX_FULL_PARAMS, NewtonSolver
 from noisygd.solvers.noisy_gd import NoisyGDSolver, warn_if_budget_binds
 
 __all__ = ["CHOOSING_OPTIONS", "ChoosingSolver", "SecondOrderPlan", "choose_method",
-           "curvature_share", "gradient_share"]
+           "curvature_floor_ratio", "curvature_share", "floor_steps", "gradient_share"]
 
 #: The ``method_options`` with which an estimator's ``method="auto"`` still chooses (the
 #: distance's and the sharp clip's); any other option is NoisyGD's, and NoisyGD runs.
@@ -66,6 +68,37 @@ def gradient_share(newton_plan: Any) -> float:
     return float(newton_plan.tail_mu() ** 2 / (math.fsum(g) + math.fsum(h)))
 
 
+def curvature_floor_ratio(newton_plan: Any) -> float:
+    r""":math:`r = \tau/(nC_H/p)`: the Newton plan's eigenvalue floor over the mean curvature
+    per direction of ``n`` rows at the declared bound (``details["hessian_noise_ratio"]`` of
+    :func:`~noisygd.algorithms.newton.plan_newton`, whose target is
+    :data:`~noisygd.algorithms.newton.DEFAULT_HESSIAN_RATIO`); 0 for the diagonal form, whose
+    steps are majorisation steps of their own rule. Public (from the plan alone)."""
+    if newton_plan.hessian != "full":
+        return 0.0
+    return float(newton_plan.details.get("hessian_noise_ratio", 0.0))
+
+
+def floor_steps(newton_plan: Any) -> int:
+    r"""The steps of a Newton run that :func:`choose_method` chose (full form):
+
+    .. math:: T = \Big\lfloor T_0\,\frac{1 + r}{1 + r_0}\Big\rfloor ,
+
+    :math:`T_0` = :data:`~noisygd.algorithms.newton.DEFAULT_STEPS`, :math:`r`
+    (:func:`curvature_floor_ratio`, at most 1 where Newton is chosen) and its target
+    :math:`r_0`. Along a direction of the mean curvature :math:`\bar h` a step
+    preconditioned by the curvature plus the floor :math:`r\bar h` moves
+    :math:`1/(1 + r)` of the Newton step, so :math:`T` keeps the default's total step
+    there (:math:`T_0` steps of :math:`1/(1 + r_0)`); ``T_0`` wherever :math:`r \le r_0`
+    (every binary problem measured) and at most :math:`2T_0/(1 + r_0)` (19). The curvature
+    releases (at step 0 and the last approach step) and the tail's share are the plan's, so
+    the output's noise is unchanged. **A measured rule** (docs/newton.md, "Multinomial
+    fits"), from public values only."""
+    r = curvature_floor_ratio(newton_plan)
+    target = float(newton_plan.details.get("hessian_ratio_target", DEFAULT_HESSIAN_RATIO))
+    return max(DEFAULT_STEPS, math.floor(DEFAULT_STEPS * (1.0 + r) / (1.0 + target)))
+
+
 def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
                   newton_plan: Any = None) -> tuple[str, str]:
     r"""``(method, why)``: the default's choice between NoisyGD and private Newton
@@ -92,6 +125,14 @@ def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
     rest pays for its curvature and its approach steps). The method that keeps more is
     chosen.
 
+    **Premise.** The rule's Newton converges in its few steps, which needs its curvature
+    release to resolve the curvature: for the full form, the eigenvalue floor at most the
+    mean curvature per direction of ``n`` rows at the declared bound
+    (:func:`curvature_floor_ratio` :math:`\le 1`, public, from the plan); NoisyGD where
+    it is larger. (Multinomial fits meet it where ``n`` is large against their ``Kp'``
+    parameters; on every binary problem measured the ratio was at most 0.13, docs/newton.md,
+    "Multinomial fits".)
+
     **Status: a measured rule, not a theorem.** The two fractions are not the same unit of
     excess risk; the rule was judged on bench_utility's binary tables and on synthetic
     logistic problems (docs/newton.md, "The default's choice"), and for the diagonal form on
@@ -105,6 +146,12 @@ def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
         return "noisy_gd", "NoisyGD: its plan's steps are fixed (max_iter or options)"
     if newton_plan is None:
         return "noisy_gd", "NoisyGD: Newton needs a declared smoothness and no projection ball"
+    floor_ratio = curvature_floor_ratio(newton_plan)
+    if floor_ratio > 1.0:
+        return "noisy_gd", (f"NoisyGD: Newton's curvature release would not resolve the "
+                            f"curvature (its eigenvalue floor is {floor_ratio:.3g} times the "
+                            "mean curvature per direction, above 1), so its few steps would "
+                            "not converge")
     if not d.get("compute_budget_binds"):
         return "noisy_gd", (f"NoisyGD: its accelerated rule wants {wanted:,.0f} steps, within "
                             f"its compute budget of {budget:,} (noise-limited)")
@@ -149,8 +196,12 @@ class ChoosingSolver(NoisyGDSolver):
                 ridge_options = {k: facts.options[k]
                                  for k in ("l2", "l2_factor", "theta0", "sharp_clip")
                                  if k in facts.options}
-                newton_plan = NewtonSolver().plan(
-                    dataclasses.replace(facts, options=ridge_options), budget)
+                newton_facts = dataclasses.replace(facts, options=ridge_options)
+                newton_plan = NewtonSolver().plan(newton_facts, budget)
+                steps = floor_steps(newton_plan)
+                if steps != newton_plan.steps:  # the same releases, more approach steps
+                    newton_plan = NewtonSolver().plan(dataclasses.replace(
+                        newton_facts, options={**ridge_options, "steps": steps}), budget)
             except (AssumptionError, ValueError, ArithmeticError) as exc:
                 refusal = str(exc)
         chosen, why = choose_method(plan[0], facts, newton_plan)
@@ -161,6 +212,10 @@ class ChoosingSolver(NoisyGDSolver):
                 source = "paid for" if newton_plan.nnz_noise is not None else "declared"
                 why += (f"; p = {facts.n_params:,} > {MAX_FULL_PARAMS:,}: its private diagonal "
                         f"preconditioner, step 1/m with the rows' support bound m {source}")
+            if newton_plan.steps != DEFAULT_STEPS:
+                why += (f"; {newton_plan.steps} steps for its curvature floor "
+                        f"{curvature_floor_ratio(newton_plan):.3g} times the mean curvature "
+                        "(floor_steps)")
             return SecondOrderPlan(newton_plan, {"method": "newton", "rule": why})
         choice = {"method": "noisy_gd", "rule": why}
         if len(theorem_facts.options) != len(facts.options):  # a distance option, a start

@@ -32,7 +32,7 @@ from noisygd.exceptions import AssumptionError, UnknownOptionError
 from noisygd.objectives.base import Objective, ObjectiveConstants, constant_column
 from noisygd.oracles.base import GradientOracle
 
-__all__ = ["PLANNED_SETTINGS", "Budget", "PublicFacts", "ReleasedFacts", "Solver",
+__all__ = ["PLANNED_SETTINGS", "Budget", "PublicFacts", "ReleasedFacts", "Solver", "margins_of",
            "plan_secure_gaussian"]
 
 _P = TypeVar("_P")
@@ -194,6 +194,25 @@ class ReleasedFacts:
                 check_positive(name, value)
 
 
+def margins_of(objective: object) -> int:
+    """The number of margins of ``objective``'s loss: ``n_outputs`` of its
+    :meth:`~noisygd.objectives.base.Objective.margin_model` when that is a
+    :class:`~noisygd.objectives.multinomial.MultiMarginModel` (``K``), else 1. Public: read
+    from the objective, never from the rows.
+
+    Examples
+    --------
+    >>> from noisygd.objectives.multinomial import MultinomialLogisticLoss
+    >>> margins_of(MultinomialLogisticLoss(4)), margins_of(None)
+    (4, 1)
+    """
+    from noisygd.objectives.multinomial import MultiMarginModel
+
+    margin_model = getattr(objective, "margin_model", None)
+    model = margin_model() if callable(margin_model) else None
+    return int(model.n_outputs) if isinstance(model, MultiMarginModel) else 1
+
+
 @dataclass(frozen=True)
 class PublicFacts:
     """Everything a planner may read: public by declaration or paid for.
@@ -249,6 +268,9 @@ class PublicFacts:
     constant_column : (int, float) or None
         ``(k, s)``: column ``k`` of every served row is the constant ``s`` (the intercept's;
         :func:`noisygd.objectives.base.constant_column`, read from the objective), else None.
+    margins : int
+        The number of margins of the loss (``K`` for the multinomial loss, 1 otherwise:
+        :func:`margins_of`); the diagonal preconditioner's step rule is one margin's.
     """
 
     n_samples: float
@@ -271,6 +293,7 @@ class PublicFacts:
     row_nonzero_counts: bool | None = None
     released: ReleasedFacts | None = None
     constant_column: tuple[int, float] | None = None
+    margins: int = 1
 
     def n_step(self) -> float:
         """The ``n`` a step size is planned with: ``n_samples_high`` if set, else
@@ -311,6 +334,7 @@ class PublicFacts:
             curvature_sums=has_self_concordance(objective.margin_model()),
             row_nonzero_counts=True,  # ArrayOracle.serves_row_nonzeros
             constant_column=constant_column(objective, objective.n_params(int(n_features))),
+            margins=margins_of(objective),
         )
 
     @classmethod
@@ -350,6 +374,7 @@ class PublicFacts:
             released=released,
             constant_column=constant_column(getattr(oracle, "objective", None),
                                             oracle.n_params),
+            margins=margins_of(getattr(oracle, "objective", None)),
         )
 
     def clip_norm(self) -> float:

@@ -78,10 +78,13 @@ Secure mode (``Budget.secure``): discrete Gaussian noise on a rounding grid per 
 and ``DiscreteGaussianNoise`` events; the plan is made at the largest :math:`\mu` whose
 secure event is at most :math:`\rho`-zCDP (:func:`noisygd.solvers.base.plan_secure_gaussian`).
 
-Losses: one margin with a stated self-concordance constant (logistic, least squares).
-Others (multinomial, Huber, a custom oracle without curvature sums) are refused before
-anything is recorded in a privacy ledger or read (:meth:`NewtonSolver.check_oracle`, and
-:meth:`NewtonSolver.plan` from ``PublicFacts.curvature_sums``).
+Losses: one margin with a stated self-concordance constant (logistic, least squares), and
+the multinomial logistic loss of ``K`` margins (its curvature sums and constant:
+:meth:`noisygd.oracles.array.ArrayOracle.clipped_curvature_sum`; the full form only, the
+diagonal form's step rule being one margin's, refused from ``PublicFacts.margins``). Others
+(Huber, a custom oracle without curvature sums) are refused before anything is recorded in a
+privacy ledger or read (:meth:`NewtonSolver.check_oracle`, and :meth:`NewtonSolver.plan`
+from ``PublicFacts.curvature_sums``).
 """
 
 from __future__ import annotations
@@ -139,8 +142,7 @@ DEFAULT_DIAGONAL_STEPS = 20
 
 _NO_CURVATURE = ("method 'newton' needs an oracle with curvature sums and a stated "
                  "self-concordance constant; this loss has none (supported: logistic and "
-                 "least squares, one margin; for DPLogisticRegression with more than two "
-                 "classes pass multiclass='ovr', one binary problem per class)")
+                 "least squares of one margin, and the multinomial logistic loss)")
 
 _OPTIONS = ("steps", "tail", "hessian", "eigenvalue_rule", "curvature_clip",
             "failure_probability", "hessian_ratio", "hessian_max_share", "tail_share",
@@ -225,6 +227,13 @@ class NewtonSolver(Solver):
         # the curvature at step 0 and at the last approach step only (module doc)
         opts.setdefault("hessian_every", 0)
         fixed_steps = "steps" in opts or facts.max_iter is not None
+        if hessian == "diagonal" and facts.margins > 1:
+            raise ValueError(
+                f"the diagonal preconditioner's step rule (1/m, m the rows' support) is proven "
+                f"for a loss of one margin, not for {facts.margins} margins; with "
+                f"{facts.n_params:,} parameters (more than {MAX_FULL_PARAMS:,} for the full "
+                "curvature) use method='noisy_gd', or multiclass='ovr' (one binary problem "
+                "per class)")
         if hessian == "diagonal":
             m = opts.get("row_nonzeros")
             if m is None and facts.row_nonzero_counts is not True:
