@@ -365,6 +365,16 @@ def test_auto_floor_steps_keep_the_default_step_length():
         assert floor_steps(plan) == steps >= DEFAULT_STEPS
     assert floor_steps(dataclasses.replace(base, details={**base.details,
                                                           "hessian_noise_ratio": 1.0})) == 19
+    # the diagonal form (p > MAX_FULL_PARAMS) keeps its own steps, chosen or not
+    wide = _facts(n=1_000_000, d=3000, options={"plan": {"step_budget": 100}})
+    diagonal = NewtonSolver().plan(dataclasses.replace(wide, options={}), budget)
+    assert diagonal.hessian == "diagonal" and floor_steps(diagonal) == diagonal.steps
+    chosen_wide = ChoosingSolver().plan(wide, Budget(8.0, 1e-5))
+    assert isinstance(chosen_wide, SecondOrderPlan)
+    assert chosen_wide.plan.hessian == "diagonal"
+    assert chosen_wide.plan.steps == NewtonSolver().plan(
+        dataclasses.replace(wide, options={}), Budget(8.0, 1e-5)).steps
+    assert "curvature floor" not in chosen_wide.choice["rule"]
     # a multinomial problem whose floor is between r0 and 1: the chosen run takes more steps
     from noisygd.objectives.multinomial import MultinomialLogisticLoss
 

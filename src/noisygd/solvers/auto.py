@@ -92,11 +92,15 @@ def floor_steps(newton_plan: Any) -> int:
     there (:math:`T_0` steps of :math:`1/(1 + r_0)`); ``T_0`` wherever :math:`r \le r_0`
     (every binary problem measured) and at most :math:`2T_0/(1 + r_0)` (19). The curvature
     releases (at step 0 and the last approach step) and the tail's share are the plan's, so
-    the output's noise is unchanged. **A measured rule** (docs/newton.md, "Multinomial
-    fits"), from public values only."""
+    the output's noise is unchanged. The diagonal form keeps its own steps (its rule:
+    :mod:`noisygd.algorithms.newton`, "The diagonal preconditioner's steps"). **A measured
+    rule** (docs/newton.md, "Multinomial fits"), from public values only."""
+    if newton_plan.hessian != "full":
+        return int(newton_plan.steps)
     r = curvature_floor_ratio(newton_plan)
     target = float(newton_plan.details.get("hessian_ratio_target", DEFAULT_HESSIAN_RATIO))
-    return max(DEFAULT_STEPS, math.floor(DEFAULT_STEPS * (1.0 + r) / (1.0 + target)))
+    return max(int(newton_plan.steps),
+               math.floor(DEFAULT_STEPS * (1.0 + r) / (1.0 + target)))
 
 
 def choose_method(plan: NoisyGDPlan, facts: PublicFacts,
@@ -186,7 +190,7 @@ class ChoosingSolver(NoisyGDSolver):
             k: v for k, v in facts.options.items()
             if k not in ("optimum_norm_bound", "distance_pilot", "theta0")})
         plan = self.plan_quietly(theorem_facts, budget, pilot=False)
-        newton_plan, refusal = None, None
+        newton_plan, refusal, floor_raised = None, None, False
         if (facts.radius is None and facts.constants.smoothness
                 and facts.curvature_sums is not False):
             try:  # e.g. the diagonal form without a declared row_nonzeros, extreme constants
@@ -202,6 +206,7 @@ class ChoosingSolver(NoisyGDSolver):
                 if steps != newton_plan.steps:  # the same releases, more approach steps
                     newton_plan = NewtonSolver().plan(dataclasses.replace(
                         newton_facts, options={**ridge_options, "steps": steps}), budget)
+                    floor_raised = True
             except (AssumptionError, ValueError, ArithmeticError) as exc:
                 refusal = str(exc)
         chosen, why = choose_method(plan[0], facts, newton_plan)
@@ -212,7 +217,7 @@ class ChoosingSolver(NoisyGDSolver):
                 source = "paid for" if newton_plan.nnz_noise is not None else "declared"
                 why += (f"; p = {facts.n_params:,} > {MAX_FULL_PARAMS:,}: its private diagonal "
                         f"preconditioner, step 1/m with the rows' support bound m {source}")
-            if newton_plan.steps != DEFAULT_STEPS:
+            if floor_raised:
                 why += (f"; {newton_plan.steps} steps for its curvature floor "
                         f"{curvature_floor_ratio(newton_plan):.3g} times the mean curvature "
                         "(floor_steps)")
