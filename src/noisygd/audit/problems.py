@@ -108,6 +108,7 @@ __all__ = [
     "dp_ftrl_problem",
     "langevin_problem",
     "make_problem",
+    "newton_multinomial_problem",
     "newton_problem",
     "noisy_gd_problem",
     "noisy_sgd_problem",
@@ -1017,6 +1018,82 @@ def newton_problem(
                   "n_samples": n_public, "relation": rel.value,
                   "eigenvalue_rule": eigenvalue_rule, **({"secure": True} if secure else {}),
                   **({"sharp": sharp} if sharp is not None else {})},
+    )
+
+
+def newton_multinomial_problem(
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    mu: float | None = None,
+    steps: int = 3,
+    clip: float = 0.5,
+    curvature_clip: float = 0.4,
+    relation: Neighbouring | str = Neighbouring.ADD_REMOVE,
+    n_ordinary: int = 4,
+    n_classes: int = 3,
+) -> AuditProblem:
+    r"""Private Newton on the multinomial (softmax) loss (docs/newton.md, "Multinomial
+    fits"): the softmax curvature sums of :class:`~noisygd.oracles.array.ArrayOracle`.
+
+    :class:`~noisygd.objectives.multinomial.MultinomialLogisticLoss` with ``K`` classes, no
+    intercept, two features: the rows of ``D`` lie on coordinate 1 (:func:`_ordinary_rows`,
+    classes ``1..K-1``), the canary :math:`x = Be_0` of class 0 on coordinate 0, so only
+    the canary touches the column :math:`\Theta_{\cdot 0}` and its margins. At
+    :math:`\Theta = 0` its gradient :math:`(\pi - e_0)\otimes x` has norm
+    :math:`\sqrt{1 - 1/K}\,B` (0.82 for ``K = 3``), above the clip ``C = 0.5``, and its
+    curvature term :math:`(\mathrm{diag}\,\pi - \pi\pi^\top)\otimes xx^\top` has
+    Frobenius norm :math:`\sqrt{(K-1)/K^2}\,B^2` (0.47), above ``C_H = 0.4``: both releases
+    differ by their sensitivities while :math:`\pi_0` stays below about 0.6 (the noise moves
+    it), so this is a soundness check, not the worst case of every step. Under replace-one
+    the canary's label is 1 in ``D`` (its curvature is label-free, so the curvature sums are
+    equal). The statistic :math:`\Theta_{00}` is not Gaussian (Clopper-Pearson).
+
+    Returns
+    -------
+    AuditProblem
+    """
+    from noisygd.objectives.multinomial import MultinomialLogisticLoss
+
+    rel = Neighbouring(relation)
+    T = check_positive_int("steps", steps)
+    C = check_positive("clip", clip)
+    CH = check_positive("curvature_clip", curvature_clip)
+    K = check_positive_int("n_classes", n_classes, minimum=3)
+    if (mu is None) == (epsilon is None):
+        raise ValueError("give mu or epsilon (one of them)")
+    if mu is None:
+        from noisygd.accounting.gdp import calibrate_mu
+
+        mu = calibrate_mu(check_positive("epsilon", epsilon), delta)
+    mu = check_positive("mu", mu)
+    B = 1.0
+    n = check_positive_int("n_ordinary", n_ordinary)
+    X, _ = _ordinary_rows(n)
+    y = 1 + np.arange(n) % (K - 1)
+    objective = MultinomialLogisticLoss(K, fit_intercept=False)
+    canary = np.vstack([[B, 0.0], X])
+    d1 = ArrayOracle(objective, canary, np.concatenate([[0], y]), row_norm_bound=B)
+    d0 = (ArrayOracle(objective, X, y, row_norm_bound=B) if rel is Neighbouring.ADD_REMOVE
+          else ArrayOracle(objective, canary, np.concatenate([[1], y]), row_norm_bound=B))
+    n_public = float(n + 1)
+    plan = plan_newton(mu, relation=rel, n_params=d1.n_params, n_samples=n_public,
+                       n_step=n_public, clip=C, curvature_clip=CH, steps=T)
+
+    def run(which: int, rng: np.random.Generator) -> FitResult:
+        return newton(d1 if which else d0, plan, rng)
+
+    direction = np.zeros(d1.n_params)
+    direction[0] = 1.0  # Theta[0, 0]: class 0's weight on the canary's coordinate
+    return AuditProblem(
+        name="newton_multinomial", run=run, direction=direction, relation=rel,
+        gaussian_output=False,
+        canary=(f"row B e_0 of class 0 (softmax loss, K = {K}; rows of D on coordinate 1, "
+                f"classes 1..{K - 1}): gradient above the clip C and curvature term above "
+                "C_H at the start; " + (_relation_words(rel) if rel is Neighbouring.ADD_REMOVE
+                                        else "D and D' differ in the canary's class (1, 0)")),
+        settings={"mu": mu, "steps": T, "clip": C, "curvature_clip": CH,
+                  "n_samples": n_public, "n_classes": K, "relation": rel.value},
     )
 
 

@@ -110,6 +110,12 @@ AUDITS: dict[str, AuditEntry] = {
         "default's, sharp 1/2; on the canary problem the rule sets clip C/2 for steps 1..); "
         "canary B e_0 at whatever clip a step uses; released parameters (Clopper-Pearson)",
         options={"sharp": 0.5}),
+    "newton_multinomial": AuditEntry(
+        "problems:newton_multinomial_problem", "newton",
+        "private damped Newton on the softmax loss (K = 3, the multinomial curvature sums); "
+        "canary B e_0 of class 0 on a coordinate no other row touches, its gradient and "
+        "curvature term above their clips at the start; released parameters "
+        "(Clopper-Pearson; a soundness check)"),
     "dynamic": AuditEntry(
         "problems:dynamic_problem", "dynamic",
         "dynamic budget allocation (Hong, Wang and Zhou, Alg. 1), T = 10 steps of decreasing "
