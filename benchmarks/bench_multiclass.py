@@ -152,12 +152,6 @@ def nonprivate_fit(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray
             float(log_loss(y, model.predict_proba(X), labels=model.classes_)))
 
 
-def nonprivate_auc(X: np.ndarray, y: np.ndarray, Xt: np.ndarray, yt: np.ndarray) -> float:
-    """Macro one-vs-rest AUC of scikit-learn's ``LogisticRegression()`` on standardised
-    columns (the non-private ceiling)."""
-    return nonprivate_fit(X, y, Xt, yt)[0]
-
-
 def run_problem(name: str, load: Any, seeds: int) -> list[dict[str, Any]]:
     """Rows of one problem: per variant and epsilon, the mean over ``seeds`` splits/draws."""
     from sklearn.metrics import log_loss

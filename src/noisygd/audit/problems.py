@@ -220,6 +220,19 @@ def _oracles(objective: Any, relation: Neighbouring, n_ordinary: int, B: float,
 _E0 = np.array([1.0, 0.0])
 
 
+def _gdp_mu(epsilon: float | None, delta: float, mu: float | None) -> float:
+    r"""A run's Gaussian-DP ``mu``: the given one, or the exact :math:`\mu(\varepsilon,
+    \delta)` of a target ``epsilon`` (:func:`noisygd.accounting.gdp.calibrate_mu`); exactly
+    one of the two must be given."""
+    if (mu is None) == (epsilon is None):
+        raise ValueError("give mu or epsilon (one of them)")
+    if mu is None:
+        from noisygd.accounting.gdp import calibrate_mu
+
+        mu = calibrate_mu(check_positive("epsilon", epsilon), delta)
+    return check_positive("mu", mu)
+
+
 def _calibrate(make_event: Callable[[float], DpEvent], epsilon: float, delta: float,
                accountant: str | None = None) -> float:
     from noisygd.accounting.calibration import calibrate_noise_multiplier
@@ -983,13 +996,7 @@ def newton_problem(
     T = check_positive_int("steps", steps)
     C = check_positive("clip", clip)
     secure = check_bool("secure", secure)
-    if (mu is None) == (epsilon is None):
-        raise ValueError("give mu or epsilon (one of them)")
-    if mu is None:
-        from noisygd.accounting.gdp import calibrate_mu
-
-        mu = calibrate_mu(check_positive("epsilon", epsilon), delta)
-    mu = check_positive("mu", mu)
+    mu = _gdp_mu(epsilon, delta, mu)
     B = 1.0
     n_ordinary = check_positive_int("n_ordinary", n_ordinary)
     d0, d1 = _oracles(SquaredLoss(fit_intercept=False), rel, n_ordinary, B, CANARY_TARGET)
@@ -1060,13 +1067,7 @@ def newton_multinomial_problem(
     C = check_positive("clip", clip)
     CH = check_positive("curvature_clip", curvature_clip)
     K = check_positive_int("n_classes", n_classes, minimum=3)
-    if (mu is None) == (epsilon is None):
-        raise ValueError("give mu or epsilon (one of them)")
-    if mu is None:
-        from noisygd.accounting.gdp import calibrate_mu
-
-        mu = calibrate_mu(check_positive("epsilon", epsilon), delta)
-    mu = check_positive("mu", mu)
+    mu = _gdp_mu(epsilon, delta, mu)
     B = 1.0
     n = check_positive_int("n_ordinary", n_ordinary)
     X, _ = _ordinary_rows(n)
