@@ -937,8 +937,8 @@ def test_explicit_l2_and_other_methods_keep_their_ridge():
     model = DPLogisticRegression(l2=0.0, classes=[0, 1], n_samples_public=600,
                                  random_state=0).fit(X, y)
     assert model.l2_ == 0.0 and "l2_planned" not in model.fit_info_["plans"][0]["plan"]
-    sgd = DPLogisticRegression(method="noisy_sgd", classes=[0, 1], random_state=0).fit(X, y)
-    assert sgd.l2_ == DPLogisticRegression._L2_DEFAULT
+    other = DPLogisticRegression(method="dynamic", classes=[0, 1], random_state=0).fit(X, y)
+    assert other.l2_ == DPLogisticRegression._L2_DEFAULT  # no planned ridge: the constant
     given = DPLogisticRegression(classes=[0, 1], method_options={"l2": 2e-3},
                                  n_samples_public=600, random_state=0).fit(X, y)
     assert given.fit_info_["plans"][0]["plan"]["l2_planned"] == 2e-3

@@ -312,8 +312,8 @@ def test_output_perturbation_ridge_from_theorems_2_3():
     assert model.privacy_.epsilon <= 1.0 + 1e-9
     default = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
     assert default.l2_ == pytest.approx(default.fit_info_["plans"][0]["plan"]["l2_planned"])
-    # other methods (not NoisyGD) keep the public constant 1e-4
-    assert DPLogisticRegression(method="noisy_sgd", classes=[0, 1],
+    # methods without a planned ridge keep the public constant 1e-4
+    assert DPLogisticRegression(method="dynamic", classes=[0, 1],
                                 random_state=0).fit(X, y).l2_ == 1e-4
 
 

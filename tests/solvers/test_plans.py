@@ -70,9 +70,15 @@ def test_dp_ftrl_bound_covers_a_convex_run_on_a_ball_and_one_epoch_is_online_to_
 
 
 def test_dp_ftrl_needs_a_public_distance_or_an_explicit_lambda():
+    import dataclasses
+
     obj = LogisticLoss(l2=0.0)
+    # l2 = 0 bounds no optimum; the planned ridge's radius needs F0: without one, refused
     with pytest.raises(AssumptionError, match="optimum_norm_bound"):
-        DPFTRLSolver().plan(_facts(obj), Budget(1.0, 1e-5))
+        DPFTRLSolver().plan(dataclasses.replace(_facts(obj), loss_at_zero_bound=None),
+                            Budget(1.0, 1e-5))
+    assert DPFTRLSolver().plan(_facts(obj), Budget(1.0, 1e-5)).distance_source == (
+        "planned ridge")
     given = DPFTRLSolver().plan(_facts(obj, options={"l2_ftrl": 30.0}), Budget(1.0, 1e-5))
     assert given.l2_ftrl == 30.0 and given.regret_bound is None
     declared = DPFTRLSolver().plan(_facts(obj, options={"optimum_norm_bound": 3.0}),

@@ -6,7 +6,7 @@ conditioning, private centre where the default releases one, private count, priv
 residual scale, planned ridge, horizon, momentum and averaging), with ``method=`` an instance of
 :class:`WhiteBoxNoisyGD`: the library's :class:`~noisygd.solvers.noisy_gd.NoisyGDSolver`
 whose run reads the rows through a recording oracle (a ridge-free
-:class:`~noisygd.solvers.noisy_gd.RidgedOracle`, every call delegated unchanged). The
+:class:`~noisygd.solvers.ridge.RidgedOracle`, every call delegated unchanged). The
 recorder gives the auditor what the white-box threat model grants: every point
 :math:`p_t` at which a noisy gradient is taken, and with the released last iterate the
 noisy gradient itself, :math:`\tilde g_t = (p_t - \theta_{t+1})/\eta`

@@ -98,7 +98,7 @@ from noisygd.objectives.distance import SquaredDistanceLoss
 from noisygd.objectives.glm import LogisticLoss, SquaredLoss
 from noisygd.oracles.array import ArrayOracle
 from noisygd.oracles.base import GradientOracle
-from noisygd.solvers.noisy_gd import RidgedOracle
+from noisygd.solvers.ridge import RidgedOracle
 
 __all__ = [
     "CANARY_TARGET",

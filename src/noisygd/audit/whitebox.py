@@ -1,7 +1,7 @@
 """The white-box view of a full-batch run: a recording oracle and the at-the-clip check.
 
 :class:`StepRecorder` delegates every call to the oracle it wraps (a ridge-free
-:class:`~noisygd.solvers.noisy_gd.RidgedOracle`) and records, at each clipped-gradient call,
+:class:`~noisygd.solvers.ridge.RidgedOracle`) and records, at each clipped-gradient call,
 the point, the ordinary rows' clipped sum there and the canary's clipped gradient there (the
 canary's row served as the oracle serves rows, projected onto the ball about a centred
 objective's centre):
@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from noisygd.oracles.array import ArrayOracle
-from noisygd.solvers.noisy_gd import RidgedOracle
+from noisygd.solvers.ridge import RidgedOracle
 
 __all__ = ["AT_CLIP_RTOL", "StepRecorder", "at_clip"]
 

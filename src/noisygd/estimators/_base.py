@@ -56,9 +56,9 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
 
     #: ``l2`` when ``l2=None`` and the method has no planned choice (a public constant).
     _L2_DEFAULT = 1e-4
-    #: Whether ``l2=None`` with NoisyGD or Newton (``Solver.plans_ridge``) asks the solver for
-    #: the planned ridge (:func:`noisygd.planning.ridge_strength`; ``DPLogisticRegression``,
-    #: ``DPLinearRegression``).
+    #: Whether ``l2=None`` with NoisyGD, Newton or NoisySGD (``Solver.plans_ridge``) asks the
+    #: solver for the planned ridge (:func:`noisygd.planning.ridge_strength`;
+    #: ``DPLogisticRegression``, ``DPLinearRegression``).
     _PLANS_RIDGE: ClassVar[bool] = False
     #: Whether a fit with the planned ridge runs to the ridge's horizon
     #: (``method_options["horizon"] = "ridge"`` unless given; ``DPLinearRegression``).
@@ -66,7 +66,7 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
 
     def _plans_ridge(self) -> bool:
         """Whether this fit's ridge is the planned one (``l2=None``, a method that plans it,
-        ``Solver.plans_ridge``: NoisyGD or Newton, no projection ball, no
+        ``Solver.plans_ridge``: NoisyGD, Newton, NoisySGD, no projection ball, no
         ``method_options["l2"]``): the solver chooses it after the
         private count, from public quantities only (docs/estimators.md, "Default l2")."""
         return (self._PLANS_RIDGE and self.l2 is None
@@ -101,7 +101,8 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
     def _method_options(self) -> dict | None:
         """``method_options``, plus ``{"l2": "auto"}`` when :meth:`_plans_ridge` (and a
         tuning run's ``l2_factor``, a multiple of the planned ridge; and ``"horizon":
-        "ridge"`` unless given, for the classes that run to the ridge's horizon)."""
+        "ridge"`` unless given, for the classes that run to the ridge's horizon, with a solver
+        that takes it: NoisyGD, Newton, which ignores it)."""
         factor = getattr(self, "_l2_factor", None)
         if not self._plans_ridge():
             if factor is not None:
@@ -111,8 +112,9 @@ class _DPLinearModel(_PrivatePreReleases, _PrivateTuning, BaseEstimator):
         opts = {**(self.method_options or {}), "l2": "auto"}
         if factor is not None:
             opts["l2_factor"] = float(factor)
-        if self._RUNS_TO_RIDGE_HORIZON:
-            opts.setdefault("horizon", "ridge")
+        names = getattr(self._solver, "option_names", None)
+        if self._RUNS_TO_RIDGE_HORIZON and (names is None or "horizon" in names):
+            opts.setdefault("horizon", "ridge")  # a solver with a horizon of its own
         return self._sharp_clip_option(opts)
 
     @classmethod
@@ -671,7 +673,7 @@ _COMMON_DOC = """
         in the units of the declared box's widths or of the released feature range (as a
         ridge after a scaler), and keeps the private per-feature scale, a preconditioner,
         off (docs/estimators.md, "Conditioning, target range and clip"). ``None``: with
-        NoisyGD (the default method) or Newton, for ``DPLogisticRegression`` and
+        NoisyGD (the default method), Newton or NoisySGD, for ``DPLogisticRegression`` and
         ``DPLinearRegression``, the planned ridge
         :func:`noisygd.planning.ridge_strength`,
         :math:`\\sqrt d\\,C\\Delta/(\\mu n^{3/2}\\sqrt{2F_0})`, chosen after the private count
@@ -681,7 +683,9 @@ _COMMON_DOC = """
         unregularised excess risk (:func:`noisygd.solvers.output_perturbation.choose_l2`;
         a theorem's choice); with the other methods (``DPHuberRegressor``: every method but
         ``output_perturbation``) the public constant ``1e-4`` (``1e-3`` for
-        ``DPLinearRegression``, 0 with its ``ssp``). The value used is ``l2_``.
+        ``DPLinearRegression``, 0 with its ``ssp``; ``dp_ftrl`` keeps it and takes the
+        planned ridge's radius as its regret bound's comparator radius,
+        :func:`noisygd.solvers.dp_ftrl.ridge_distance`). The value used is ``l2_``.
     fit_intercept : bool, default=True
     row_norm_bound : float, default=1.0
         Each row is scaled to norm <= this bound (a per-row factor applied inside

@@ -290,11 +290,13 @@ def _plan_one(solver: Any, relation: str, *, model: str, n: int, d: int, epsilon
     l2_used = L2_DEFAULTS[model] if l2 is None else float(l2)
     if (model in ("logistic", "linear") and solver.plans_ridge and l2 is None
             and radius is None and "l2" not in options):
-        # as the estimators' l2=None with NoisyGD (``_plans_ridge``): the solver plans the
-        # ridge (noisygd.planning.ridge_strength) on an unregularised objective, and
-        # DPLinearRegression runs to the ridge's horizon (``_method_options``)
+        # as the estimators' l2=None with a solver that plans it (``_plans_ridge``: NoisyGD,
+        # Newton, DP-FTRL, NoisySGD): the ridge (noisygd.planning.ridge_strength) on an
+        # unregularised objective, and DPLinearRegression runs to the ridge's horizon where
+        # the solver takes one (``_method_options``)
         l2_used, options = 0.0, {**options, "l2": "auto"}
-        if estimator._RUNS_TO_RIDGE_HORIZON:
+        if estimator._RUNS_TO_RIDGE_HORIZON and (solver.option_names is None
+                                                 or "horizon" in solver.option_names):
             options.setdefault("horizon", "ridge")
     sharp = estimator._sharp_clip_ratio()
     if (sharp is not None and estimator._SHARP_CLIP_LOSS in solver.sharp_clip_losses
@@ -583,7 +585,8 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         premises = (_reference_norm("D >= ||theta_1 - theta*||", bd["init_distance"],
                                     bd["init_distance_source"], origin),
                     _clip_premise(plan.clip, c.lipschitz), *_declared(ctx, "beta"))
-        return Bound(float(plan.bound_value), EXCESS_RISK, _comparator_of(ctx, float(facts.l2)),
+        l2_run = float(facts.l2) + float(plan.ridge)  # with the planned ridge, if any
+        return Bound(float(plan.bound_value), EXCESS_RISK, _comparator_of(ctx, l2_run),
                      IN_EXPECTATION, bd["bound_name"] + " (the textbook NoisySGD run with this "
                      "plan's noise, rate and T; the run adds momentum: not covered)", premises,
                      False), [], None
@@ -612,9 +615,16 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
         if plan.regret_bound is None:
             return None, [], None
         comparator = f"any w with ||w|| <= D = {plan.distance:.4g}"
+        from noisygd.solvers.dp_ftrl import PLANNED_RIDGE_DISTANCE
+
         origin = {"derived": "the objective's bound on ||w*|| (sqrt(2 F0 / l2))",
                   "declared": "the projection radius",
-                  "given": "method_options['optimum_norm_bound']"}[plan.distance_source]
+                  "given": "method_options['optimum_norm_bound']",
+                  PLANNED_RIDGE_DISTANCE: "the planned ridge's bound sqrt(2 F0 / lambda_r) "
+                  "(lambda_r NoisyGD's planned ridge, a heuristic balance: the comparators "
+                  "the bound is for, not a premise)"}[plan.distance_source]
+        source = ("derived" if plan.distance_source == PLANNED_RIDGE_DISTANCE
+                  else plan.distance_source)
         random_leaves = (getattr(plan, "settings", None) or {}).get("leaves",
                                                                     "position") == "random"
         leaf_law = Assumption(
@@ -622,8 +632,8 @@ def plan_bounds(method: str, plan: Any, ctx: _Context) -> tuple[Any, list[Any], 
             if random_leaves else f"<= b = {int(plan.settings['batch_size'])} (rows in order)",
             "declared", "rows assigned to leaves at random (add/remove)" if random_leaves
             else "the batch size")
-        premises = (_reference_norm("D (comparator norm)", plan.distance, plan.distance_source,
-                                    origin), _clip_premise(plan.clip, c.lipschitz), leaf_law)
+        premises = (_reference_norm("D (comparator norm)", plan.distance, source, origin),
+                    _clip_premise(plan.clip, c.lipschitz), leaf_law)
         primary = Bound(plan.regret_bound, REGRET, comparator, IN_EXPECTATION,
                         "slides 001, DP-FTRL regret bound with the tree's expected error",
                         premises, plan.bound_covers_run)

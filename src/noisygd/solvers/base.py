@@ -437,7 +437,7 @@ class Solver(ABC):
     plans_ridge : bool
         Whether it can plan its own ridge (``method_options={"l2": "auto"}``) when the user
         gives ``l2=None``: the estimators then fit an unregularised objective and the solver
-        adds the ridge it plans from public quantities (NoisyGD, Newton).
+        adds the ridge it plans from public quantities (NoisyGD, Newton, NoisySGD).
     chooses_l2 : bool
         Whether ``l2=None`` is resolved by the method's theorems before planning
         (:func:`noisygd.solvers.output_perturbation.choose_l2`: output perturbation).

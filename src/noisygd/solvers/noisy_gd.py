@@ -117,7 +117,6 @@ import numpy as np
 
 from noisygd._checks import (
     check_choice,
-    check_nonnegative,
     check_positive,
     check_positive_int,
     user_stacklevel,
@@ -167,7 +166,7 @@ from noisygd.solvers.options import (
     check_start_option,
     optional,
 )
-from noisygd.solvers.ridge import planned_ridge
+from noisygd.solvers.ridge import RidgedOracle, planned_ridge
 from noisygd.solvers.sharp_clip import scaled_clip
 
 __all__ = ["NoisyGDSolver", "RidgedOracle", "regime_clip", "warn_if_budget_binds"]
@@ -516,85 +515,6 @@ class NoisyGDSolver(Solver):
         result.event = self.planned_event(plan)
         result.info["plan"]["distance_pilot"] = dict(replanned[0].details["distance_pilot"])
         return result
-
-
-class RidgedOracle(GradientOracle):
-    r"""An oracle whose objective has ``extra`` more ridge: :math:`F + \frac{\rm extra}2
-    \lVert\theta\rVert^2` (the planned ridge of the module doc).
-
-    The data term, rows, projection and every declared constant are the wrapped oracle's;
-    only ``l2`` (hence the strong convexity and the bound
-    :math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\text{l2}}`) change. The ridge is
-    data-independent: the clipped gradient sums, and so the privacy event, are unchanged.
-    """
-
-    def __init__(self, base: GradientOracle, extra: float) -> None:
-        self.base = base
-        self.extra = check_nonnegative("extra", extra)
-
-    @property
-    def n_params(self) -> int:
-        """The wrapped oracle's ``p``."""
-        return self.base.n_params
-
-    @property
-    def n_rows(self) -> int:
-        """The wrapped oracle's rows (private: sampling only)."""
-        return self.base.n_rows
-
-    @property
-    def row_norm_bound(self) -> float:
-        """The wrapped oracle's ``B``."""
-        return self.base.row_norm_bound
-
-    def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """The wrapped oracle's data term."""
-        return self.base.per_example_loss(theta, rows)
-
-    def clipped_gradient_sum(self, theta: np.ndarray, clip: float | None,
-                             rows: np.ndarray | None = None) -> np.ndarray:
-        """The wrapped oracle's clipped sum (the ridge needs no noise)."""
-        return self.base.clipped_gradient_sum(theta, clip, rows)
-
-    @property
-    def l2(self) -> float:
-        """``base.l2 + extra``."""
-        return self.base.l2 + self.extra
-
-    @property
-    def radius(self) -> float | None:
-        """The wrapped oracle's projection radius."""
-        return self.base.radius
-
-    def project(self, theta: np.ndarray) -> np.ndarray:
-        """The wrapped oracle's projection."""
-        return self.base.project(theta)
-
-    def constants(self) -> ObjectiveConstants:
-        """The wrapped constants with strong convexity :attr:`l2`."""
-        return dataclasses.replace(self.base.constants(), strong_convexity=self.l2)
-
-    def optimum_norm_bound(self) -> float | None:
-        r"""The radius, else :math:`\sqrt{2F_0/\text{l2}}` (the regularised optimum's bound)."""
-        if self.radius is not None:
-            return self.radius
-        f0 = self.base.loss_at_zero_bound()
-        if f0 is None or self.l2 <= 0:
-            return self.base.optimum_norm_bound()
-        return math.sqrt(2.0 * f0 / self.l2)
-
-    def loss_at_zero_bound(self) -> float | None:
-        """The wrapped oracle's bound (the ridge is 0 at 0)."""
-        return self.base.loss_at_zero_bound()
-
-    def total_gradient_sensitivity(self) -> float | None:
-        """The wrapped oracle's (the ridge's gradient is data-independent)."""
-        return self.base.total_gradient_sensitivity()
-
-    @property
-    def quadratic_constant_hessian(self) -> bool:
-        """The wrapped oracle's (a ridge keeps the Hessian data-independent)."""
-        return self.base.quadratic_constant_hessian
 
 
 def regime_clip(facts: PublicFacts, budget: Budget, sharp: Any

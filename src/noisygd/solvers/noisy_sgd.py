@@ -37,6 +37,18 @@ noise, of variance at most :math:`C^2/b` per step. Hence
   the momentum of :func:`noisygd.planning.auto_momentum` of the noise-to-signal ratio
   :math:`\sqrt d\,z/b`, as NoisyGD.
 
+The planned ridge (``method_options={"l2": "auto"}``, what the estimators' ``l2=None`` asks
+for, as for NoisyGD; or a number): :func:`noisygd.solvers.ridge.planned_ridge` of the same facts
+at the run's :math:`\mu`, added to the objective (:class:`~noisygd.solvers.ridge.RidgedOracle`,
+``info["plan"]["l2_planned"]``, labelled a heuristic balance) before ``T``, the step and the
+bound are planned for the regularised objective (:func:`~noisygd.solvers.ridge.with_ridge`). The
+balance is NoisyGD's: in the central-limit regime above the privacy noise on the mean gradient is
+NoisyGD's at the same ``T``. It has no data term, so the event is that of the plan's ``(z, q,
+T)``. Measured (``bench_conditioning`` families, n 500-10 000, 2 seeds, plain and box, against
+the former constant 1e-4 / 1e-3): mean share +0.03 where ``n >= 2000``, no cell of ``n >= 2000``
+lower by more than 0.04; off-centre regression 500 x 100 at epsilon 0.5, plain, worst seed from
+-0.17 to -0.026 (``benchmarks/results/bench_conditioning_first_order.md``).
+
 ``mu`` here is the exact Gaussian-DP parameter of the budget (after the count's share); the
 noise itself is then calibrated exactly (PLD/RDP), so the approximation only chooses ``b`` and
 ``T``, never the privacy. ``method_options`` override (``expected_batch_size``, ``epochs``,
@@ -81,6 +93,7 @@ from noisygd.solvers.base import Budget, PublicFacts, Solver
 from noisygd.solvers.options import (
     OptionCheck,
     check_choice_option,
+    check_l2_option,
     check_momentum_option,
     check_positive_int_option,
     check_positive_option,
@@ -88,6 +101,7 @@ from noisygd.solvers.options import (
     check_start_option,
     optional,
 )
+from noisygd.solvers.ridge import RidgedOracle, planned_ridge, ridge_record, with_ridge
 
 __all__ = ["NoisySGDPlan", "NoisySGDSolver", "plan_batch_and_steps"]
 
@@ -145,6 +159,8 @@ class NoisySGDPlan:
     #: The compute budget's record (``compute_budget``, ``unconstrained_steps``,
     #: ``compute_budget_binds``) when the steps are planned, else empty.
     budget_info: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The planned ridge the run adds to the objective (:mod:`noisygd.solvers.ridge`), or 0.
+    ridge: float = 0.0
 
 
 #: Relative tolerance of the noise calibration (the noise is at most this much above the
@@ -160,6 +176,9 @@ class NoisySGDSolver(Solver):
     relations = (Neighbouring.ADD_REMOVE,)
     accepts_prior_event = True
     secure_mode = True
+    #: The estimators' ``l2=None`` is the planned ridge (``{"l2": "auto"}``), as for NoisyGD
+    #: (module doc, "The planned ridge").
+    plans_ridge = True
     #: Former public defaults, used only without a smoothness constant (module doc).
     defaults: ClassVar[dict[str, Any]] = {
         "expected_batch_size": 512,
@@ -174,10 +193,11 @@ class NoisySGDSolver(Solver):
     #: The batch and epochs the plan would choose, the compute budget, the sharp clip, and
     #: the run's settings that leave its event unchanged.
     option_names: ClassVar[frozenset[str] | None] = frozenset({
-        "sharp_clip", "step_budget", "expected_batch_size", "epochs", "learning_rate",
-        "momentum", "averaging", "theta0"})
+        "sharp_clip", "step_budget", "l2", "l2_factor", "expected_batch_size", "epochs",
+        "learning_rate", "momentum", "averaging", "theta0"})
     option_checks: ClassVar[dict[str, OptionCheck]] = {
         "sharp_clip": check_sharp_option, "step_budget": optional(check_positive_int_option),
+        "l2": optional(check_l2_option), "l2_factor": optional(check_positive_option),
         "expected_batch_size": check_positive_int_option, "epochs": check_positive_option,
         "learning_rate": check_positive_option, "momentum": check_momentum_option,
         "averaging": check_choice_option("last", "uniform"), "theta0": check_start_option}
@@ -192,24 +212,23 @@ class NoisySGDSolver(Solver):
             options = dict(facts.options)
             sharp = options.pop("sharp_clip")
             return self._plan_sharp(replace(facts, options=options), budget, sharp)
-        c = facts.constants
         clip = facts.clip_norm()
         options = dict(facts.options)
         step_budget = options.pop("step_budget", None)
         if step_budget is not None:
             step_budget = check_positive_int("method_options['step_budget']", step_budget)
-        facts = replace(facts, options=options)
+        l2 = options.pop("l2", None)
+        ridge = planned_ridge(facts, budget, self._run_mu(budget) if l2 == "auto" else None,
+                              l2, options.pop("l2_factor", None))
+        facts = with_ridge(replace(facts, options=options), ridge)
+        c = facts.constants
         budget_info: dict[str, Any] = {}
         if c.smoothness is None or {"expected_batch_size", "epochs"} <= set(facts.options):
             settings = {**self.defaults, **facts.options}
         else:
-            from noisygd.accounting.calibration import calibrate_mu
             from noisygd.planning import DEFAULT_INIT_DISTANCE, auto_momentum
 
-            mu = calibrate_mu(budget.epsilon, budget.delta)
-            if budget.prior_event is not None:  # the count's share, as fit_private splits
-                prior_mu = self._prior_mu(budget)
-                mu = float(np.sqrt(max(mu**2 - prior_mu**2, 1e-12 * mu**2)))
+            mu = self._run_mu(budget)
             beta_f = c.smoothness + c.strong_convexity
             D = (facts.optimum_norm_bound if facts.optimum_norm_bound is not None
                  else DEFAULT_INIT_DISTANCE)
@@ -265,8 +284,19 @@ class NoisySGDSolver(Solver):
             noise_multiplier=z, sampling_rate=rate, steps=steps, clip=clip,
             n_samples=facts.n_step(), calibrated_with_prior_event=prior is not None,
             settings=settings, secure_dim=secure_dim, bound_value=bound, bound_details=details,
-            budget_info=budget_info,
+            budget_info=budget_info, ridge=ridge,
         )
+
+    def _run_mu(self, budget: Budget) -> float:
+        r"""The run's Gaussian-DP :math:`\mu` the plan's rules read: the budget's, less a prior
+        release's in quadrature (the count's share, as ``fit_private`` splits it)."""
+        from noisygd.accounting.calibration import calibrate_mu
+
+        mu = calibrate_mu(budget.epsilon, budget.delta)
+        if budget.prior_event is not None:
+            prior_mu = self._prior_mu(budget)
+            mu = float(np.sqrt(max(mu**2 - prior_mu**2, 1e-12 * mu**2)))
+        return mu
 
     def _plan_sharp(self, facts: PublicFacts, budget: Budget, sharp: Any) -> NoisySGDPlan:
         r"""The plan at the base clip times :func:`noisygd.planning.sharp_clip_factor` of its
@@ -361,6 +391,8 @@ class NoisySGDSolver(Solver):
         """:func:`~noisygd.algorithms.noisy_sgd.noisy_sgd` with Poisson sampling."""
         from noisygd.algorithms.noisy_sgd import noisy_sgd
 
+        if plan.ridge:
+            oracle = RidgedOracle(oracle, plan.ridge)
         result = noisy_sgd(
             oracle, noise_multiplier=plan.noise_multiplier, clip=plan.clip,
             n_samples=plan.n_samples, sampling="poisson", sampling_rate=plan.sampling_rate,
@@ -371,6 +403,6 @@ class NoisySGDSolver(Solver):
             "steps": plan.steps,
             "calibrated_with_prior_event": plan.calibrated_with_prior_event,
             "bound_value": plan.bound_value, **plan.bound_details,
-            **plan.budget_info,
+            **plan.budget_info, "l2": oracle.l2, **ridge_record(plan.ridge),
         }
         return result

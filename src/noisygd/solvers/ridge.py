@@ -16,14 +16,20 @@ curvature, :func:`noisygd.planning.released_ridge_strength` instead.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
+
+import numpy as np
 
 from noisygd._checks import check_nonnegative, check_positive
 from noisygd.exceptions import AssumptionError
-from noisygd.planning import released_ridge_strength, ridge_strength
+from noisygd.objectives.base import ObjectiveConstants
+from noisygd.oracles.base import GradientOracle
+from noisygd.planning import RIDGE_STATUS, released_ridge_strength, ridge_strength
 from noisygd.solvers.base import Budget, PublicFacts
 
-__all__ = ["planned_ridge"]
+__all__ = ["RidgedOracle", "planned_ridge", "ridge_record", "with_ridge"]
 
 
 def planned_ridge(facts: PublicFacts, budget: Budget, mu: float | None, option: Any,
@@ -92,3 +98,111 @@ def planned_ridge(facts: PublicFacts, budget: Budget, mu: float | None, option: 
             sensitivity=facts.relation.clipped_sum_sensitivity,
             comparator=None if facts.released is None else facts.released.comparator_radius)
     return check_nonnegative("method_options['l2']", option)
+
+
+def with_ridge(facts: PublicFacts, ridge: float) -> PublicFacts:
+    r"""The facts of the objective with ``ridge`` more L2: what :class:`RidgedOracle` of the
+    same oracle states.
+
+    .. math:: \lambda' = \lambda + \text{ridge}, \qquad m' = \lambda', \qquad
+              \lVert\theta^*\rVert \le \sqrt{2F_0/\lambda'}
+
+    (:math:`F_0` the loss-at-zero bound; the strong convexity :math:`m'` is the total L2; with
+    a projection radius or no :math:`F_0` the facts' own bound is kept). Public: a function
+    of public facts only. ``ridge = 0`` returns ``facts`` unchanged.
+    """
+    ridge = check_nonnegative("ridge", ridge)
+    if ridge == 0.0:
+        return facts
+    l2 = float(facts.l2) + ridge
+    bound = facts.optimum_norm_bound
+    if facts.radius is None and facts.loss_at_zero_bound is not None:
+        bound = math.sqrt(2.0 * facts.loss_at_zero_bound / l2)
+    return dataclasses.replace(
+        facts, l2=l2, optimum_norm_bound=bound,
+        constants=dataclasses.replace(facts.constants, strong_convexity=l2))
+
+
+def ridge_record(ridge: float) -> dict[str, Any]:
+    """What a run's ``info["plan"]`` says of its planned ridge: ``l2_planned`` and its status
+    (:data:`~noisygd.planning.RIDGE_STATUS`: a heuristic balance); empty without one."""
+    return {"l2_planned": ridge, "l2_planned_status": RIDGE_STATUS} if ridge else {}
+
+
+class RidgedOracle(GradientOracle):
+    r"""An oracle whose objective has ``extra`` more ridge: :math:`F + \frac{\rm extra}2
+    \lVert\theta\rVert^2` (the planned ridge of the module doc).
+
+    The data term, rows, projection and every declared constant are the wrapped oracle's;
+    only ``l2`` (hence the strong convexity and the bound
+    :math:`\lVert\theta^*\rVert \le \sqrt{2F_0/\text{l2}}`) change. The ridge is
+    data-independent: the clipped gradient sums, and so the privacy event, are unchanged.
+    """
+
+    def __init__(self, base: GradientOracle, extra: float) -> None:
+        self.base = base
+        self.extra = check_nonnegative("extra", extra)
+
+    @property
+    def n_params(self) -> int:
+        """The wrapped oracle's ``p``."""
+        return self.base.n_params
+
+    @property
+    def n_rows(self) -> int:
+        """The wrapped oracle's rows (private: sampling only)."""
+        return self.base.n_rows
+
+    @property
+    def row_norm_bound(self) -> float:
+        """The wrapped oracle's ``B``."""
+        return self.base.row_norm_bound
+
+    def per_example_loss(self, theta: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The wrapped oracle's data term."""
+        return self.base.per_example_loss(theta, rows)
+
+    def clipped_gradient_sum(self, theta: np.ndarray, clip: float | None,
+                             rows: np.ndarray | None = None) -> np.ndarray:
+        """The wrapped oracle's clipped sum (the ridge needs no noise)."""
+        return self.base.clipped_gradient_sum(theta, clip, rows)
+
+    @property
+    def l2(self) -> float:
+        """``base.l2 + extra``."""
+        return self.base.l2 + self.extra
+
+    @property
+    def radius(self) -> float | None:
+        """The wrapped oracle's projection radius."""
+        return self.base.radius
+
+    def project(self, theta: np.ndarray) -> np.ndarray:
+        """The wrapped oracle's projection."""
+        return self.base.project(theta)
+
+    def constants(self) -> ObjectiveConstants:
+        """The wrapped constants with strong convexity :attr:`l2`."""
+        return dataclasses.replace(self.base.constants(), strong_convexity=self.l2)
+
+    def optimum_norm_bound(self) -> float | None:
+        r"""The radius, else :math:`\sqrt{2F_0/\text{l2}}` (the regularised optimum's bound)."""
+        if self.radius is not None:
+            return self.radius
+        f0 = self.base.loss_at_zero_bound()
+        if f0 is None or self.l2 <= 0:
+            return self.base.optimum_norm_bound()
+        return math.sqrt(2.0 * f0 / self.l2)
+
+    def loss_at_zero_bound(self) -> float | None:
+        """The wrapped oracle's bound (the ridge is 0 at 0)."""
+        return self.base.loss_at_zero_bound()
+
+    def total_gradient_sensitivity(self) -> float | None:
+        """The wrapped oracle's (the ridge's gradient is data-independent)."""
+        return self.base.total_gradient_sensitivity()
+
+    @property
+    def quadratic_constant_hessian(self) -> bool:
+        """The wrapped oracle's (a ridge keeps the Hessian data-independent)."""
+        return self.base.quadratic_constant_hessian
