@@ -92,6 +92,9 @@ def _methods() -> list[tuple[str, Any, dict]]:
         ("langevin", LogisticLoss(l2=0.05, radius=5.0), {"relation": "replace_one",
                                                          "max_iter": 12}),
         ("noisy_sgd", LogisticLoss(), {"relation": "add_remove", "clip": 1.0, "max_iter": 12}),
+        # the planned ridge: a RidgedOracle over each, Poisson descriptions still resolved
+        ("noisy_sgd", LogisticLoss(), {"relation": "add_remove", "clip": 1.0, "max_iter": 12,
+                                       "options": {"l2": "auto"}}),
         # DP-FTRL's steps are ceil(n / batch_size) x epochs (it refuses max_iter)
         ("dp_ftrl", LogisticLoss(), {"relation": "replace_one", "clip": 1.0,
                                      "options": {"l2_ftrl": 50.0, "batch_size": 64,
@@ -101,7 +104,9 @@ def _methods() -> list[tuple[str, Any, dict]]:
 
 
 @pytest.mark.parametrize("P", PARTITIONS)
-@pytest.mark.parametrize("method,objective,kw", _methods(), ids=[m[0] for m in _methods()])
+@pytest.mark.parametrize("method,objective,kw", _methods(),
+                         ids=[m[0] + ("_ridge" if "l2" in m[2].get("options", {}) else "")
+                              for m in _methods()])
 def test_private_fit_on_dask_equals_the_in_memory_fit(client, data, P, method, objective,
                                                       kw) -> None:
     X, y = data
@@ -112,6 +117,12 @@ def test_private_fit_on_dask_equals_the_in_memory_fit(client, data, P, method, o
     assert fits[0].n_samples == fits[1].n_samples  # the private count: same draw, same n
     assert fits[0].event == fits[1].event
     assert _close(fits[1].results[0].theta, fits[0].results[0].theta)
+    if "l2" in kw.get("options", {}):
+        from noisygd.solvers.ridge import RidgedOracle
+
+        assert fits[0].results[0].info["plan"]["l2_planned"] > 0
+        assert RidgedOracle(dk, 0.1).resolves_row_selections
+        assert not RidgedOracle(mem, 0.1).resolves_row_selections
     dk.close()
 
 

@@ -206,3 +206,14 @@ class RidgedOracle(GradientOracle):
     def quadratic_constant_hessian(self) -> bool:
         """The wrapped oracle's (a ridge keeps the Hessian data-independent)."""
         return self.base.quadratic_constant_hessian
+
+    @property
+    def quadratic_loss(self) -> bool:
+        """The wrapped oracle's (the ridge adds no per-example term)."""
+        return self.base.quadratic_loss
+
+    @property
+    def resolves_row_selections(self) -> bool:
+        """The wrapped oracle's: a sampled batch reaches it in the form it resolves (a Dask
+        oracle resolves Poisson descriptions where the rows are)."""
+        return self.base.resolves_row_selections
